@@ -1,0 +1,143 @@
+"""Softmax, scaled dot-product attention and masks.
+
+Masks are boolean and follow the PyTorch SDPA convention: ``True`` means the query
+may attend to the key. They broadcast against the score array ``(..., q_len, k_len)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mha._validate import float_array, positive_int
+
+
+def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Numerically stable softmax along ``axis``; ``-inf`` entries get weight 0.
+
+    Subtracting the row maximum before ``exp`` keeps logits of ±1e4 finite. A row
+    whose every entry is ``-inf`` (fully masked) has no distribution and raises.
+
+    ```python
+    import numpy as np
+    from mha import softmax
+
+    w = softmax(np.array([1e4, 0.0, -np.inf]))
+    assert np.allclose(w, [1.0, 0.0, 0.0])
+    ```
+    """
+    x = float_array("x", x, allow_neg_inf=True)
+    return _softmax_inplace(np.array(x, copy=True), axis)
+
+
+def _softmax_inplace(scores: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Softmax that overwrites ``scores`` (the attention hot path avoids a copy)."""
+    peak = scores.max(axis=axis, keepdims=True)
+    if np.isneginf(peak).any():
+        row = np.argwhere(np.isneginf(np.squeeze(peak, axis=axis)))[0]
+        where = f" (row {tuple(int(i) for i in row)})" if row.size else ""
+        raise ValueError(
+            f"mask: every key is masked in a row{where}; a query must be allowed "
+            "to attend to at least one key"
+        )
+    scores -= peak
+    np.exp(scores, out=scores)
+    scores /= scores.sum(axis=axis, keepdims=True)
+    return scores
+
+
+def causal_mask(n: int) -> np.ndarray:
+    """The ``(n, n)`` boolean mask letting token i attend to tokens 0..i.
+
+    ```python
+    from mha import causal_mask
+
+    assert causal_mask(3).tolist() == [
+        [True, False, False],
+        [True, True, False],
+        [True, True, True],
+    ]
+    ```
+    """
+    n = positive_int("n", n)
+    return np.tri(n, dtype=bool)
+
+
+def scaled_dot_product_attention(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """softmax(q kᵀ / √d_k) v, with any leading batch dimensions.
+
+    Shapes: ``q (..., q_len, d_k)``, ``k (..., k_len, d_k)``, ``v (..., k_len, d_v)``,
+    ``mask`` boolean broadcastable to ``(..., q_len, k_len)``. Returns
+    ``(output (..., q_len, d_v), weights (..., q_len, k_len))`` in q's dtype.
+
+    ```python
+    import numpy as np
+    from mha import scaled_dot_product_attention
+
+    q = np.array([[1.0, 0.0]])
+    k = np.array([[1.0, 0.0], [0.0, 1.0]])
+    v = np.array([[10.0], [20.0]])
+    out, w = scaled_dot_product_attention(q, k, v)
+    assert np.allclose(w.sum(-1), 1) and 10 < out[0, 0] < 15
+    ```
+    """
+    q = float_array("q", q)
+    k = float_array("k", k)
+    v = float_array("v", v)
+    _check_qkv(q, k, v)
+    scale = q.dtype.type(1 / np.sqrt(q.shape[-1]))
+    scores = (q * scale) @ np.swapaxes(k, -1, -2)  # (..., q_len, k_len)
+    if mask is not None:
+        mask = _check_mask(mask, scores.shape)
+        scores = np.where(mask, scores, q.dtype.type(-np.inf))
+    weights = _softmax_inplace(scores)
+    return weights @ v, weights
+
+
+def _check_qkv(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> None:
+    for name, arr in (("q", q), ("k", k), ("v", v)):
+        if arr.ndim < 2:
+            raise ValueError(
+                f"{name}: expected at least 2 dimensions (..., seq, d), "
+                f"got shape {arr.shape}"
+            )
+    if not q.dtype == k.dtype == v.dtype:
+        raise ValueError(
+            f"k, v: expected the dtype of q ({q.dtype}), got {k.dtype} and {v.dtype}"
+        )
+    if k.shape[-1] != q.shape[-1]:
+        raise ValueError(
+            f"k: expected last dimension d_k={q.shape[-1]} to match q {q.shape}, "
+            f"got shape {k.shape}"
+        )
+    if v.shape[-2] != k.shape[-2]:
+        raise ValueError(
+            f"v: expected {k.shape[-2]} rows (one per key, k has shape {k.shape}), "
+            f"got shape {v.shape}"
+        )
+    try:
+        np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            "q, k, v: expected broadcastable leading dimensions, got shapes "
+            f"{q.shape}, {k.shape}, {v.shape}"
+        ) from None
+
+
+def _check_mask(mask: np.ndarray, scores_shape: tuple[int, ...]) -> np.ndarray:
+    mask = np.asarray(mask)
+    if mask.dtype != bool:
+        raise ValueError(
+            f"mask: expected a boolean array (True = may attend), got dtype {mask.dtype}"
+        )
+    try:
+        shape = np.broadcast_shapes(mask.shape, scores_shape)
+    except ValueError:
+        shape = None
+    if shape != scores_shape:
+        raise ValueError(
+            f"mask: expected a shape broadcastable to the scores {scores_shape}, "
+            f"got {mask.shape}"
+        )
+    return mask

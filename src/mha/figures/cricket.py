@@ -1,0 +1,34 @@
+"""Figures of the cricket worked example."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from mha.figures.style import new_figure
+from mha.worked.cricket import QUERY, TOKENS, Cricket
+
+
+def three_distributions(example: Cricket) -> Figure:
+    """Bars of the attention weights of "his" under one head, head A and head B.
+
+    ```python
+    from mha.figures.cricket import three_distributions
+    from mha.worked.cricket import solve
+
+    fig = three_distributions(solve())
+    assert len(fig.axes[0].patches) == 9  # 3 runs x 3 keys
+    ```
+    """
+    runs = (example.full, example.head_a, example.head_b)
+    fig, ax = new_figure(6.0, 2.8)
+    width = 0.26
+    x = np.arange(len(TOKENS))
+    for i, run in enumerate(runs):
+        bars = ax.bar(x + (i - 1) * width, run.weights, width, label=run.name)
+        ax.bar_label(bars, fmt="%.3f", fontsize=8, padding=1)
+    ax.set_xticks(x, [f'"{t}"' for t in TOKENS])
+    ax.set_ylim(0, 1)
+    ax.set_ylabel(f'weight from "{QUERY}"')
+    ax.legend(loc="upper right", fontsize=8)
+    return fig

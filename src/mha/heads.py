@@ -1,0 +1,81 @@
+"""Splitting a width into heads, merging it back, and sharing K/V across head groups.
+
+Splitting is a reshape: no new parameters. Head i owns columns ``i*d_k:(i+1)*d_k``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mha._validate import positive_int
+
+
+def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
+    """``(..., seq, d_model) -> (..., n_heads, seq, d_k)`` with d_k = d_model / n_heads.
+
+    ```python
+    import numpy as np
+    from mha import split_heads
+
+    x = np.arange(12.0).reshape(1, 2, 6)  # batch 1, 2 tokens, d_model 6
+    heads = split_heads(x, 3)  # (1, 3, 2, 2)
+    assert heads[0, 1].tolist() == [[2.0, 3.0], [8.0, 9.0]]  # columns 2:4
+    ```
+    """
+    n_heads = positive_int("n_heads", n_heads)
+    x = np.asarray(x)
+    if x.ndim < 2:
+        raise ValueError(
+            f"x: expected at least 2 dimensions (..., seq, d_model), got shape {x.shape}"
+        )
+    *lead, seq, d_model = x.shape
+    if d_model % n_heads:
+        raise ValueError(
+            f"x: expected a last dimension divisible by n_heads={n_heads}, "
+            f"got shape {x.shape}"
+        )
+    return np.swapaxes(x.reshape(*lead, seq, n_heads, d_model // n_heads), -2, -3)
+
+
+def merge_heads(x: np.ndarray) -> np.ndarray:
+    """``(..., n_heads, seq, d_k) -> (..., seq, n_heads * d_k)``: the concatenation.
+
+    ```python
+    import numpy as np
+    from mha import merge_heads, split_heads
+
+    x = np.arange(12.0).reshape(1, 2, 6)
+    assert np.array_equal(merge_heads(split_heads(x, 3)), x)
+    ```
+    """
+    x = np.asarray(x)
+    if x.ndim < 3:
+        raise ValueError(
+            "x: expected at least 3 dimensions (..., n_heads, seq, d_k), "
+            f"got shape {x.shape}"
+        )
+    *lead, n_heads, seq, d_k = x.shape
+    return np.swapaxes(x, -2, -3).reshape(*lead, seq, n_heads * d_k)
+
+
+def repeat_kv(x: np.ndarray, n_rep: int) -> np.ndarray:
+    """Repeat each K/V head ``n_rep`` times: ``(..., h_kv, seq, d_k) -> (..., h_kv*n_rep, seq, d_k)``.
+
+    Query head i then reads K/V head ``i // n_rep``, as in grouped-query attention.
+
+    ```python
+    import numpy as np
+    from mha import repeat_kv
+
+    kv = np.array([[[1.0]], [[2.0]]])  # 2 K/V heads, 1 token, d_k 1
+    assert repeat_kv(kv, 2)[:, 0, 0].tolist() == [1.0, 1.0, 2.0, 2.0]
+    ```
+    """
+    n_rep = positive_int("n_rep", n_rep)
+    x = np.asarray(x)
+    if x.ndim < 3:
+        raise ValueError(
+            "x: expected at least 3 dimensions (..., n_kv_heads, seq, d_k), "
+            f"got shape {x.shape}"
+        )
+    return x if n_rep == 1 else np.repeat(x, n_rep, axis=-3)

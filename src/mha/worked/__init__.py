@@ -1,0 +1,1 @@
+"""Worked examples: small inputs whose every number the pages print."""
