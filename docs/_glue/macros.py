@@ -1,41 +1,31 @@
-"""mkdocs-macros glue: expose the core's results and number formatters to the pages.
+"""mkdocs-macros glue: give pages the core and the number formatters. Nothing else.
 
-Thin by design: every number is computed in ``src/mha``; this module only names
-things. Pages write ``{{ cricket.head_a.weights[0] | dec }}`` or
-``{{ figure("cricket") }}``.
+Every number is computed in ``src/mha``; a page asks for it and formats it:
+
+    {% set cricket = core("worked.cricket").solve() %}
+    {{ cricket.head_a.weights[0] | dec }}          -> 0.768
+    {{ figure("cricket.three_distributions", "alt text", cricket) }}
+
+``core(name)`` imports ``mha.<name>``; ``figure("module.function", alt, ...)`` calls
+``mha.figures.<module>.<function>(...)`` and inlines the SVG with ``alt`` as its
+accessible name.
 """
 
-from mha import accounting, formatting
-from mha.figures import to_svg
-from mha.figures.cricket import three_distributions
-from mha.worked import cricket
+import importlib
+import sys
 
-FIGURES = {
-    "cricket": (
-        lambda: three_distributions(cricket.solve()),
-        'Attention weights of "his" over Kohli, his and century: the single '
-        "full-width head splits its weight between Kohli and his, head A puts most "
-        "of it on Kohli, head B puts the most on his and a part on century.",
-    ),
-}
+
+def _fresh_core() -> None:
+    """Forget imported ``mha`` modules, so `mkdocs serve` picks up edits in src/."""
+    for name in [m for m in sys.modules if m == "mha" or m.startswith("mha.")]:
+        del sys.modules[name]
 
 
 def define_env(env):
     """Called by mkdocs-macros once per build."""
-    env.variables["cricket"] = cricket.solve()
-    tripled = cricket.V.copy()
-    tripled[2] *= 3
-    env.variables["cricket_tripled"] = cricket.solve(v=tripled)
-    env.variables["cricket_tokens"] = cricket.TOKENS
-    env.variables["accounting"] = accounting
-    n, d_model, heads = cricket.COST_N, cricket.COST_D_MODEL, cricket.COST_HEADS
-    env.variables["cost"] = {
-        "n": n,
-        "d_model": d_model,
-        "heads": heads,
-        "one_head": accounting.score_multiply_adds(n, d_model, 1),
-        "many_heads": accounting.score_multiply_adds(n, d_model, heads),
-    }
+    _fresh_core()
+    formatting = importlib.import_module("mha.formatting")
+    to_svg = importlib.import_module("mha.figures").to_svg
 
     env.filter(formatting.decimals, "dec")
     env.filter(formatting.percent, "pct")
@@ -43,7 +33,13 @@ def define_env(env):
     env.filter(formatting.vector, "vec")
 
     @env.macro
-    def figure(name: str) -> str:
-        """An inline SVG figure drawn by the core, with its alt text and caption."""
-        draw, alt = FIGURES[name]
-        return f'<figure class="mha">{to_svg(draw(), alt)}</figure>'
+    def core(name: str):
+        """The module ``mha.<name>``."""
+        return importlib.import_module(f"mha.{name}")
+
+    @env.macro
+    def figure(name: str, alt: str, *args, **kwargs) -> str:
+        """Inline SVG of the figure ``mha.figures.<name>(*args, **kwargs)``."""
+        module, function = name.rsplit(".", 1)
+        draw = getattr(importlib.import_module(f"mha.figures.{module}"), function)
+        return f'<figure class="mha">{to_svg(draw(*args, **kwargs), alt)}</figure>'

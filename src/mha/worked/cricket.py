@@ -48,6 +48,20 @@ W_O = np.array(
 )
 
 
+def tripled_century() -> np.ndarray:
+    """The values with v(century) tripled (the recall question); queries and keys stay.
+
+    ```python
+    from mha.worked.cricket import V, tripled_century
+
+    assert (tripled_century()[2] == 3 * V[2]).all()
+    ```
+    """
+    values = V.copy()
+    values[2] *= 3
+    return values
+
+
 @dataclass(frozen=True)
 class HeadRun:
     """One head's computation for the query "his" (arrays indexed like ``TOKENS``)."""
@@ -97,13 +111,12 @@ def solve(
 
     ```python
     import numpy as np
-    from mha.worked.cricket import V, solve
+    from mha.worked.cricket import solve, tripled_century
 
     ex = solve()
     assert ex.head_a.weights.argmax() == 0  # head A picks "Kohli"
-    tripled = V.copy()
-    tripled[2] *= 3  # V(century) x 3: weights do not move
-    assert np.allclose(solve(v=tripled).head_b.weights, ex.head_b.weights)
+    tripled = solve(v=tripled_century())  # V(century) x 3: weights do not move
+    assert np.allclose(tripled.head_b.weights, ex.head_b.weights)
     ```
     """
     full = _run("one head (d_k = 4)", q, k, v, range(4))
