@@ -1,0 +1,97 @@
+"""A content-hash cache for expensive build-time results.
+
+``cached(fn, *args)`` returns ``fn(*args)``, computing it only when no result is stored
+under the same key. The key hashes the source of every module of the ``mha`` package,
+the function's name and its pickled arguments, so any change to the code or the inputs
+invalidates the entry by itself: there is nothing to clear by hand. Results live in
+``.cache/results/`` at the repository root (ignored by git), or in ``$MHA_CACHE_DIR``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import pickle
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+PACKAGE = Path(__file__).resolve().parent
+
+
+def cache_dir() -> Path:
+    """Where results are stored: ``$MHA_CACHE_DIR`` or ``<repo>/.cache/results``.
+
+    ```python
+    from mha.cache import cache_dir
+
+    assert cache_dir().name
+    ```
+    """
+    default = PACKAGE.parent.parent / ".cache" / "results"
+    return Path(os.environ.get("MHA_CACHE_DIR", default))
+
+
+@functools.cache
+def code_hash() -> str:
+    """SHA-256 of the source of every ``.py`` file of the ``mha`` package.
+
+    ```python
+    from mha.cache import code_hash
+
+    assert len(code_hash()) == 64
+    ```
+    """
+    digest = hashlib.sha256()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        digest.update(path.relative_to(PACKAGE).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def cache_key(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> str:
+    """The key under which ``fn(*args, **kwargs)`` is stored.
+
+    ```python
+    from mha.cache import cache_key
+
+    assert cache_key(max, 1, 2) == cache_key(max, 1, 2) != cache_key(max, 2, 1)
+    ```
+    """
+    digest = hashlib.sha256(code_hash().encode())
+    digest.update(f"{fn.__module__}.{fn.__qualname__}".encode())
+    digest.update(pickle.dumps((args, sorted(kwargs.items())), protocol=5))
+    return digest.hexdigest()
+
+
+def cached(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)``, loaded from the cache when the same code ran it before.
+
+    ```python
+    import os, tempfile
+    from mha.cache import cached
+
+    os.environ["MHA_CACHE_DIR"] = tempfile.mkdtemp()
+    calls = []
+
+    def square(x):
+        calls.append(x)
+        return x * x
+
+    assert cached(square, 4) == cached(square, 4) == 16
+    assert calls == [4]  # computed once
+    del os.environ["MHA_CACHE_DIR"]
+    ```
+    """
+    path = cache_dir() / f"{cache_key(fn, *args, **kwargs)}.pickle"
+    if path.exists():
+        return pickle.loads(path.read_bytes())
+    result = fn(*args, **kwargs)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=path.parent, delete=False) as tmp:
+        tmp.write(pickle.dumps(result, protocol=5))
+    os.replace(tmp.name, path)  # atomic: a reader never sees half a file
+    return result
