@@ -12,12 +12,17 @@ assert weights[0, 0, 0].tolist() == [1.0, 0.0, 0.0]
 
 from mha.accounting import param_count, score_multiply_adds
 from mha.attention import causal_mask, scaled_dot_product_attention, softmax
-from mha.heads import merge_heads, repeat_kv, split_heads
+from mha.heads import mean_pool_heads, merge_heads, repeat_kv, split_heads
+from mha.kv_cache import KVCache
 from mha.layer import MultiHeadAttention
+from mha.rope import RotaryEmbedding
 
 __all__ = [
+    "KVCache",
     "MultiHeadAttention",
+    "RotaryEmbedding",
     "causal_mask",
+    "mean_pool_heads",
     "merge_heads",
     "param_count",
     "repeat_kv",

@@ -79,3 +79,31 @@ def repeat_kv(x: np.ndarray, n_rep: int) -> np.ndarray:
             f"got shape {x.shape}"
         )
     return x if n_rep == 1 else np.repeat(x, n_rep, axis=-3)
+
+
+def mean_pool_heads(w: np.ndarray, n_heads: int, n_groups: int) -> np.ndarray:
+    """Average the column blocks of ``n_heads`` heads within each of ``n_groups`` groups.
+
+    ``w (..., n_heads*d_k) -> (..., n_groups*d_k)``: group g averages heads
+    ``g*n_heads/n_groups`` to ``(g+1)*n_heads/n_groups - 1``. This is how Ainslie et al.
+    (2023) turn a multi-head K/V projection into a grouped-query one.
+
+    ```python
+    import numpy as np
+    from mha.heads import mean_pool_heads
+
+    w = np.array([[1.0, 3.0, 10.0, 30.0]])  # 4 heads of d_k = 1
+    assert mean_pool_heads(w, 4, 2).tolist() == [[2.0, 20.0]]
+    ```
+    """
+    n_heads = positive_int("n_heads", n_heads)
+    n_groups = positive_int("n_groups", n_groups)
+    w = np.asarray(w)
+    if n_heads % n_groups or w.shape[-1] % n_heads:
+        raise ValueError(
+            f"w: expected {n_heads} heads splitting into {n_groups} equal groups, "
+            f"got n_heads={n_heads}, n_groups={n_groups}, shape {w.shape}"
+        )
+    d_k = w.shape[-1] // n_heads
+    grouped = w.reshape(*w.shape[:-1], n_groups, n_heads // n_groups, d_k)
+    return grouped.mean(axis=-2).reshape(*w.shape[:-1], n_groups * d_k)

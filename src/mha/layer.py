@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
+
 import numpy as np
 
 from mha._validate import float_array, generator, head_dim
 from mha.attention import scaled_dot_product_attention
-from mha.heads import merge_heads, repeat_kv, split_heads
+from mha.heads import mean_pool_heads, merge_heads, repeat_kv, split_heads
+from mha.kv_cache import KVCache
+
+# rotates (..., seq, d_k) by positions (seq,), e.g. mha.rope.RotaryEmbedding
+PositionRotation = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
 class MultiHeadAttention:
@@ -15,7 +22,8 @@ class MultiHeadAttention:
     Weights are plain attributes applied as ``x @ w`` and read on every call:
     ``w_q (d_model, h*d_k)``, ``w_k, w_v (d_model, h_kv*d_k)``, ``w_o (h*d_k, d_model)``,
     biases ``b_q b_k b_v b_o`` (``None`` unless ``bias=True``). Query head i uses
-    columns ``i*d_k:(i+1)*d_k`` and reads K/V head ``i // (h // h_kv)``.
+    columns ``i*d_k:(i+1)*d_k`` and reads K/V head ``i // (h // h_kv)``. ``rope``
+    (``None`` by default) rotates queries and keys by their positions after projection.
 
     ```python
     import numpy as np
@@ -55,6 +63,7 @@ class MultiHeadAttention:
         self.w_k, self.b_k = init(d_model, width_kv), zeros(width_kv)
         self.w_v, self.b_v = init(d_model, width_kv), zeros(width_kv)
         self.w_o, self.b_o = init(width_q, d_model), zeros(d_model)
+        self.rope: PositionRotation | None = None
 
     @property
     def param_count(self) -> int:
@@ -64,23 +73,127 @@ class MultiHeadAttention:
         return sum(a.size for a in arrays + biases if a is not None)
 
     def __call__(
-        self, x: np.ndarray, mask: np.ndarray | None = None
+        self,
+        x: np.ndarray,
+        mask: np.ndarray | None = None,
+        head_mask: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Self-attention over ``x (..., seq, d_model)``.
 
         ``mask`` is boolean (True = may attend), broadcastable to
-        ``(..., h, seq, seq)``. Returns ``(out (..., seq, d_model),
+        ``(..., h, seq, seq)``. ``head_mask (h,)`` scales each head's output before
+        W_O (0 removes the head: pruning). Returns ``(out (..., seq, d_model),
         weights (..., h, seq, seq))`` in x's dtype.
         """
         x = self._check_input(x)
+        q, k, v = self._project(x, np.arange(x.shape[-2]))
+        return self._attend(q, k, v, mask, head_mask)
+
+    def step(self, x_new: np.ndarray, cache: KVCache) -> tuple[np.ndarray, np.ndarray]:
+        """Attend from new tokens to every cached one, appending their K/V first.
+
+        ``x_new (batch, n_new, d_model)``: one token or a whole prompt. New token i
+        may attend to all earlier tokens and to new tokens up to itself (causal).
+        Returns ``(out (batch, n_new, d_model), weights (batch, h, n_new, length))``.
+
+        ```python
+        import numpy as np
+        from mha import KVCache, MultiHeadAttention, causal_mask
+
+        layer = MultiHeadAttention(d_model=8, n_heads=4, n_kv_heads=2)
+        x = np.random.default_rng(1).normal(size=(1, 5, 8))
+        cache = KVCache(1, n_kv_heads=2, d_k=2, max_len=5)
+        prompt, _ = layer.step(x[:, :3], cache)
+        last, _ = layer.step(x[:, 3:], cache)
+        full, _ = layer(x, mask=causal_mask(5))
+        assert np.allclose(np.concatenate([prompt, last], axis=1), full)
+        ```
+        """
+        x_new = self._check_input(x_new)
+        if x_new.ndim != 3 or x_new.dtype != cache.dtype:
+            raise ValueError(
+                f"x_new: expected shape (batch, n_new, {self.d_model}) with the "
+                f"cache's dtype {cache.dtype}, got {x_new.shape} {x_new.dtype}"
+            )
+        if (cache.n_kv_heads, cache.d_k) != (self.n_kv_heads, self.d_k):
+            raise ValueError(
+                f"cache: expected n_kv_heads={self.n_kv_heads}, d_k={self.d_k}, "
+                f"got n_kv_heads={cache.n_kv_heads}, d_k={cache.d_k}"
+            )
+        start, n_new = cache.length, x_new.shape[1]
+        positions = np.arange(start, start + n_new)
+        q, k, v = self._project(x_new, positions)
+        keys, values = cache.append(k, v)  # (batch, h_kv, length, d_k)
+        mask = None
+        if n_new > 1:  # new token i sees keys 0 .. start + i
+            mask = np.arange(cache.length) <= positions[:, None]  # (n_new, length)
+        return self._attend(q, keys, values, mask, None)
+
+    def to_gqa(self, n_kv_heads: int) -> MultiHeadAttention:
+        """A copy with ``n_kv_heads`` K/V heads, each the mean of its group's heads.
+
+        The conversion of Ainslie et al. (2023): queries and W_O are kept; the K and V
+        projections of each group of ``h_kv // n_kv_heads`` heads are averaged.
+        ``n_kv_heads=1`` gives multi-query attention.
+
+        ```python
+        from mha import MultiHeadAttention
+
+        mha_layer = MultiHeadAttention(d_model=8, n_heads=4)
+        mqa = mha_layer.to_gqa(1)
+        assert mqa.w_k.shape == (8, 2) and mqa.param_count < mha_layer.param_count
+        ```
+        """
+        head_dim(self.d_model, self.n_heads, n_kv_heads)
+        if self.n_kv_heads % n_kv_heads:
+            raise ValueError(
+                f"n_kv_heads: expected a divisor of the current {self.n_kv_heads}, "
+                f"got {n_kv_heads}"
+            )
+        grouped = copy.copy(self)
+        grouped.n_kv_heads = n_kv_heads
+        for name in ("w_k", "b_k", "w_v", "b_v"):
+            array = getattr(self, name)
+            if array is not None:
+                pooled = mean_pool_heads(array, self.n_kv_heads, n_kv_heads)
+                setattr(grouped, name, pooled)
+        return grouped
+
+    def _project(
+        self, x: np.ndarray, positions: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Q (..., h, seq, d_k) and K, V (..., h_kv, seq, d_k), rotated if ``rope``."""
         q = split_heads(_linear(x, self.w_q, self.b_q), self.n_heads)
         k = split_heads(_linear(x, self.w_k, self.b_k), self.n_kv_heads)
         v = split_heads(_linear(x, self.w_v, self.b_v), self.n_kv_heads)
+        if self.rope is not None:
+            q, k = self.rope(q, positions), self.rope(k, positions)
+        return q, k, v
+
+    def _attend(
+        self,
+        q: np.ndarray,
+        k: np.ndarray,
+        v: np.ndarray,
+        mask: np.ndarray | None,
+        head_mask: np.ndarray | None,
+    ) -> tuple[np.ndarray, np.ndarray]:
         group = self.n_heads // self.n_kv_heads
         heads, weights = scaled_dot_product_attention(
             q, repeat_kv(k, group), repeat_kv(v, group), mask
         )  # heads (..., h, seq, d_k)
+        if head_mask is not None:
+            heads = heads * self._check_head_mask(head_mask, heads.dtype)[:, None, None]
         return _linear(merge_heads(heads), self.w_o, self.b_o), weights
+
+    def _check_head_mask(self, head_mask: np.ndarray, dtype: np.dtype) -> np.ndarray:
+        head_mask = np.asarray(head_mask)
+        if head_mask.shape != (self.n_heads,):
+            raise ValueError(
+                f"head_mask: expected shape ({self.n_heads},) (one per head), "
+                f"got {head_mask.shape}"
+            )
+        return head_mask.astype(dtype, copy=False)
 
     def _check_input(self, x: np.ndarray) -> np.ndarray:
         x = float_array("x", x)

@@ -1,0 +1,94 @@
+"""A preallocated key/value cache for incremental (token-by-token) decoding."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mha._validate import positive_int
+
+
+class KVCache:
+    """Keys and values of the tokens seen so far, for one attention layer.
+
+    Preallocated as ``(batch, n_kv_heads, max_len, d_k)`` for K and for V; ``length``
+    counts the filled positions and ``nbytes`` the bytes they hold
+    (2 x batch x h_kv x d_k x length x itemsize). Going past ``max_len`` raises.
+
+    ```python
+    import numpy as np
+    from mha import KVCache
+
+    cache = KVCache(batch=1, n_kv_heads=2, d_k=4, max_len=8, dtype=np.float32)
+    k = np.ones((1, 2, 3, 4), np.float32)  # 3 new tokens
+    keys, values = cache.append(k, k)
+    assert keys.shape == (1, 2, 3, 4) and cache.length == 3
+    assert cache.nbytes == 2 * 1 * 2 * 4 * 3 * 4
+    ```
+    """
+
+    def __init__(
+        self,
+        batch: int,
+        n_kv_heads: int,
+        d_k: int,
+        max_len: int,
+        dtype: np.dtype | type = np.float64,
+    ) -> None:
+        shape = tuple(
+            positive_int(name, value)
+            for name, value in (
+                ("batch", batch),
+                ("n_kv_heads", n_kv_heads),
+                ("max_len", max_len),
+                ("d_k", d_k),
+            )
+        )
+        self.dtype = np.dtype(dtype)
+        if self.dtype.kind != "f":
+            raise ValueError(
+                f"dtype: expected a floating-point dtype, got {self.dtype}"
+            )
+        self.batch, self.n_kv_heads, self.max_len, self.d_k = shape
+        self.k = np.zeros(shape, self.dtype)  # (batch, h_kv, max_len, d_k)
+        self.v = np.zeros(shape, self.dtype)
+        self.length = 0
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the filled part of the cache (K and V)."""
+        return (
+            2
+            * self.batch
+            * self.n_kv_heads
+            * self.d_k
+            * self.length
+            * self.dtype.itemsize
+        )
+
+    def append(self, k: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Store ``k, v (batch, h_kv, n_new, d_k)``; return views of all keys and values."""
+        expected = (self.batch, self.n_kv_heads, None, self.d_k)
+        for name, arr in (("k", k), ("v", v)):
+            if arr.dtype != self.dtype:
+                raise ValueError(
+                    f"{name}: expected the cache's dtype {self.dtype}, got {arr.dtype}"
+                )
+            if arr.ndim != 4 or any(
+                e is not None and s != e
+                for s, e in zip(arr.shape, expected, strict=True)
+            ):
+                raise ValueError(
+                    f"{name}: expected shape (batch={self.batch}, "
+                    f"n_kv_heads={self.n_kv_heads}, n_new, d_k={self.d_k}), got {arr.shape}"
+                )
+        if k.shape != v.shape:
+            raise ValueError(f"v: expected the shape of k {k.shape}, got {v.shape}")
+        start, stop = self.length, self.length + k.shape[2]
+        if stop > self.max_len:
+            raise ValueError(
+                f"k: {k.shape[2]} new tokens after {start} exceed max_len={self.max_len}"
+            )
+        self.k[:, :, start:stop] = k
+        self.v[:, :, start:stop] = v
+        self.length = stop
+        return self.k[:, :, :stop], self.v[:, :, :stop]

@@ -1,0 +1,64 @@
+"""Rotary position embeddings (RoPE): rotate query/key pairs by a position angle.
+
+Pair j of a head is rotated by ``position * base**(-2j / d_k)``. Two pairings are in
+use: the half-split one pairs dims (j, j + d_k/2) (Hugging Face Llama), the
+interleaved one pairs (2j, 2j + 1) (the original paper, and GGUF files, whose Q/K
+weights are permuted to match it). The same weights give garbage under the wrong one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mha._validate import float_array, positive_int
+
+
+class RotaryEmbedding:
+    """Rotate ``x (..., seq, d_k)`` by the angles of ``positions (seq,)``.
+
+    ```python
+    import numpy as np
+    from mha.rope import RotaryEmbedding
+
+    rope = RotaryEmbedding(d_k=4)
+    q = np.random.default_rng(0).normal(size=(2, 3, 4))  # (heads, seq, d_k)
+    k = np.random.default_rng(1).normal(size=(2, 3, 4))
+    # a rotation keeps lengths, and q·k depends only on the distance of positions
+    assert np.allclose(np.linalg.norm(rope(q, np.arange(3)), axis=-1), np.linalg.norm(q, axis=-1))
+    near = rope(q, np.arange(3))[..., 0, :] @ rope(k, np.arange(3))[..., 1, :].T
+    far = rope(q, np.arange(3) + 7)[..., 0, :] @ rope(k, np.arange(3) + 7)[..., 1, :].T
+    assert np.allclose(near, far)
+    ```
+    """
+
+    def __init__(self, d_k: int, base: float = 10_000.0, interleaved: bool = False):
+        self.d_k = positive_int("d_k", d_k)
+        if self.d_k % 2:
+            raise ValueError(f"d_k: expected an even head dimension, got {d_k}")
+        if not base > 1:
+            raise ValueError(f"base: expected a number above 1, got {base}")
+        self.inv_freq = base ** (-np.arange(0, self.d_k, 2) / self.d_k)  # (d_k/2,)
+        self.interleaved = interleaved
+
+    def __call__(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        x = float_array("x", x)
+        positions = np.asarray(positions)
+        if x.ndim < 2 or x.shape[-1] != self.d_k:
+            raise ValueError(
+                f"x: expected shape (..., seq, d_k={self.d_k}), got {x.shape}"
+            )
+        if positions.shape != x.shape[-2:-1]:
+            raise ValueError(
+                f"positions: expected shape ({x.shape[-2]},) (one per token), "
+                f"got {positions.shape}"
+            )
+        angles = positions[:, None] * self.inv_freq  # (seq, d_k/2), float64
+        cos, sin = np.cos(angles).astype(x.dtype), np.sin(angles).astype(x.dtype)
+        if self.interleaved:
+            first, second = x[..., 0::2], x[..., 1::2]
+        else:
+            first, second = np.split(x, 2, axis=-1)
+        rotated = (first * cos - second * sin, first * sin + second * cos)
+        if self.interleaved:
+            return np.stack(rotated, axis=-1).reshape(x.shape)
+        return np.concatenate(rotated, axis=-1)
