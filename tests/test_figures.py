@@ -1,0 +1,38 @@
+"""Figures are deterministic SVG that follows the page's colours and has alt text."""
+
+import inspect
+import pkgutil
+
+import pytest
+
+import mha.figures
+from mha.figures import to_svg
+from mha.figures.cricket import three_distributions
+from mha.figures.style import INK
+from mha.worked.cricket import solve
+
+
+def test_svg_is_byte_identical_between_draws():
+    first = to_svg(three_distributions(solve()), "alt")
+    second = to_svg(three_distributions(solve()), "alt")
+    assert first == second
+
+
+def test_svg_uses_current_color_and_carries_its_alt_text():
+    svg = to_svg(three_distributions(solve()), 'weights of "his"')
+    assert svg.startswith('<svg role="img" aria-label="weights of &quot;his&quot;"')
+    assert "currentColor" in svg and INK not in svg
+    assert "<style" not in svg and "\n\n" not in svg
+
+
+def test_alt_text_is_required():
+    with pytest.raises(ValueError, match="alt"):
+        to_svg(three_distributions(solve()), " ")
+
+
+def test_every_figure_module_documents_its_figures():
+    for info in pkgutil.iter_modules(mha.figures.__path__):
+        module = __import__(f"mha.figures.{info.name}", fromlist=["_"])
+        for name, fn in inspect.getmembers(module, inspect.isfunction):
+            if fn.__module__ == module.__name__ and not name.startswith("_"):
+                assert fn.__doc__, f"mha.figures.{info.name}.{name} has no docstring"
