@@ -115,6 +115,10 @@ class MultiHeadAttention:
                 f"x_new: expected shape (batch, n_new, {self.d_model}) with the "
                 f"cache's dtype {cache.dtype}, got {x_new.shape} {x_new.dtype}"
             )
+        if x_new.shape[0] != cache.batch:
+            raise ValueError(
+                f"x_new: expected batch={cache.batch} (the cache's), got shape {x_new.shape}"
+            )
         if (cache.n_kv_heads, cache.d_k) != (self.n_kv_heads, self.d_k):
             raise ValueError(
                 f"cache: expected n_kv_heads={self.n_kv_heads}, d_k={self.d_k}, "
