@@ -1,0 +1,73 @@
+"""The browser checks themselves catch what they look for (planted faults)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.accessibility import COLOUR_RULES, blocking_violations
+from tests.browser.chromium import require_chromium
+from tests.browser.conftest import NEW_PAGE
+from tests.browser.rendering import math_report
+
+
+def test_missing_chromium_skips_locally_and_fails_under_ci(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("shutil.which", lambda name: None)
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="apt-get install chromium"):
+        require_chromium()
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI=true"):
+        require_chromium()
+
+
+def test_recording_catches_errors_and_other_hosts(new_page: NEW_PAGE) -> None:
+    page = new_page()
+    page.goto("")
+    assert not page.problems()
+    # The request is aborted by the page's route before it reaches any network.
+    page.page.evaluate(
+        """async () => {
+            console.error("planted error");
+            try { await fetch("https://example.invalid/planted.js"); } catch {}
+        }"""
+    )
+    page.goto("no-such-page/")
+    problems = "\n".join(page.problems())
+    assert "planted error" in problems
+    assert "request to another host: https://example.invalid/planted.js" in problems
+    assert "HTTP error: 404" in problems
+
+
+def test_math_check_catches_raw_tex(new_page: NEW_PAGE) -> None:
+    page = new_page()
+    page.goto("")
+    page.page.evaluate(
+        r"""() => document.querySelector("article").insertAdjacentHTML(
+            "beforeend",
+            '<p><span class="arithmatex">\\(x^2\\)</span> and \\sqrt{d_k}</p>')"""
+    )
+    problems = "\n".join(math_report(page.page).problems())
+    assert "not rendered: \\(x^2\\)" in problems
+    assert "raw TeX in the text: \\(x^2\\)" in problems
+    assert "raw TeX in the text: and \\sqrt{d_k}" in problems
+
+
+def test_axe_catches_a_missing_alt_text_and_low_contrast(new_page: NEW_PAGE) -> None:
+    page = new_page(color_scheme="dark")
+    page.goto("")
+    page.page.evaluate(
+        """() => document.querySelector("article").insertAdjacentHTML(
+            "beforeend",
+            '<img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=">'
+            + '<p style="color: #777; background: #666">faint</p>')"""
+    )
+    assert any(
+        line.startswith("image-alt (critical)")
+        for line in blocking_violations(page.page)
+    )
+    colour = blocking_violations(page.page, COLOUR_RULES)
+    assert colour and all(
+        line.startswith("color-contrast (serious)") for line in colour
+    )

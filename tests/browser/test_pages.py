@@ -1,0 +1,99 @@
+"""Every page of the built site, opened in headless Chromium from 127.0.0.1.
+
+Each page is visited once in the light and once in the dark colour scheme; the tests
+below read what those visits recorded. Select one page with ``-k``, e.g.
+``.venv/bin/pytest tests/browser -k cricket``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser
+
+from tests.browser.accessibility import COLOUR_RULES, blocking_violations
+from tests.browser.recording import RecordedPage, recorded_page
+from tests.browser.rendering import MathReport, math_report
+from tests.browser.site_pages import nav_pages, sitemap_pages
+
+PAGES = nav_pages()
+by_page = pytest.mark.parametrize(
+    "path", PAGES, ids=[p.rstrip("/") or "index" for p in PAGES]
+)
+
+
+@dataclass(frozen=True)
+class Visit:
+    """What one page did in the browser, in both colour schemes."""
+
+    light: RecordedPage
+    dark: RecordedPage
+    math: MathReport
+    violations: list[str]  # serious/critical axe findings, every rule (light)
+    dark_violations: list[str]  # serious/critical findings of the colour rules (dark)
+
+
+@pytest.fixture(scope="package")
+def visit(browser: Browser, site_url: str) -> Callable[[str], Visit]:
+    """``visit(path)``: open the page at ``path`` (once per session) and record it."""
+    visits: dict[str, Visit] = {}
+
+    def open_and_check(path: str) -> Visit:
+        if path not in visits:
+            with recorded_page(browser, site_url) as light:
+                light.goto(path)
+                math = math_report(light.page)
+                violations = blocking_violations(light.page)
+            with recorded_page(browser, site_url, color_scheme="dark") as dark:
+                dark.goto(path)
+                dark_violations = blocking_violations(dark.page, COLOUR_RULES)
+            visits[path] = Visit(light, dark, math, violations, dark_violations)
+        return visits[path]
+
+    return open_and_check
+
+
+def test_every_built_page_is_in_the_nav(built_site: Path) -> None:
+    """The pages tested here (the nav) are exactly the pages built (the sitemap)."""
+    assert sorted(sitemap_pages(built_site)) == sorted(PAGES), (
+        "a built page is missing from the nav of mkdocs.yml, or a nav entry was not built"
+    )
+
+
+@by_page
+def test_page_loads_without_error(visit: Callable[[str], Visit], path: str) -> None:
+    seen = visit(path)
+    errors = [
+        *seen.light.console_errors,
+        *seen.light.failed_responses,
+        *seen.dark.console_errors,
+        *seen.dark.failed_responses,
+    ]
+    assert not errors, "\n".join(errors)
+
+
+@by_page
+def test_no_request_leaves_the_local_server(
+    visit: Callable[[str], Visit], path: str
+) -> None:
+    seen = visit(path)
+    foreign = seen.light.foreign_requests() + seen.dark.foreign_requests()
+    assert not foreign, "requests to other hosts:\n" + "\n".join(foreign)
+
+
+@by_page
+def test_math_is_rendered_by_katex(visit: Callable[[str], Visit], path: str) -> None:
+    problems = visit(path).math.problems()
+    assert not problems, "\n".join(problems)
+
+
+@by_page
+def test_no_serious_accessibility_violation(
+    visit: Callable[[str], Visit], path: str
+) -> None:
+    seen = visit(path)
+    found = seen.violations + [f"dark scheme: {line}" for line in seen.dark_violations]
+    assert not found, "axe:\n" + "\n".join(found)
