@@ -1,4 +1,4 @@
-"""What a multi-head attention layer costs: parameters and score multiply-adds."""
+"""What a multi-head attention layer costs: parameters, score FLOPs, KV-cache bytes."""
 
 from __future__ import annotations
 
@@ -44,3 +44,41 @@ def score_multiply_adds(n: int, d_model: int, n_heads: int) -> int:
     n = positive_int("n", n)
     d_k = head_dim(d_model, n_heads)
     return n_heads * n * n * d_k
+
+
+def score_flops(n: int, d_model: int, n_heads: int) -> int:
+    """FLOPs to form every head's score matrix: two per multiply-add (n²·d_model·2).
+
+    ```python
+    from mha.accounting import score_flops
+
+    assert score_flops(100, 512, 8) == 2 * 5_120_000
+    ```
+    """
+    return 2 * score_multiply_adds(n, d_model, n_heads)
+
+
+def kv_cache_bytes(
+    batch: int, n_kv_heads: int, d_k: int, length: int, itemsize: int
+) -> int:
+    """Bytes of a KV cache holding ``length`` tokens: 2·batch·h_kv·d_k·length·itemsize.
+
+    The 2 counts keys and values. The number of query heads does not appear: only
+    the K/V heads are cached.
+
+    ```python
+    from mha.accounting import kv_cache_bytes
+
+    # 8 K/V heads of 64 dims, 1,024 tokens, float16 (2 bytes)
+    assert kv_cache_bytes(1, 8, 64, 1024, 2) == 2 * 8 * 64 * 1024 * 2
+    ```
+    """
+    for name, value in (
+        ("batch", batch),
+        ("n_kv_heads", n_kv_heads),
+        ("d_k", d_k),
+        ("length", length),
+        ("itemsize", itemsize),
+    ):
+        positive_int(name, value)
+    return 2 * batch * n_kv_heads * d_k * length * itemsize
