@@ -62,6 +62,11 @@ def causal_mask(n: int) -> np.ndarray:
     return np.tri(n, dtype=bool)
 
 
+# Queries are processed in blocks of about this many score entries (1 MiB of float32),
+# so that each block's scores, softmax and weighted sum run while it sits in cache.
+BLOCK_ENTRIES = 1 << 18
+
+
 def scaled_dot_product_attention(
     q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -70,6 +75,9 @@ def scaled_dot_product_attention(
     Shapes: ``q (..., q_len, d_k)``, ``k (..., k_len, d_k)``, ``v (..., k_len, d_v)``,
     ``mask`` boolean broadcastable to ``(..., q_len, k_len)``. Returns
     ``(output (..., q_len, d_v), weights (..., q_len, k_len))`` in q's dtype.
+
+    The arithmetic is the one line of the formula; it runs over blocks of queries
+    only so that each block stays in the processor's cache.
 
     ```python
     import numpy as np
@@ -85,17 +93,30 @@ def scaled_dot_product_attention(
     q = float_array("q", q)
     k = float_array("k", k)
     v = float_array("v", v)
-    _check_qkv(q, k, v)
-    scale = q.dtype.type(1 / np.sqrt(q.shape[-1]))
-    scores = (q * scale) @ np.swapaxes(k, -1, -2)  # (..., q_len, k_len)
+    lead = _check_qkv(q, k, v)
+    q_len, k_len = q.shape[-2], k.shape[-2]
     if mask is not None:
-        mask = _check_mask(mask, scores.shape)
-        scores = np.where(mask, scores, q.dtype.type(-np.inf))
-    weights = _softmax_inplace(scores)
-    return weights @ v, weights
+        mask = np.broadcast_to(
+            _check_mask(mask, (*lead, q_len, k_len)), (*lead, q_len, k_len)
+        )
+    q = q * q.dtype.type(1 / np.sqrt(q.shape[-1]))  # scale the queries: fewer entries
+    k_t = np.swapaxes(k, -1, -2)  # (..., d_k, k_len)
+    weights = np.empty((*lead, q_len, k_len), q.dtype)
+    output = np.empty((*lead, q_len, v.shape[-1]), q.dtype)
+    rows = max(1, BLOCK_ENTRIES // max(1, int(np.prod(lead, dtype=np.int64)) * k_len))
+    for start in range(0, q_len, rows):
+        block = slice(start, start + rows)
+        scores = weights[..., block, :]  # a view: the weights are written in place
+        np.matmul(q[..., block, :], k_t, out=scores)
+        if mask is not None:
+            np.copyto(scores, q.dtype.type(-np.inf), where=~mask[..., block, :])
+        _softmax_inplace(scores)
+        np.matmul(scores, v, out=output[..., block, :])
+    return output, weights
 
 
-def _check_qkv(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> None:
+def _check_qkv(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> tuple[int, ...]:
+    """Check shapes and dtypes; return the broadcast leading dimensions."""
     for name, arr in (("q", q), ("k", k), ("v", v)):
         if arr.ndim < 2:
             raise ValueError(
@@ -117,7 +138,7 @@ def _check_qkv(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> None:
             f"got shape {v.shape}"
         )
     try:
-        np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+        return np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except ValueError:
         raise ValueError(
             "q, k, v: expected broadcastable leading dimensions, got shapes "

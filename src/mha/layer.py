@@ -8,8 +8,8 @@ from collections.abc import Callable
 import numpy as np
 
 from mha._validate import float_array, generator, head_dim
-from mha.attention import scaled_dot_product_attention
-from mha.heads import mean_pool_heads, merge_heads, repeat_kv, split_heads
+from mha.attention import _check_mask, scaled_dot_product_attention
+from mha.heads import mean_pool_heads, merge_heads, split_heads
 from mha.kv_cache import KVCache
 
 # rotates (..., seq, d_k) by positions (seq,), e.g. mha.rope.RotaryEmbedding
@@ -182,10 +182,18 @@ class MultiHeadAttention:
         mask: np.ndarray | None,
         head_mask: np.ndarray | None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        group = self.n_heads // self.n_kv_heads
-        heads, weights = scaled_dot_product_attention(
-            q, repeat_kv(k, group), repeat_kv(v, group), mask
-        )  # heads (..., h, seq, d_k)
+        # The `group` query heads that share a K/V head are stacked as extra query
+        # rows of that head: one attention call, and K/V are never copied.
+        *lead, h, q_len, d_k = q.shape
+        group = h // self.n_kv_heads
+        if mask is not None and group > 1:
+            mask = _check_mask(mask, (*lead, h, q_len, k.shape[-2]))
+            mask = np.broadcast_to(mask, (*lead, h, q_len, k.shape[-2]))
+            mask = mask.reshape(*lead, self.n_kv_heads, group * q_len, k.shape[-2])
+        q = q.reshape(*lead, self.n_kv_heads, group * q_len, d_k)
+        heads, weights = scaled_dot_product_attention(q, k, v, mask)
+        heads = heads.reshape(*lead, h, q_len, d_k)
+        weights = weights.reshape(*lead, h, q_len, k.shape[-2])
         if head_mask is not None:
             heads = heads * self._check_head_mask(head_mask, heads.dtype)[:, None, None]
         return _linear(merge_heads(heads), self.w_o, self.b_o), weights
