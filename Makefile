@@ -23,7 +23,9 @@ build: $(VENV)/.installed
 test: $(VENV)/.installed
 	$(BIN)/pytest
 
+# Benchmarks compare against PyTorch: a test-only CPU build from this machine's disk.
 bench: $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet torch==2.13.0
 	$(BIN)/python -m tests.bench
 
 lint: $(VENV)/.installed
