@@ -181,6 +181,7 @@ def _model_card(repo: str, where: str) -> Source:
     )
 
 
+_LLAMA3_SIZES = "'Llama 3 comes in two sizes — 8B and 70B parameters'"
 _LLAMA_HEAD = "head_dim = hidden_size / num_attention_heads (LlamaAttention)"
 _LLAMA2_PAPER = Source(
     "Touvron et al. 2023, Llama 2: Open Foundation and Fine-Tuned Chat Models",
@@ -261,7 +262,7 @@ DECODERS: tuple[DecoderConfig, ...] = (
             "num_hidden_layers 32, num_attention_heads 32, num_key_value_heads 8, "
             f"hidden_size 4096; {_LLAMA_HEAD}",
         ),
-        _model_card("meta-llama/Meta-Llama-3-8B", "model details: sizes 8B and 70B"),
+        _model_card("meta-llama/Meta-Llama-3-8B", _LLAMA3_SIZES),
     ),
     DecoderConfig(
         "Llama-3 70B",
@@ -276,7 +277,7 @@ DECODERS: tuple[DecoderConfig, ...] = (
             "num_hidden_layers 80, num_attention_heads 64, num_key_value_heads 8, "
             f"hidden_size 8192; {_LLAMA_HEAD}",
         ),
-        _model_card("meta-llama/Meta-Llama-3-70B", "model details: sizes 8B and 70B"),
+        _model_card("meta-llama/Meta-Llama-3-70B", _LLAMA3_SIZES),
     ),
     DecoderConfig(
         "Mistral 7B",
