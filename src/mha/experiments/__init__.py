@@ -1,0 +1,1 @@
+"""Seeded experiments whose results the pages report (cached by content hash)."""

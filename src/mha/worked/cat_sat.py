@@ -1,0 +1,109 @@
+"""Three tokens, "the cat sat": Q, K and V as three projections of the same embeddings.
+
+Input data: each token's embedding marks its part of speech (determiner, noun,
+verb), d_model = 3. Three hand-set projections to d_k = 2 give each token a
+different role in each:
+
+- W_Q, what a token looks for: "sat" looks for a noun, "cat" for a determiner,
+  "the" for nothing in particular.
+- W_K, what a token advertises: "the" that it is a determiner, "cat" that it is a
+  noun, "sat" nothing.
+- W_V, what a token hands over when attended to: "cat" an animal, "sat" an action,
+  "the" nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mha.attention import causal_mask, scaled_dot_product_attention
+
+TOKENS = ("the", "cat", "sat")
+X = np.array(
+    [
+        [1.0, 0.0, 0.0],  # the: determiner
+        [0.0, 1.0, 0.0],  # cat: noun
+        [0.0, 0.0, 1.0],  # sat: verb
+    ]
+)
+W_Q = np.array(
+    [
+        [0.0, 0.0],  # a determiner looks for nothing in particular
+        [0.0, 2.0],  # a noun looks for a determiner (channel 2)
+        [2.0, 0.0],  # a verb looks for a noun (channel 1)
+    ]
+)
+W_K = np.array(
+    [
+        [0.0, 2.0],  # a determiner advertises channel 2
+        [2.0, 0.0],  # a noun advertises channel 1
+        [0.0, 0.0],  # a verb advertises nothing
+    ]
+)
+W_V = np.array(
+    [
+        [0.0, 0.0],  # the hands over nothing
+        [1.0, 0.0],  # cat hands over "animal"
+        [0.0, 1.0],  # sat hands over "action"
+    ]
+)
+
+
+@dataclass(frozen=True)
+class Attended:
+    """Every intermediate of softmax(Q Kᵀ / √d_k) V on the three tokens."""
+
+    q: np.ndarray  # (3, d_k) X W_Q
+    k: np.ndarray  # (3, d_k) X W_K
+    v: np.ndarray  # (3, d_k) X W_V
+    dots: np.ndarray  # (3, 3) Q Kᵀ, row = query, column = key
+    scale: float  # √d_k
+    scores: np.ndarray  # (3, 3) Q Kᵀ / √d_k
+    weights: np.ndarray  # (3, 3) softmax of dots / scale, rows sum to 1
+    output: np.ndarray  # (3, d_k) weights @ V
+
+
+def attend(
+    w_q: np.ndarray = W_Q,
+    w_k: np.ndarray = W_K,
+    w_v: np.ndarray = W_V,
+    mask: np.ndarray | None = None,
+) -> Attended:
+    """Project the three embeddings and attend, keeping every step.
+
+    ```python
+    from mha.worked.cat_sat import TOKENS, W_Q, attend
+
+    run = attend()
+    assert TOKENS[run.weights[2].argmax()] == "cat"  # "sat" finds its noun
+    shared = attend(w_k=W_Q)  # one matrix to look and to advertise
+    assert (shared.dots == shared.dots.T).all()  # symmetric scores
+    ```
+    """
+    q, k, v = X @ w_q, X @ w_k, X @ w_v
+    output, weights = scaled_dot_product_attention(q, k, v, mask)
+    scale = float(np.sqrt(q.shape[-1]))
+    return Attended(
+        q=q,
+        k=k,
+        v=v,
+        dots=q @ k.T,
+        scale=scale,
+        scores=q @ k.T / scale,
+        weights=weights,
+        output=output,
+    )
+
+
+def attend_causal() -> Attended:
+    """The same run under the causal mask: a token sees itself and earlier tokens.
+
+    ```python
+    from mha.worked.cat_sat import attend_causal
+
+    assert attend_causal().weights[0].tolist() == [1.0, 0.0, 0.0]  # "the" sees only itself
+    ```
+    """
+    return attend(mask=causal_mask(len(TOKENS)))
