@@ -36,3 +36,19 @@ def test_every_figure_module_documents_its_figures():
         for name, fn in inspect.getmembers(module, inspect.isfunction):
             if fn.__module__ == module.__name__ and not name.startswith("_"):
                 assert fn.__doc__, f"mha.figures.{info.name}.{name} has no docstring"
+
+
+def test_text_drawn_after_new_figure_follows_the_page_colour():
+    from mha.figures.style import new_figure
+
+    fig, ax = new_figure(2, 1)
+    bars = ax.bar([0, 1], [0.25, 0.75], label="weights")
+    ax.bar_label(bars, fmt="%.2f")
+    ax.legend()
+    svg = to_svg(fig, "two bars")
+    texts = svg.count("<text")
+    assert texts >= 3
+    assert (
+        svg.count('style="fill: currentColor') + svg.count("fill: currentColor")
+        >= texts
+    )

@@ -41,6 +41,9 @@ RC = {
     "savefig.facecolor": "none",
     "legend.frameon": False,
 }
+# Set once for the process, not in a context: an artist takes its colours when it is
+# created, and figure functions go on drawing (labels, legends) after new_figure.
+matplotlib.rcParams.update(RC)
 
 
 def new_figure(width: float = 6.0, height: float = 3.0, **subplots) -> tuple:
@@ -53,8 +56,7 @@ def new_figure(width: float = 6.0, height: float = 3.0, **subplots) -> tuple:
     assert fig.get_figwidth() == 4
     ```
     """
-    with plt.rc_context(RC):
-        fig, axes = plt.subplots(figsize=(width, height), **subplots)
+    fig, axes = plt.subplots(figsize=(width, height), **subplots)
     plt.close(fig)  # figures are not shown, only saved; keep pyplot's registry empty
     return fig, axes
 
@@ -79,8 +81,7 @@ def to_svg(fig: Figure, alt: str) -> str:
             "alt: expected a description of the figure, got an empty string"
         )
     buffer = io.StringIO()
-    with plt.rc_context(RC):
-        fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
+    fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
     svg = buffer.getvalue()
     svg = svg[svg.index("<svg") :]  # drop the XML prolog and doctype
     svg = svg.replace(INK, "currentColor")
