@@ -1,10 +1,13 @@
-"""The theme partial overridden in docs/_theme stays a copy of Material's own."""
+"""Accessibility fixes to the theme: they hold, and stay close to Material's own."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import material
+
+from tests.browser.accessibility import blocking_violations
+from tests.browser.conftest import NEW_PAGE
 
 ROOT = Path(__file__).resolve().parents[2]
 PARTIAL = "partials/search.html"
@@ -27,4 +30,31 @@ def test_search_partial_differs_from_materials_only_by_its_label() -> None:
         ORIGINAL, FIXED
     ), (
         "docs/_theme/partials/search.html drifted from Material's; re-copy and re-label it"
+    )
+
+
+SCROLLING_REGIONS = ".md-typeset__scrollwrap, .tabbed-labels"
+
+
+def test_a_region_that_scrolls_sideways_can_be_focused(new_page: NEW_PAGE) -> None:
+    """On a phone-sized screen the cricket tables scroll, so they take keyboard focus.
+
+    docs/assets/js/scroll-focus.js (loaded by docs/_theme/main.html) does it, and undoes
+    it when the region fits again.
+    """
+    page = new_page()
+    page.page.set_viewport_size({"width": 360, "height": 740})
+    page.goto("cricket/")
+    regions = page.page.locator(SCROLLING_REGIONS)
+    scrolling = regions.evaluate_all(
+        "els => els.filter(el => el.checkVisibility() && el.scrollWidth > el.clientWidth)"
+        ".map(el => el.getAttribute('tabindex'))"
+    )
+    assert len(scrolling) >= 2, "too few regions scroll at this width to test anything"
+    assert scrolling == ["0"] * len(scrolling)
+    assert not blocking_violations(page.page, ("scrollable-region-focusable",))
+    page.page.set_viewport_size({"width": 1600, "height": 900})
+    page.page.wait_for_function(
+        f"() => [...document.querySelectorAll({SCROLLING_REGIONS!r})]"
+        ".every(el => el.scrollWidth > el.clientWidth || !el.hasAttribute('tabindex'))"
     )
