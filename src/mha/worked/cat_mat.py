@@ -1,0 +1,275 @@
+"""Four constructed heads on "the cat sat on the warm mat .", and what one or two heads do.
+
+These heads are built by hand from token features, not trained: each head's W_Q and
+W_K are written down openly so that it computes one relation and nothing else.
+
+Token features (``features()``, shape ``(8, d_model = 32)``) sit in four blocks of
+eight columns, one block per head:
+
+- columns 0-7: the position, one-hot;
+- columns 8-15: the part of speech, one-hot over ``POS_TAGS`` (two columns unused);
+- columns 16-23: the word, one-hot over ``VOCAB`` (one column unused);
+- columns 24-31: the delimiter flag in column 24 (seven columns unused).
+
+The four heads (d_k = 8 each, head i owns columns ``8*i:8*(i+1)`` of W_Q and W_K):
+
+- neighbour: a query at position i matches keys at positions i-1 and i+1;
+- part of speech: a query matches keys with the same tag (the two determiners, the
+  two nouns);
+- same word: a query matches keys with the same word (the two "the", not cat/mat);
+- sink: every query is the same vector, and only the delimiter's key points its way.
+
+``STRENGTH`` is the dot product q·k of a match (0 otherwise). W_V and W_O are the
+identity, so each head hands over its own block of features.
+
+The one-head and two-head layers are the same d_model = 32 split into fewer, wider
+heads: the same W_Q, W_K, W_V, W_O read by ``MultiHeadAttention`` with n_heads 1 or 2,
+so the four-head projections are concatenated two by two (or all four) and each wider
+head has one softmax over the sum of its parts' dot products.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mha._validate import float_array, positive_int
+from mha.layer import MultiHeadAttention
+
+TOKENS = ("the", "cat", "sat", "on", "the", "warm", "mat", ".")
+TAGS = ("DET", "NOUN", "VERB", "ADP", "DET", "ADJ", "NOUN", "PUNCT")  # one per token
+POS_TAGS = ("DET", "NOUN", "VERB", "ADP", "ADJ", "PUNCT")
+VOCAB = ("the", "cat", "sat", "on", "warm", "mat", ".")
+DELIMITERS = (".",)
+
+BLOCK = 8  # columns per feature block = d_k of each of the four heads
+D_MODEL = 4 * BLOCK
+HEADS = ("neighbour", "part of speech", "same word", "sink")
+HEAD_COUNTS = (1, 2, 4)
+# q·k between a query and a key that match in a head's relation (0 when they do not).
+# The sink is the strongest signal, the neighbour band next.
+STRENGTH = {"neighbour": 16.0, "part of speech": 12.0, "same word": 12.0, "sink": 24.0}
+
+_POSITION, _TAG, _WORD, _DELIMITER = (BLOCK * b for b in range(4))  # first columns
+
+
+def features() -> np.ndarray:
+    """The token features ``x``, shape ``(8 tokens, d_model = 32)``, one-hot blocks.
+
+    ```python
+    from mha.worked.cat_mat import TOKENS, features
+
+    x = features()
+    assert x.shape == (8, 32)
+    assert x[TOKENS.index("."), 24] == 1  # the delimiter flag
+    assert (x[0] == x[4])[8:].all()  # the two "the" differ only in position
+    ```
+    """
+    x = np.zeros((len(TOKENS), D_MODEL))
+    for i, (word, tag) in enumerate(zip(TOKENS, TAGS, strict=True)):
+        x[i, _POSITION + i] = 1.0
+        x[i, _TAG + POS_TAGS.index(tag)] = 1.0
+        x[i, _WORD + VOCAB.index(word)] = 1.0
+        x[i, _DELIMITER] = float(word in DELIMITERS)
+    return x
+
+
+def feature_names() -> tuple[str, ...]:
+    """A name for each of the 32 feature columns (``"unused"`` for padding).
+
+    ```python
+    from mha.worked.cat_mat import feature_names
+
+    names = feature_names()
+    assert names[0] == "position 1" and names[8] == "tag DET" and names[24] == "delimiter"
+    ```
+    """
+    blocks = (
+        [f"position {i + 1}" for i in range(len(TOKENS))],
+        [f"tag {tag}" for tag in POS_TAGS],
+        [f'word "{word}"' for word in VOCAB],
+        ["delimiter"],
+    )
+    return tuple(
+        name for block in blocks for name in block + ["unused"] * (BLOCK - len(block))
+    )
+
+
+@dataclass(frozen=True)
+class Projections:
+    """The layer's four matrices, each ``(d_model, d_model)``, applied as ``x @ w``."""
+
+    w_q: np.ndarray
+    w_k: np.ndarray
+    w_v: np.ndarray
+    w_o: np.ndarray
+
+
+def _head_block(head: str) -> tuple[np.ndarray, np.ndarray]:
+    """One head's W_Q and W_K columns, each ``(d_model, d_k = 8)``."""
+    w_q, w_k = np.zeros((D_MODEL, BLOCK)), np.zeros((D_MODEL, BLOCK))
+    s = STRENGTH[head]
+    positions = slice(_POSITION, _POSITION + len(TOKENS))
+    if head == "neighbour":
+        w_q[positions] = s * np.eye(BLOCK)  # query of position i: s·e_i
+        w_k[positions] = np.eye(BLOCK, k=1) + np.eye(
+            BLOCK, k=-1
+        )  # key: e_(j-1) + e_(j+1)
+    elif head == "part of speech":
+        tags = slice(_TAG, _TAG + len(POS_TAGS))
+        w_q[tags, : len(POS_TAGS)] = s * np.eye(len(POS_TAGS))  # query: s·e_tag
+        w_k[tags, : len(POS_TAGS)] = np.eye(len(POS_TAGS))  # key: e_tag
+    elif head == "same word":
+        words = slice(_WORD, _WORD + len(VOCAB))
+        w_q[words, : len(VOCAB)] = s * np.eye(len(VOCAB))  # query: s·e_word
+        w_k[words, : len(VOCAB)] = np.eye(len(VOCAB))  # key: e_word
+    elif head == "sink":
+        w_q[positions, 0] = s  # every position asks the same: s·e_0
+        w_k[_DELIMITER, 0] = 1.0  # only a delimiter's key is e_0
+    else:
+        raise ValueError(f"head: expected one of {HEADS}, got {head!r}")
+    return w_q, w_k
+
+
+def projections() -> Projections:
+    """W_Q and W_K: the four heads' blocks side by side; W_V = W_O = identity.
+
+    ```python
+    import numpy as np
+    from mha.worked.cat_mat import features, projections
+
+    p = projections()
+    q, k = features() @ p.w_q, features() @ p.w_k
+    sink = q[:, 24:32] @ k[:, 24:32].T  # head 4's dot products, (8, 8)
+    assert (sink[:, 7] == 24).all() and (sink[:, :7] == 0).all()
+    ```
+    """
+    blocks = [_head_block(head) for head in HEADS]
+    identity = np.eye(D_MODEL)
+    return Projections(
+        w_q=np.hstack([q for q, _ in blocks]),
+        w_k=np.hstack([k for _, k in blocks]),
+        w_v=identity,
+        w_o=identity.copy(),
+    )
+
+
+def _head_count(n_heads: int) -> int:
+    """``n_heads`` if the four heads split into that many, else a ``ValueError``."""
+    if positive_int("n_heads", n_heads) not in HEAD_COUNTS:
+        raise ValueError(f"n_heads: expected one of {HEAD_COUNTS}, got {n_heads!r}")
+    return int(n_heads)
+
+
+def layer(n_heads: int = 4) -> MultiHeadAttention:
+    """The ``MultiHeadAttention`` layer with the constructed weights and ``n_heads``.
+
+    The same four matrices for 1, 2 or 4 heads; only the split changes.
+
+    ```python
+    import numpy as np
+    from mha.worked.cat_mat import layer
+
+    one, four = layer(1), layer(4)
+    assert one.d_k == 32 and four.d_k == 8
+    assert np.array_equal(one.w_q, four.w_q)
+    ```
+    """
+    n_heads = _head_count(n_heads)
+    mha = MultiHeadAttention(D_MODEL, n_heads)
+    p = projections()
+    mha.w_q, mha.w_k, mha.w_v, mha.w_o = p.w_q, p.w_k, p.w_v, p.w_o
+    return mha
+
+
+def attention_weights(n_heads: int = 4) -> np.ndarray:
+    """The layer's attention weights on the sentence, shape ``(n_heads, 8, 8)``.
+
+    ```python
+    from mha.worked.cat_mat import attention_weights
+
+    w = attention_weights(4)
+    assert w.shape == (4, 8, 8)
+    assert w[3, :, 7].min() > 0.99  # the sink head: almost everything on "."
+    ```
+    """
+    _, weights = layer(n_heads)(features())
+    return weights
+
+
+def head_names(n_heads: int = 4) -> tuple[str, ...]:
+    """What each head of the ``n_heads`` layer holds, e.g. ``"neighbour + part of speech"``.
+
+    ```python
+    from mha.worked.cat_mat import head_names
+
+    assert head_names(2) == ("neighbour + part of speech", "same word + sink")
+    ```
+    """
+    n_heads = _head_count(n_heads)
+    group = len(HEADS) // n_heads
+    return tuple(" + ".join(HEADS[i * group : (i + 1) * group]) for i in range(n_heads))
+
+
+def row_entropy(weights: np.ndarray) -> np.ndarray:
+    """Entropy in bits of each row of attention weights ``(..., n_q, n_k) -> (..., n_q)``.
+
+    0 bits: all weight on one key; 1 bit: split evenly between two; log2(n_k): uniform.
+
+    ```python
+    import numpy as np
+    from mha.worked.cat_mat import row_entropy
+
+    assert np.allclose(row_entropy(np.array([[0.5, 0.5], [1.0, 0.0]])), [1.0, 0.0])
+    ```
+    """
+    w = float_array("weights", weights)
+    terms = np.where(w > 0, -w * np.log2(np.where(w > 0, w, 1.0)), 0.0)
+    return terms.sum(axis=-1)
+
+
+@dataclass(frozen=True)
+class Patterns:
+    """The numbers the page quotes about the heads (weights are attention weights)."""
+
+    sink_min: float  # least weight any row of the sink head puts on "."
+    neighbour_min: (
+        float  # least total weight a row of the neighbour head gives its neighbours
+    )
+    the_to_the: tuple[float, ...]  # first "the" -> second "the", per head of four
+    cat_to_mat: tuple[float, ...]  # "cat" -> "mat", per head of four
+    two_heads_the_to_the: tuple[
+        float, ...
+    ]  # first "the" -> second "the", per head of two
+    one_head_on_delimiter: float  # mean weight on "." over the rows of the single head
+    entropy_bits: dict[int, float]  # head count -> mean row entropy over heads and rows
+    head_entropy_bits: tuple[float, ...]  # mean row entropy of each of the four heads
+
+
+def patterns() -> Patterns:
+    """Measure the four patterns, and the blur of fewer heads, on the layer's weights.
+
+    ```python
+    from mha.worked.cat_mat import patterns
+
+    p = patterns()
+    assert p.sink_min > 0.99 and p.entropy_bits[1] > p.entropy_bits[4]
+    ```
+    """
+    w = {h: attention_weights(h) for h in HEAD_COUNTS}
+    the, second_the = (i for i, t in enumerate(TOKENS) if t == "the")
+    cat, mat, stop = TOKENS.index("cat"), TOKENS.index("mat"), TOKENS.index(".")
+    n = len(TOKENS)
+    neighbours = np.abs(np.subtract.outer(np.arange(n), np.arange(n))) == 1  # (n, n)
+    neighbour_head, sink_head = HEADS.index("neighbour"), HEADS.index("sink")
+    return Patterns(
+        sink_min=float(w[4][sink_head, :, stop].min()),
+        neighbour_min=float((w[4][neighbour_head] * neighbours).sum(axis=-1).min()),
+        the_to_the=tuple(float(v) for v in w[4][:, the, second_the]),
+        cat_to_mat=tuple(float(v) for v in w[4][:, cat, mat]),
+        two_heads_the_to_the=tuple(float(v) for v in w[2][:, the, second_the]),
+        one_head_on_delimiter=float(w[1][0, :, stop].mean()),
+        entropy_bits={h: float(row_entropy(w[h]).mean()) for h in HEAD_COUNTS},
+        head_entropy_bits=tuple(float(e) for e in row_entropy(w[4]).mean(axis=-1)),
+    )
