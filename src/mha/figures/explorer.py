@@ -12,7 +12,8 @@ def heatmaps(example: dict) -> Figure:
     """Every heatmap of an explorer example (``mha.explorer``): one row per head count.
 
     Rows of a heatmap are queries, columns keys, colour the attention weight
-    (cividis, 0 to 1). The most heads come first.
+    (cividis, 0 to 1). The most heads come first; token labels sit on the first
+    heatmap of each head count (the others share its rows and columns).
 
     ```python
     from mha.explorer import cat_mat_example
@@ -47,9 +48,11 @@ def heatmaps(example: dict) -> Figure:
             image = ax.imshow(weights, cmap=CMAP, vmin=0, vmax=1, interpolation="none")
             name = head["name"].replace(" + ", "\n+ ")
             ax.set_title(f"{config['label']}: {name}", fontsize=7, loc="left")
-            ax.set_xticks(np.arange(len(keys)), keys, rotation=90, fontsize=7)
-            ax.set_yticks(np.arange(len(queries)), queries, fontsize=7)
-            ax.tick_params(length=0)
+            first = i == 0  # token labels on a config's first heatmap only
+            ax.set_xticks(np.arange(len(keys)), keys if first else [])
+            ax.set_yticks(np.arange(len(queries)), queries if first else [])
+            ax.tick_params(bottom=False, left=False, labelsize=7)
+            ax.tick_params(axis="x", labelrotation=90)
             for spine in ax.spines.values():
                 spine.set_visible(False)
     bar = fig.colorbar(image, ax=axes, shrink=0.5, aspect=30)
