@@ -31,6 +31,7 @@ def define_env(env):
     env.filter(formatting.percent, "pct")
     env.filter(formatting.thousands, "thousands")
     env.filter(formatting.vector, "vec")
+    env.filter(formatting.significant, "sig")
 
     @env.macro
     def core(name: str):

@@ -51,6 +51,23 @@ def percent(fraction: float, places: int = 1) -> str:
     return decimals(100 * float(fraction), places) + "%"
 
 
+def significant(x: float, digits: int = 2) -> str:
+    """``x`` to ``digits`` significant digits, in plain decimals (a tiny loss, say).
+
+    ```python
+    from mha.formatting import significant
+
+    assert significant(0.000012345) == "0.000012"
+    assert significant(0.1706) == "0.17" and significant(0.0) == "0"
+    ```
+    """
+    x = float(x)
+    if x == 0:
+        return "0"
+    exponent = int(f"{x:.{digits - 1}e}".split("e")[1])  # after rounding: 0.0995 -> -1
+    return decimals(x, max(0, digits - 1 - exponent))
+
+
 def vector(values: Iterable[float], places: int = 3) -> str:
     """A vector in brackets, each entry to ``places`` decimals.
 
