@@ -96,18 +96,17 @@ class Forward:
 def forward(params: Params, x: np.ndarray, n_heads: int) -> Forward:
     """Run every model on ``x (M, B, n, d_model)`` (or ``(B, n, d_model)``, shared).
 
-        ```python
-        import numpy as np
-        from mha import MultiHeadAttention
-        from mha.experiments.toy_model import forward, init_params
-        from mha._validate import positive_int
+    ```python
+    import numpy as np
+    from mha import MultiHeadAttention
+    from mha.experiments.toy_model import forward, init_params
     from mha.experiments.toy_task import generate
 
-        params, x = init_params(4, [7]), generate(5).inputs()
-        layer = MultiHeadAttention(32, 4)
-        layer.w_q, layer.w_k, layer.w_v, layer.w_o = (params[k][0] for k in "w_q w_k w_v w_o".split())
-        assert np.allclose(forward(params, x, 4).y[0], layer(x)[0])  # the core's layer
-        ```
+    params, x = init_params(4, [7]), generate(5).inputs()
+    layer = MultiHeadAttention(32, 4)
+    layer.w_q, layer.w_k, layer.w_v, layer.w_o = (params[k][0] for k in "w_q w_k w_v w_o".split())
+    assert np.allclose(forward(params, x, 4).y[0], layer(x)[0])  # the core's layer
+    ```
     """
     x = np.broadcast_to(x, (params["w_q"].shape[0], *x.shape[-3:]))
     q, k, v = (
@@ -125,20 +124,19 @@ def loss_and_grads(
 ) -> tuple[np.ndarray, Params]:
     """Mean cross-entropy of each model ``(M,)`` and its gradients, by backpropagation.
 
-        ``targets (B, n, 2)`` or ``(M, B, n, 2)`` word indices. The loss averages over
-        sequences, positions and the two targets.
+    ``targets (B, n, 2)`` or ``(M, B, n, 2)`` word indices. The loss averages over
+    sequences, positions and the two targets.
 
-        ```python
-        import numpy as np
-        from mha.experiments.toy_model import init_params, loss_and_grads
-        from mha._validate import positive_int
+    ```python
+    import numpy as np
+    from mha.experiments.toy_model import init_params, loss_and_grads
     from mha.experiments.toy_task import generate
 
-        batch = generate(4)
-        loss, grads = loss_and_grads(init_params(2, [0]), batch.inputs(), batch.targets(), 2)
-        assert loss.shape == (1,) and abs(loss[0] - np.log(8)) < 0.5  # near chance
-        assert grads["w_q"].shape == (1, 32, 32)
-        ```
+    batch = generate(4)
+    loss, grads = loss_and_grads(init_params(2, [0]), batch.inputs(), batch.targets(), 2)
+    assert loss.shape == (1,) and abs(loss[0] - np.log(8)) < 0.5  # near chance
+    assert grads["w_q"].shape == (1, 32, 32)
+    ```
     """
     fwd = forward(params, x, n_heads)
     m, b, n = fwd.y.shape[:3]
@@ -191,14 +189,13 @@ class Scores:
 def evaluate(params: Params, batch: Batch, n_heads: int) -> Scores:
     """Loss and accuracy of every model on ``batch`` (no gradients).
 
-        ```python
-        from mha.experiments.toy_model import evaluate, init_params
-        from mha._validate import positive_int
+    ```python
+    from mha.experiments.toy_model import evaluate, init_params
     from mha.experiments.toy_task import generate
 
-        scores = evaluate(init_params(2, [0, 1]), generate(50), 2)
-        assert scores.loss.shape == (2,) and (scores.accuracy < 0.5).all()  # untrained
-        ```
+    scores = evaluate(init_params(2, [0, 1]), generate(50), 2)
+    assert scores.loss.shape == (2,) and (scores.accuracy < 0.5).all()  # untrained
+    ```
     """
     fwd = forward(params, batch.inputs(params["w_q"].dtype.type), n_heads)
     hot = _one_hot(batch.targets(), fwd.logits.shape)
