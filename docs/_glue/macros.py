@@ -8,7 +8,8 @@ Every number is computed in ``src/mha``; a page asks for it and formats it:
 
 ``core(name)`` imports ``mha.<name>``; ``figure("module.function", alt, ...)`` calls
 ``mha.figures.<module>.<function>(...)`` and inlines the SVG with ``alt`` as its
-accessible name.
+accessible name. Figures are cached by content hash (code and arguments), so a warm
+build does not draw them again.
 """
 
 import importlib
@@ -25,7 +26,8 @@ def define_env(env):
     """Called by mkdocs-macros once per build."""
     _fresh_core()
     formatting = importlib.import_module("mha.formatting")
-    to_svg = importlib.import_module("mha.figures").to_svg
+    render = importlib.import_module("mha.figures").render
+    cached = importlib.import_module("mha.cache").cached
 
     env.filter(formatting.decimals, "dec")
     env.filter(formatting.percent, "pct")
@@ -41,6 +43,6 @@ def define_env(env):
     @env.macro
     def figure(name: str, alt: str, *args, **kwargs) -> str:
         """Inline SVG of the figure ``mha.figures.<name>(*args, **kwargs)``."""
-        module, function = name.rsplit(".", 1)
-        draw = getattr(importlib.import_module(f"mha.figures.{module}"), function)
-        return f'<figure class="mha">{to_svg(draw(*args, **kwargs), alt)}</figure>'
+        return (
+            f'<figure class="mha">{cached(render, name, alt, *args, **kwargs)}</figure>'
+        )

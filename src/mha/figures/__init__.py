@@ -1,9 +1,30 @@
 """Every figure on the site: one function per figure, returning a matplotlib Figure.
 
 ``to_svg`` turns a figure into deterministic inline SVG whose ink follows the page's
-text colour (``currentColor``), so one drawing reads in light and dark mode.
+text colour (``currentColor``), so one drawing reads in light and dark mode;
+``render`` does it by name, the way pages ask for a figure.
 """
+
+import importlib
 
 from mha.figures.style import to_svg
 
-__all__ = ["to_svg"]
+__all__ = ["render", "to_svg"]
+
+
+def render(name: str, alt: str, *args: object, **kwargs: object) -> str:
+    """Inline SVG of ``mha.figures.<name>(*args, **kwargs)``, named by ``alt``.
+
+    ```python
+    from mha.figures import render
+    from mha.worked.cricket import solve
+
+    svg = render("cricket.three_distributions", "three bar groups", solve())
+    assert svg.startswith('<svg role="img" aria-label="three bar groups"')
+    ```
+    """
+    module, _, function = name.rpartition(".")
+    if not module:
+        raise ValueError(f"name: expected 'module.function', got {name!r}")
+    draw = getattr(importlib.import_module(f"mha.figures.{module}"), function)
+    return to_svg(draw(*args, **kwargs), alt)
