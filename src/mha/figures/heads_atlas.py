@@ -37,7 +37,9 @@ STAT_TITLES = {
     "same_word": "same word",
     "spread": "spread (entropy / log n)",
 }
-OUTLINE = [patheffects.withStroke(linewidth=2, foreground="white")]
+# cell letters: white with a black outline, legible on every cell colour in light and
+# dark mode (the cells keep their colours; only INK follows the page)
+OUTLINE = [patheffects.withStroke(linewidth=2, foreground="black")]
 
 
 def _grid_axes(ax, n_layers: int, n_heads: int, fontsize: float = 8) -> None:
@@ -84,7 +86,7 @@ def kind_grid(atlas: Atlas) -> Figure:
                     ha="center",
                     va="center",
                     fontsize=8,
-                    color=INK,
+                    color="white",
                     path_effects=OUTLINE,
                 )
     ax.set_xticks(np.arange(-0.5, n_heads), minor=True)
