@@ -41,6 +41,7 @@ def reference():
     needed = (
         f"torch=={TORCH_VERSION} and transformers (test-only; .ci/run installs them)"
     )
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # local files only, never the hub
     try:
         torch = importlib.import_module("torch")
         transformers = importlib.import_module("transformers")
@@ -48,7 +49,6 @@ def reference():
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI=true requires {needed}: {error}", pytrace=False)
         pytest.skip(f"the MiniLM reference needs {needed}: {error}")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     directory = str(minilm.model_dir())
     bert = transformers.BertModel.from_pretrained(
         directory, local_files_only=True, attn_implementation="eager"
