@@ -167,9 +167,11 @@ def cricket_example() -> dict:
     assert ex["configs"][1]["heads"][0]["rows"][0]["weights"][0] == 0.7679
     ```
     """
-    solved = cricket.solve()
     q = cricket.Q_HIS[None]  # (1 query, d_model)
-    names = {1: (solved.full.name,), 2: (solved.head_a.name, solved.head_b.name)}
+    names = {  # what each head sees, and the cricket page's name for it
+        1: ("all four dimensions",),
+        2: ("coreference dimensions (head A)", "topic dimensions (head B)"),
+    }
     return {
         "title": f'"{cricket.QUERY}" over ' + ", ".join(cricket.TOKENS),
         "queries": _tokens((cricket.QUERY,), cricket.TOKENS.index(cricket.QUERY) + 1),

@@ -141,7 +141,7 @@ def test_keyboard_only(new_page) -> None:
     )
     page.keyboard.press("Enter")
     heading = widget(page).get_by_role("heading", name=re.compile("softmax"))
-    expect(heading).to_contain_text("“on” (position 4), head 2 of 2")
+    expect(heading).to_contain_text("“on” (position 4) in head 2 of 2")
     assert_matches_core(arithmetic_numbers(page), core_row(2, 1, 3))
     assert not recorded.problems(), recorded.problems()
 

@@ -36,7 +36,7 @@
     const caption = el("figcaption", { id: `mhx-${++idCount}` }, `Head ${h + 1}: ${head.name}`);
     const svg = el("svg", {
       viewBox: `0 0 ${LEFT + nk * CELL + 4} ${TOP + nq * CELL + 4}`,
-      role: "group", "aria-labelledby": caption.id,
+      width: (LEFT + nk * CELL + 4) * 1.25, role: "group", "aria-labelledby": caption.id,
     }, "", SVG);
     ex.keys.forEach((k, j) => {
       const x = LEFT + (j + 0.5) * CELL, y = TOP - 6;
@@ -106,7 +106,7 @@
     }
     const { ex, config } = state, { head: h, query: i } = state.selected;
     const head = config.heads[h], row = head.rows[i];
-    panel.append(el("h3", {}, `The softmax arithmetic of ${name(ex.queries[i])}, head ${h + 1} of ${config.n_heads} (${head.name})`));
+    panel.append(el("h3", {}, `The softmax arithmetic of ${name(ex.queries[i])} in head ${h + 1} of ${config.n_heads}: ${head.name}`));
     panel.append(el("p", {}, `Scale: √d_k = √${config.d_k} = ${fmt(config.scale)}. Each weight is exp(score) divided by the sum of the exps.`));
     const wrap = el("div", { class: "mhx-scroll", tabindex: "0", role: "region", "aria-label": "Arithmetic table" });
     const table = el("table", { class: "mhx-table" });
