@@ -5,7 +5,11 @@ page widgets is written into the built site after each build. Thin: call the cor
 """
 
 import importlib
+import itertools
+import re
 from pathlib import Path
+
+import jupytext
 
 
 def on_post_build(config, **kwargs):
@@ -14,3 +18,45 @@ def on_post_build(config, **kwargs):
     explorer.write(Path(config["site_dir"]) / explorer.SITE_PATH)
     kv_memory = importlib.import_module("mha.kv_memory")  # the KV-cache calculator
     kv_memory.write(Path(config["site_dir"]) / kv_memory.SITE_PATH)
+
+
+# Notebook pages (mkdocs-jupyter, sources in docs/notebooks/*.py). nbconvert gives
+# each cell a random id, so ids are renumbered in order (two builds stay identical),
+# and each page gets its source as a downloadable .ipynb written beside it.
+_CELL_ID = re.compile(r'id="cell-id=[^"]*"')
+_ARTICLE = '<article class="md-content__inner md-typeset">'
+
+
+def _notebook_source(page) -> Path | None:
+    src = page.file.src_uri
+    if src.startswith("notebooks/") and src.endswith(".py"):
+        return Path(page.file.abs_src_path)
+    return None
+
+
+def _ipynb(source: Path) -> str:
+    """The jupytext source as an unexecuted .ipynb, cell ids numbered in order."""
+    notebook = jupytext.read(source)
+    for number, cell in enumerate(notebook.cells):
+        cell.id = f"cell-{number}"
+    return jupytext.writes(notebook, fmt="ipynb")
+
+
+def on_post_page(output, page, config, **kwargs):
+    """Renumber a notebook page's cell ids; write and link its .ipynb download."""
+    source = _notebook_source(page)
+    if source is None:
+        return output
+    number = itertools.count()
+    output = _CELL_ID.sub(lambda _: f'id="cell-id={next(number)}"', output)
+    name = f"{source.stem}.ipynb"
+    target = Path(page.file.abs_dest_path).parent / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(_ipynb(source), encoding="utf-8")
+    link = (
+        f'<p class="mha-download"><a href="{name}" download>'
+        f"Download this notebook ({name})</a></p>"
+    )
+    if output.count(_ARTICLE) != 1:
+        raise ValueError(f"{page.file.src_uri}: no single <article> to put the link in")
+    return output.replace(_ARTICLE, _ARTICLE + link, 1)

@@ -1,0 +1,110 @@
+"""Notebook pages: sources that run, executed at build, reproducible, downloadable.
+
+The notebooks are jupytext percent-format sources in docs/notebooks/ (pytest does not
+collect them: see ``--ignore`` in pyproject.toml). Each one is run here as a script,
+so a broken notebook fails `make test` as well as the build.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+from tests.docs.test_build import CONFIG
+
+NOTEBOOKS = sorted((ROOT / "docs" / "notebooks").glob("*.py"))
+RANDOM_ID = re.compile(r'id="cell-id=[0-9a-f]{8}')
+
+
+def _hooks():
+    spec = importlib.util.spec_from_file_location(
+        "site_hooks", ROOT / "docs" / "_glue" / "hooks.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_there_are_notebooks_and_each_is_in_the_nav():
+    assert len(NOTEBOOKS) >= 2
+    nav = json.dumps(CONFIG["nav"])
+    for path in NOTEBOOKS:
+        assert f"notebooks/{path.name}" in nav
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_the_notebook_source_runs(path: Path, capsys):
+    runpy.run_path(str(path), run_name="__main__")
+    assert capsys.readouterr().out  # it printed what it computed
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_the_download_is_an_ipynb_with_numbered_cells(path: Path):
+    text = _hooks()._ipynb(path)
+    assert text == _hooks()._ipynb(path)  # the same bytes every build
+    notebook = json.loads(text)
+    assert notebook["nbformat"] == 4
+    assert [c["id"] for c in notebook["cells"]] == [
+        f"cell-{i}" for i in range(len(notebook["cells"]))
+    ]
+    sources = "".join("".join(c["source"]) for c in notebook["cells"])
+    assert "import" in sources and "# %%" not in sources
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_the_built_page_is_executed_renumbered_and_linked(built_site: Path, path: Path):
+    page_dir = built_site / "notebooks" / path.stem
+    html = (page_dir / "index.html").read_text()
+    assert not RANDOM_ID.search(html), "random nbconvert cell ids left in the page"
+    ids = re.findall(r'id="cell-id=(\d+)"', html)
+    assert ids == [str(i) for i in range(len(ids))] and ids
+    assert f'href="{path.stem}.ipynb"' in html
+    download = json.loads((page_dir / f"{path.stem}.ipynb").read_text())
+    assert download["cells"]
+    assert "jp-OutputArea-output" in html  # the cells ran at build
+
+
+def test_the_few_lines_notebook_matches_the_core(built_site: Path):
+    html = (built_site / "notebooks" / "mha_in_a_few_lines" / "index.html").read_text()
+    assert "largest difference in the output" in html
+
+
+def test_a_failing_cell_fails_the_build(tmp_path: Path):
+    jupyter = next(
+        p["mkdocs-jupyter"]
+        for p in CONFIG["plugins"]
+        if isinstance(p, dict) and "mkdocs-jupyter" in p
+    )
+    assert jupyter["allow_errors"] is False and jupyter["execute"] is True
+    docs = tmp_path / "docs"
+    (docs / "notebooks").mkdir(parents=True)
+    (docs / "index.md").write_text("# Tiny\n")
+    (docs / "notebooks" / "broken.py").write_text(
+        '# %%\nraise RuntimeError("this cell failed")\n'
+    )
+    config = {
+        "site_name": "tiny",
+        "docs_dir": str(docs),
+        "site_dir": str(tmp_path / "site"),
+        "strict": True,
+        "nav": ["index.md", "notebooks/broken.py"],
+        "plugins": [{"mkdocs-jupyter": jupyter}],
+    }
+    (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump(config))
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-f", str(tmp_path / "mkdocs.yml")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert result.returncode != 0
+    assert "this cell failed" in result.stdout + result.stderr
