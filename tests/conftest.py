@@ -12,6 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from threadpoolctl import threadpool_limits
+
+# As in the build (docs/_glue/macros.py): small matrices run faster on one BLAS thread.
+threadpool_limits(1)
 
 ROOT = Path(__file__).resolve().parent.parent
 
