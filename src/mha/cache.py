@@ -5,20 +5,29 @@ under the same key. The key hashes the source of every module of the ``mha`` pac
 the function's name and its pickled arguments, so any change to the code or the inputs
 invalidates the entry by itself: there is nothing to clear by hand. Results live in
 ``.cache/results/`` at the repository root (ignored by git), or in ``$MHA_CACHE_DIR``.
+
+``cached_arrays(name, key, compute)`` keeps large arrays (a real model's dequantised
+weights) as ``.npy`` files under a key the caller derives from its inputs and code,
+and holds one entry per name, so a new version replaces the old one on disk.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import pickle
+import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
+
 T = TypeVar("T")
+Arrays = dict[str, np.ndarray]
 PACKAGE = Path(__file__).resolve().parent
 
 
@@ -95,3 +104,54 @@ def cached(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         tmp.write(pickle.dumps(result, protocol=5))
     os.replace(tmp.name, path)  # atomic: a reader never sees half a file
     return result
+
+
+def cached_arrays(
+    name: str, key: str, compute: Callable[[], tuple[Arrays, dict[str, Any]]]
+) -> tuple[Arrays, dict[str, Any]]:
+    """``compute()``'s arrays and JSON metadata, stored as files under ``name/key``.
+
+    ``key`` must change whenever the result would (hash the inputs and the code that
+    computes it). Only the latest entry of ``name`` is kept: storing a new key removes
+    the others. Arrays are ``.npy`` files, read back at disk speed, with no pickle.
+
+    ```python
+    import os, tempfile
+    import numpy as np
+    from mha.cache import cached_arrays
+
+    os.environ["MHA_CACHE_DIR"] = tempfile.mkdtemp()
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"w": np.arange(3.0)}, {"note": "three"}
+
+    first = cached_arrays("demo", "v1", compute)
+    arrays, meta = cached_arrays("demo", "v1", compute)
+    assert arrays["w"].tolist() == [0.0, 1.0, 2.0] and meta == {"note": "three"}
+    assert len(calls) == 1  # computed once
+    del os.environ["MHA_CACHE_DIR"]
+    ```
+    """
+    folder = cache_dir() / name
+    entry = folder / key
+    if (entry / "meta.json").exists():
+        stored = json.loads((entry / "meta.json").read_text())
+        arrays = {k: np.load(entry / f"{k}.npy") for k in stored["arrays"]}
+        return arrays, stored["meta"]
+    arrays, meta = compute()
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=folder, prefix=".tmp-"))
+    for k, array in arrays.items():
+        np.save(tmp / f"{k}.npy", array)
+    # meta.json last: an entry is complete once it exists
+    (tmp / "meta.json").write_text(json.dumps({"arrays": list(arrays), "meta": meta}))
+    for old in folder.iterdir():
+        if old.name != key and not old.name.startswith(".tmp-"):
+            shutil.rmtree(old, ignore_errors=True)
+    try:
+        tmp.rename(entry)  # atomic; fails if another process stored it first
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return arrays, meta

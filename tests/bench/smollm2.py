@@ -1,0 +1,151 @@
+"""SmolLM2-135M in NumPy: load time, prefill and decode speed beside the memory bound.
+
+Decoding one token reads every weight once (the tied head reads the whole embedding),
+so its speed is bounded by the machine's read bandwidth: weight bytes per token over
+bytes per second. The bandwidth is measured here by streaming a 1 GiB float32 array
+four ways NumPy can (``sum``, a dot product, a matrix-vector product in each of the
+two layouts), each with NumPy's default BLAS threads and with one; the fastest median
+of ``RUNS`` runs is taken, so the bound is the strictest of the eight.
+
+Budgets (issue 6): load, dequantisation included, <= 10 s (a content-hash cache of the
+dequantised arrays is allowed: ``load_cold_s`` is without it, ``load_s`` with it);
+decode >= 60% of the bound. ``experiments_cold_s`` is what the page's study costs a
+build whose cache is cold (the model already loaded).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from mha.experiments import gqa_smollm2
+from mha.measured import machine
+from mha.pretrained import smollm2
+
+RUNS = 5
+GIB = 1 << 30
+DECODE_TOKENS = 32
+LOAD = (
+    "import time, json; t = time.perf_counter(); from mha.pretrained import smollm2; "
+    "smollm2.load(); print(json.dumps(time.perf_counter() - t))"
+)
+
+
+def read_bandwidth(nbytes: int = GIB, runs: int = RUNS) -> dict:
+    """Bytes per second reading ``nbytes`` of float32: the fastest kernel's median.
+
+    Each kernel runs with NumPy's default BLAS threads and with one thread.
+    """
+    data = np.ones(nbytes // 4, np.float32)
+    matrix = data.reshape(-1, 4096)  # C-ordered (rows, 4096)
+    wide = data.reshape(4096, -1)  # C-ordered (4096, columns)
+    kernels = {
+        "sum": data.sum,
+        "dot": lambda: data.dot(data),
+        "matrix @ vector": lambda: matrix @ np.ones(4096, np.float32),
+        "vector @ matrix": lambda: np.ones(4096, np.float32) @ wide,
+    }
+    rates = {}
+    for threads, context in (
+        ("default threads", contextlib.nullcontext),
+        ("one thread", smollm2.one_blas_thread),
+    ):
+        with context():
+            for name, kernel in kernels.items():
+                kernel()  # warm up
+                times = []
+                for _ in range(runs):
+                    start = time.perf_counter()
+                    kernel()
+                    times.append(time.perf_counter() - start)
+                rates[f"{name}, {threads}"] = nbytes / float(np.median(times))
+    best = max(rates, key=rates.get)
+    return {
+        "bytes_per_s": rates[best],
+        "kernel": best,
+        "one_thread_bytes_per_s": max(v for k, v in rates.items() if "one" in k),
+        "gb_per_s_by_kernel": {k: round(v / 1e9, 2) for k, v in rates.items()},
+    }
+
+
+def load_seconds(cache_dir: str) -> float:
+    """Seconds ``smollm2.load()`` takes in a fresh process with this cache folder."""
+    env = {**os.environ, "MHA_CACHE_DIR": cache_dir}
+    out = subprocess.run(
+        [sys.executable, "-c", LOAD],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def decode_seconds(model: smollm2.SmolLM2, ids: list[int]) -> list[float]:
+    """Seconds per greedy decode step (one token: all blocks, then the head)."""
+    caches = model.new_caches(len(ids) + DECODE_TOKENS + 1)
+    hidden = model.hidden(ids, caches)[0, -1]
+    times = []
+    for _ in range(DECODE_TOKENS):
+        start = time.perf_counter()
+        next_id = int(np.argmax(model.head(hidden)))
+        hidden = model.hidden([next_id], caches)[0, -1]
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def run() -> dict:
+    """Load, prefill and decode speed of SmolLM2-135M, and the bandwidth bound."""
+    info = machine()
+    with tempfile.TemporaryDirectory() as cache_dir:
+        load_cold = load_seconds(cache_dir)  # reads and dequantises the GGUF file
+        load_warm = float(np.median([load_seconds(cache_dir) for _ in range(RUNS)]))
+    model = smollm2.load()
+    prompt = model.encode(gqa_smollm2.PARAGRAPH)
+    prefill = []
+    for _ in range(RUNS):
+        start = time.perf_counter()
+        model.hidden(prompt, model.new_caches(len(prompt)))
+        prefill.append(time.perf_counter() - start)
+    decode = float(
+        np.median([np.median(decode_seconds(model, prompt)) for _ in range(RUNS)])
+    )
+    bandwidth = read_bandwidth()
+    bound_seconds = model.weight_nbytes / bandwidth["bytes_per_s"]
+    start = time.perf_counter()
+    gqa_smollm2.study(
+        gqa_smollm2.PARAGRAPH,
+        gqa_smollm2.QUESTION,
+        gqa_smollm2.NEW_TOKENS,
+        smollm2.gguf_digest(),
+    )
+    experiments = time.perf_counter() - start
+    return {
+        "machine": info,
+        "runs": RUNS,
+        "load_cold_s": round(load_cold, 2),
+        "load_s": round(load_warm, 2),
+        "prefill_tokens": len(prompt),
+        "prefill_tokens_per_s": round(len(prompt) / float(np.median(prefill)), 1),
+        "decode_tokens_per_s": round(1 / decode, 2),
+        "weight_bytes_per_token": model.weight_nbytes,
+        "read_bytes": GIB,
+        "read_bandwidth_gb_per_s": round(bandwidth["bytes_per_s"] / 1e9, 2),
+        "read_bandwidth_kernel": bandwidth["kernel"],
+        "read_bandwidth_one_thread_gb_per_s": round(
+            bandwidth["one_thread_bytes_per_s"] / 1e9, 2
+        ),
+        "read_bandwidth_gb_per_s_by_kernel": bandwidth["gb_per_s_by_kernel"],
+        "bound_tokens_per_s": round(1 / bound_seconds, 2),
+        "decode_bound_ratio": round(bound_seconds / decode, 3),
+        "experiments_cold_s": round(experiments, 1),
+        "budget_load_s": 10,
+        "budget_decode_bound_ratio": 0.6,
+    }
