@@ -255,7 +255,8 @@ def study(text: str, question: str, new_tokens: int, model_digest: str) -> Study
     mqa_model = model.map_attention(to_mqa)
     prompt = smollm2.chat_prompt(question)
     ids = model.encode(text)
-    logits = model.logits(ids)
+    logits = model.logits(ids)  # (n, vocab); row i predicts token i + 1
+    mha_logits = mha_model.logits(ids)
     return Study(
         config=model.config,
         n_params=model.n_params,
@@ -263,10 +264,10 @@ def study(text: str, question: str, new_tokens: int, model_digest: str) -> Study
         gqa=trace_cache(model, prompt, new_tokens),
         mha=trace_cache(mha_model, prompt, new_tokens),
         mqa=trace_cache(mqa_model, prompt, new_tokens),
-        mha_max_logit_diff=float(np.abs(mha_model.logits(ids) - logits).max()),
+        mha_max_logit_diff=float(np.abs(mha_logits - logits).max()),
         logit_scale=float(np.abs(logits).max()),
-        perplexity=model.perplexity(text),
-        mha_perplexity=mha_model.perplexity(text),
+        perplexity=smollm2.perplexity_of(logits[:-1], ids[1:]),
+        mha_perplexity=smollm2.perplexity_of(mha_logits[:-1], ids[1:]),
         mqa_perplexity=mqa_model.perplexity(text),
         swapped_rope_perplexity=model.map_attention(swap_rope_pairing).perplexity(text),
         mqa_layer_perplexity=one_layer_at_a_time(model, to_mqa, text),
