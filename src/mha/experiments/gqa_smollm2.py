@@ -239,7 +239,7 @@ class Study:
         return int(np.argmin(self.mqa_layer_perplexity))
 
 
-def study(text: str, question: str, new_tokens: int, model_digest: str) -> Study:
+def _study(text: str, question: str, new_tokens: int, model_digest: str) -> Study:
     """Run the whole study (tens of seconds of computing); ``results()`` caches it.
 
     ``model_digest`` (``smollm2.gguf_digest()``) names the model file, so that a new
@@ -285,4 +285,4 @@ def results() -> Study:
     assert r.mha.answer == r.gqa.answer and r.perplexity < r.mqa_perplexity
     ```
     """
-    return cached(study, PARAGRAPH, QUESTION, NEW_TOKENS, smollm2.gguf_digest())
+    return cached(_study, PARAGRAPH, QUESTION, NEW_TOKENS, smollm2.gguf_digest())

@@ -541,10 +541,10 @@ def weights() -> tuple[dict[str, np.ndarray], dict]:
     digest = hashlib.sha256(gguf_digest().encode())
     digest.update(Path(__file__).read_bytes())
     digest.update(importlib.metadata.version("gguf").encode())
-    return cached_arrays("smollm2", digest.hexdigest(), lambda: read_gguf(gguf_path()))
+    return cached_arrays("smollm2", digest.hexdigest(), lambda: _read_gguf(gguf_path()))
 
 
-def read_gguf(path: Path) -> tuple[dict[str, np.ndarray], dict]:
+def _read_gguf(path: Path) -> tuple[dict[str, np.ndarray], dict]:
     """Read and dequantise the GGUF file: float32 arrays, config and tokenizer data.
 
     Slow (several seconds: parsing the vocabulary and dequantising 135M weights);
