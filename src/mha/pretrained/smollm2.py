@@ -29,6 +29,7 @@ import functools
 import hashlib
 import importlib.metadata
 import importlib.util
+import inspect
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -527,8 +528,9 @@ def gguf_digest() -> str:
 def weights() -> tuple[dict[str, np.ndarray], dict]:
     """The dequantised arrays and the metadata of the installed GGUF file, cached.
 
-    The cache key hashes the file's bytes, this module's source and the ``gguf``
-    version, so a new file or new reading code reads the file again.
+    The cache key hashes the file's bytes, the source of the code that reads it
+    (``_read_gguf`` and ``Config``) and the ``gguf`` version, so a new file or new
+    reading code reads the file again, and nothing else does.
 
     ```python
     from mha.pretrained.smollm2 import weights
@@ -539,7 +541,8 @@ def weights() -> tuple[dict[str, np.ndarray], dict]:
     ```
     """
     digest = hashlib.sha256(gguf_digest().encode())
-    digest.update(Path(__file__).read_bytes())
+    for code in (_read_gguf, Config):
+        digest.update(inspect.getsource(code).encode())
     digest.update(importlib.metadata.version("gguf").encode())
     return cached_arrays("smollm2", digest.hexdigest(), lambda: _read_gguf(gguf_path()))
 
