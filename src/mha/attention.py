@@ -94,11 +94,23 @@ def scaled_dot_product_attention(
     k = float_array("k", k)
     v = float_array("v", v)
     lead = _check_qkv(q, k, v)
+    if mask is not None:
+        mask = _check_mask(mask, (*lead, q.shape[-2], k.shape[-2]))
+    return _attention(q, k, v, mask)
+
+
+def _attention(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The computation of ``scaled_dot_product_attention`` on inputs already checked.
+
+    The layer checks its input once and calls this directly, so a decoding step does
+    not re-scan the whole K/V cache for NaNs on every token.
+    """
+    lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     q_len, k_len = q.shape[-2], k.shape[-2]
     if mask is not None:
-        mask = np.broadcast_to(
-            _check_mask(mask, (*lead, q_len, k_len)), (*lead, q_len, k_len)
-        )
+        mask = np.broadcast_to(mask, (*lead, q_len, k_len))
     q = q * q.dtype.type(1 / np.sqrt(q.shape[-1]))  # scale the queries: fewer entries
     k_t = np.swapaxes(k, -1, -2)  # (..., d_k, k_len)
     weights = np.empty((*lead, q_len, k_len), q.dtype)

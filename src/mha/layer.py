@@ -8,7 +8,7 @@ from collections.abc import Callable
 import numpy as np
 
 from mha._validate import float_array, generator, head_dim
-from mha.attention import _check_mask, scaled_dot_product_attention
+from mha.attention import _attention, _check_mask
 from mha.heads import mean_pool_heads, merge_heads, split_heads
 from mha.kv_cache import KVCache
 
@@ -186,12 +186,14 @@ class MultiHeadAttention:
         # rows of that head: one attention call, and K/V are never copied.
         *lead, h, q_len, d_k = q.shape
         group = h // self.n_kv_heads
-        if mask is not None and group > 1:
+        if mask is not None:
             mask = _check_mask(mask, (*lead, h, q_len, k.shape[-2]))
+        if mask is not None and group > 1:
             mask = np.broadcast_to(mask, (*lead, h, q_len, k.shape[-2]))
             mask = mask.reshape(*lead, self.n_kv_heads, group * q_len, k.shape[-2])
         q = q.reshape(*lead, self.n_kv_heads, group * q_len, d_k)
-        heads, weights = scaled_dot_product_attention(q, k, v, mask)
+        # x was checked on entry: its projections need no second scan for NaNs
+        heads, weights = _attention(q, k, v, mask)
         heads = heads.reshape(*lead, h, q_len, d_k)
         weights = weights.reshape(*lead, h, q_len, k.shape[-2])
         if head_mask is not None:
