@@ -8,4 +8,14 @@ document$.subscribe(({ body }) => {
     ],
     throwOnError: true,
   });
+  // Notebook pages (mkdocs-jupyter) keep the $...$ of their Markdown cells.
+  for (const notebook of body.querySelectorAll(".jupyter-wrapper")) {
+    renderMathInElement(notebook, {
+      delimiters: [
+        { left: "$$", right: "$$", display: true },
+        { left: "$", right: "$", display: false },
+      ],
+      throwOnError: true,
+    });
+  }
 });

@@ -1,8 +1,9 @@
 // Keyboard access to regions that scroll sideways, as the theme gives it to wide code
-// blocks: a table wrapper or a bar of tab labels that overflows becomes focusable (the
-// arrow keys then scroll it), one that fits does not (axe: scrollable-region-focusable).
+// blocks: a table wrapper, a bar of tab labels or a notebook code cell that overflows
+// becomes focusable (the arrow keys then scroll it), one that fits does not (axe:
+// scrollable-region-focusable).
 // Re-checked whenever the region or its content changes size.
-const SCROLLING_REGIONS = ".md-typeset__scrollwrap, .tabbed-labels";
+const SCROLLING_REGIONS = ".md-typeset__scrollwrap, .tabbed-labels, .highlight-ipynb";
 
 document$.subscribe(() => {
   const observer = new ResizeObserver((entries) => {
