@@ -13,7 +13,11 @@ assert all(m.d_model % m.n_heads == 0 for m in MODELS)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
+
+T = TypeVar("T", bound=Any)  # a row with a ``name``
 
 
 @dataclass(frozen=True)
@@ -99,10 +103,15 @@ def model(name: str) -> ModelShape:
     assert model("Transformer base").d_k == 64
     ```
     """
-    for shape in MODELS:
-        if shape.name == name:
-            return shape
-    names = ", ".join(repr(m.name) for m in MODELS)
+    return _by_name(MODELS, name)
+
+
+def _by_name(rows: Sequence[T], name: str) -> T:
+    """The row called ``name``, or a ValueError listing the names there are."""
+    for row in rows:
+        if row.name == name:
+            return row
+    names = ", ".join(repr(row.name) for row in rows)
     raise ValueError(f"name: expected one of {names}, got {name!r}")
 
 
@@ -414,11 +423,7 @@ def decoder(name: str) -> DecoderConfig:
     assert decoder("Llama-2 70B").n_heads // decoder("Llama-2 70B").n_kv_heads == 8
     ```
     """
-    for config in DECODERS:
-        if config.name == name:
-            return config
-    names = ", ".join(repr(d.name) for d in DECODERS)
-    raise ValueError(f"name: expected one of {names}, got {name!r}")
+    return _by_name(DECODERS, name)
 
 
 @dataclass(frozen=True)
