@@ -28,6 +28,7 @@ import numpy as np
 from mha.experiments import gqa_smollm2
 from mha.measured import machine
 from mha.pretrained import smollm2
+from tests.bench import median_seconds
 
 RUNS = 5
 GIB = 1 << 30
@@ -59,13 +60,7 @@ def read_bandwidth(nbytes: int = GIB, runs: int = RUNS) -> dict:
     ):
         with context():
             for name, kernel in kernels.items():
-                kernel()  # warm up
-                times = []
-                for _ in range(runs):
-                    start = time.perf_counter()
-                    kernel()
-                    times.append(time.perf_counter() - start)
-                rates[f"{name}, {threads}"] = nbytes / float(np.median(times))
+                rates[f"{name}, {threads}"] = nbytes / median_seconds(kernel, runs)
     best = max(rates, key=rates.get)
     return {
         "bytes_per_s": rates[best],

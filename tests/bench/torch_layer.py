@@ -7,27 +7,17 @@ Target (DESIGN.md): the core takes <= 1.25x torch's time at each shape.
 from __future__ import annotations
 
 import platform
-import time
 
 import numpy as np
 import torch
 from threadpoolctl import threadpool_limits
 
 from mha import MultiHeadAttention
+from tests.bench import median_seconds
 
 SHAPES = [(128, 512, 8), (512, 512, 8), (2048, 512, 8), (512, 512, 64)]  # (n, d, h)
 THREADS = 2
 TARGET_RATIO = 1.25
-
-
-def _median_seconds(fn, repeats: int) -> float:
-    fn()  # warm up
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
 
 
 def _torch_twin(layer: MultiHeadAttention) -> torch.nn.MultiheadAttention:
@@ -61,8 +51,8 @@ def run() -> dict:
             out_t, weights_t = reference()
             repeats = 20 if n <= 512 else 7
             t_core, t_torch = (
-                _median_seconds(core, repeats),
-                _median_seconds(reference, repeats),
+                median_seconds(core, repeats),
+                median_seconds(reference, repeats),
             )
             rows.append(
                 {
