@@ -7,9 +7,27 @@ page widgets is written into the built site after each build. Thin: call the cor
 import importlib
 import itertools
 import re
+import shutil
 from pathlib import Path
 
 import jupytext
+
+
+def on_config(config, **kwargs):
+    """Keep executed notebooks in a folder named by the hash of the ``mha`` source.
+
+    mkdocs-jupyter's own cache key hashes a notebook's text and options, not the code
+    it imports: one folder per version of ``src/mha`` makes an edit there re-execute
+    every notebook by itself. Folders of earlier versions are removed.
+    """
+    cache = importlib.import_module("mha.cache")
+    notebooks = config.plugins["mkdocs-jupyter"].config
+    folder = cache.cache_dir() / "notebooks"
+    notebooks["cache_dir"] = str(folder / cache.code_hash())
+    for old in folder.glob("*"):
+        if old.name != cache.code_hash():
+            shutil.rmtree(old, ignore_errors=True)
+    return config
 
 
 def on_post_build(config, **kwargs):

@@ -108,3 +108,18 @@ def test_a_failing_cell_fails_the_build(tmp_path: Path):
     )
     assert result.returncode != 0
     assert "this cell failed" in result.stdout + result.stderr
+
+
+def test_executed_notebooks_are_cached_per_version_of_the_code(tmp_path, monkeypatch):
+    from mkdocs.config import load_config
+
+    from mha.cache import code_hash
+
+    monkeypatch.setenv("MHA_CACHE_DIR", str(tmp_path))
+    stale = tmp_path / "notebooks" / "an-earlier-version"
+    stale.mkdir(parents=True)
+    config = _hooks().on_config(load_config(str(ROOT / "mkdocs.yml")))
+    notebooks = config.plugins["mkdocs-jupyter"].config
+    assert notebooks["cache"] and notebooks["execute"]
+    assert notebooks["cache_dir"] == str(tmp_path / "notebooks" / code_hash())
+    assert not stale.exists()
