@@ -1,4 +1,9 @@
-"""Fixtures shared by the whole suite: one strict build of the site, served locally."""
+"""Fixtures shared by the whole suite: one strict build of the site, served locally.
+
+The suite runs on every core (pytest-xdist, ``-n auto`` in pyproject.toml). The site is
+built once per run, in the background from the start, while the tests that do not
+need it run; those that do run last. ``-n0`` runs everything in one process.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,14 +39,110 @@ def build_site(out: Path) -> subprocess.CompletedProcess:
     )
 
 
+BROWSER_TESTS = ROOT / "tests" / "browser"
+
+
+def needs_site(item: pytest.Item) -> bool:
+    return "built_site" in getattr(item, "fixturenames", ())
+
+
+def run_order(item: pytest.Item) -> int:
+    """0: tests without the site; 1: tests of the built site; 2: browser tests.
+
+    Each worker runs its tests in this order, so the build overlaps the first kind
+    and each worker starts Chromium once (the browser fixtures are package-scoped).
+    """
+    if BROWSER_TESTS in item.path.parents:
+        return 2
+    return int(needs_site(item))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=run_order)  # stable: collection order otherwise
+
+
+# Pages whose browser tests share one recorded visit per page (a fixture's cache).
+PER_PAGE_MODULE = "tests/browser/test_pages.py"
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """xdist hands out a test file at a time, or one page's tests of test_pages.py.
+
+    A file runs in one worker, so its module and session fixtures (a reference model,
+    say) are set up once; the tests of one page read the same recorded visit.
+    """
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByFileOrPage(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            file, _, test = nodeid.partition("::")
+            if file == PER_PAGE_MODULE and "[" in test:
+                return f"{file}[{test.partition('[')[2]}"
+            return file
+
+    return ByFileOrPage(config, log)
+
+
+class SiteBuild:
+    """One ``mkdocs build --strict`` per test run, in ``folder``, shared by workers.
+
+    The first process to ``start`` it runs the build in a thread; every process
+    ``wait``s for its exit status, written last to ``folder/status``.
+    """
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.site = folder / "site"
+        self.status = folder / "status"
+        self.thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        try:
+            self.folder.mkdir()  # atomic: exactly one process gets to build
+        except FileExistsError:
+            return
+        self.thread = threading.Thread(target=self._build, daemon=True)
+        self.thread.start()
+
+    def _build(self) -> None:
+        result = build_site(self.site)
+        (self.folder / "stderr.txt").write_text(result.stderr)
+        partial = self.folder / "status.partial"
+        partial.write_text(str(result.returncode))
+        partial.rename(self.status)
+
+    def wait(self) -> Path:
+        while not self.status.exists():
+            time.sleep(0.2)
+        if int(self.status.read_text()):
+            stderr = (self.folder / "stderr.txt").read_text()
+            pytest.fail(f"mkdocs build --strict failed:\n{stderr[-4000:]}")
+        return self.site
+
+    def join(self) -> None:
+        if self.thread is not None:
+            self.thread.join()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def site_build(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SiteBuild]:
+    """The run's site build, started at once if any collected test needs the site."""
+    shared = tmp_path_factory.getbasetemp()
+    if hasattr(request.config, "workerinput"):  # xdist: workers share the parent
+        shared = shared.parent
+    build = SiteBuild(shared / "built-site")
+    if any(needs_site(item) for item in request.session.items):
+        build.start()
+    yield build
+    build.join()
+
+
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The site, built once per test session with ``mkdocs build --strict``."""
-    out = tmp_path_factory.mktemp("site")
-    result = build_site(out)
-    if result.returncode:
-        pytest.fail(f"mkdocs build --strict failed:\n{result.stderr[-4000:]}")
-    return out
+def built_site(site_build: SiteBuild) -> Path:
+    """The site, built once per test run with ``mkdocs build --strict``."""
+    return site_build.wait()
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
