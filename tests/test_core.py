@@ -182,6 +182,34 @@ def test_causal_mask_blocks_the_future():
     assert not np.allclose(out2[0, 3], out[0, 3])
 
 
+@pytest.mark.parametrize("block_entries", [1, 7, 64])
+def test_query_blocks_on_every_core_give_the_one_block_result(
+    block_entries, monkeypatch
+):
+    """Blocks of 1, a few and all queries (run on threads), with a causal mask.
+
+    Equal to float32 rounding: BLAS may sum in another order for another block shape.
+    """
+    rng = np.random.default_rng(4)
+    q, k, v = (rng.normal(size=(2, 3, 9, 4)).astype(np.float32) for _ in range(3))
+    mask = causal_mask(9)
+    whole = scaled_dot_product_attention(q, k, v, mask)
+    monkeypatch.setattr(mha.attention, "BLOCK_ENTRIES", block_entries)
+    blocked = scaled_dot_product_attention(q, k, v, mask)
+    for a, b in zip(blocked, whole, strict=True):
+        assert a.dtype == np.float32
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_a_fully_masked_row_is_refused_from_a_thread(monkeypatch):
+    monkeypatch.setattr(mha.attention, "BLOCK_ENTRIES", 4)
+    x = np.ones((1, 5, 2))
+    mask = np.ones((5, 5), bool)
+    mask[3] = False
+    with pytest.raises(ValueError, match="every key is masked"):
+        scaled_dot_product_attention(x, x, x, mask)
+
+
 def test_head_mask_removes_exactly_that_heads_write():
     layer = MultiHeadAttention(8, 4)
     x = np.random.default_rng(4).normal(size=(1, 3, 8))

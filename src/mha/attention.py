@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from mha._validate import float_array, positive_int
+from mha.threads import on_every_core
 
 
 def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -64,6 +65,7 @@ def causal_mask(n: int) -> np.ndarray:
 
 # Queries are processed in blocks of about this many score entries (1 MiB of float32),
 # so that each block's scores, softmax and weighted sum run while it sits in cache.
+# When there are several blocks, they run on every core (``mha.threads``).
 BLOCK_ENTRIES = 1 << 18
 
 
@@ -116,7 +118,8 @@ def _attention(
     weights = np.empty((*lead, q_len, k_len), q.dtype)
     output = np.empty((*lead, q_len, v.shape[-1]), q.dtype)
     rows = max(1, BLOCK_ENTRIES // max(1, int(np.prod(lead, dtype=np.int64)) * k_len))
-    for start in range(0, q_len, rows):
+
+    def attend(start: int) -> None:
         block = slice(start, start + rows)
         scores = weights[..., block, :]  # a view: the weights are written in place
         np.matmul(q[..., block, :], k_t, out=scores)
@@ -124,6 +127,11 @@ def _attention(
             np.copyto(scores, q.dtype.type(-np.inf), where=~mask[..., block, :])
         _softmax_inplace(scores)
         np.matmul(scores, v, out=output[..., block, :])
+
+    if q_len <= rows:
+        attend(0)
+    else:
+        on_every_core(attend, range(0, q_len, rows))
     return output, weights
 
 

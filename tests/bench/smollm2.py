@@ -28,6 +28,7 @@ import numpy as np
 from mha.experiments import gqa_smollm2
 from mha.measured import machine
 from mha.pretrained import smollm2
+from mha.threads import one_blas_thread
 from tests.bench import median_seconds
 
 RUNS = 5
@@ -56,7 +57,7 @@ def read_bandwidth(nbytes: int = GIB, runs: int = RUNS) -> dict:
     rates = {}
     for threads, context in (
         ("default threads", contextlib.nullcontext),
-        ("one thread", smollm2.one_blas_thread),
+        ("one thread", one_blas_thread),
     ):
         with context():
             for name, kernel in kernels.items():

@@ -28,6 +28,7 @@ from mha.cache import cached
 from mha.heads import repeat_kv
 from mha.layer import MultiHeadAttention
 from mha.pretrained import smollm2
+from mha.threads import one_blas_thread
 
 # An ordinary English paragraph written for this project (no digits, no names).
 PARAGRAPH = (
@@ -195,7 +196,7 @@ def one_layer_at_a_time(
     x = model.embed(tokens)  # (1, n, d_model)
     entering = []  # the residual stream entering each block
     perplexities = []
-    with smollm2.one_blas_thread():
+    with one_blas_thread():
         for block, cache in zip(
             model.blocks, model.new_caches(len(tokens)), strict=True
         ):

