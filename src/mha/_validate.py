@@ -25,6 +25,8 @@ def float_array(name: str, x: object, *, allow_neg_inf: bool = False) -> np.ndar
             f"{name}: expected a floating-point array (float32 or float64), "
             f"got dtype {arr.dtype}"
         )
+    if np.isfinite(arr).all():  # the usual case, in one pass
+        return arr
     bad = np.isnan(arr) | (np.isposinf(arr) if allow_neg_inf else ~np.isfinite(arr))
     if bad.any():
         first = tuple(int(i) for i in np.argwhere(bad)[0])

@@ -6,6 +6,8 @@ may attend to the key. They broadcast against the score array ``(..., q_len, k_l
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from mha._validate import float_array, positive_int
@@ -33,8 +35,8 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
 def _softmax_inplace(scores: np.ndarray, axis: int = -1) -> np.ndarray:
     """Softmax that overwrites ``scores`` (the attention hot path avoids a copy)."""
     peak = scores.max(axis=axis, keepdims=True)
-    if np.isneginf(peak).any():
-        row = np.argwhere(np.isneginf(np.squeeze(peak, axis=axis)))[0]
+    if (peak == -np.inf).any():
+        row = np.argwhere(np.squeeze(peak, axis=axis) == -np.inf)[0]
         where = f" (row {tuple(int(i) for i in row)})" if row.size else ""
         raise ValueError(
             f"mask: every key is masked in a row{where}; a query must be allowed "
@@ -117,7 +119,7 @@ def _attention(
     k_t = np.swapaxes(k, -1, -2)  # (..., d_k, k_len)
     weights = np.empty((*lead, q_len, k_len), q.dtype)
     output = np.empty((*lead, q_len, v.shape[-1]), q.dtype)
-    rows = max(1, BLOCK_ENTRIES // max(1, int(np.prod(lead, dtype=np.int64)) * k_len))
+    rows = max(1, BLOCK_ENTRIES // max(1, math.prod(lead) * k_len))
 
     def attend(start: int) -> None:
         block = slice(start, start + rows)
@@ -128,7 +130,7 @@ def _attention(
         _softmax_inplace(scores)
         np.matmul(scores, v, out=output[..., block, :])
 
-    if q_len <= rows:
+    if q_len <= rows:  # one block (a decoding step, say)
         attend(0)
     else:
         on_every_core(attend, range(0, q_len, rows))

@@ -39,6 +39,7 @@ class RotaryEmbedding:
             raise ValueError(f"base: expected a number above 1, got {base}")
         self.inv_freq = base ** (-np.arange(0, self.d_k, 2) / self.d_k)  # (d_k/2,)
         self.interleaved = interleaved
+        self._tables: dict[np.dtype, tuple[np.ndarray, np.ndarray]] = {}
 
     def __call__(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
         x = float_array("x", x)
@@ -52,13 +53,36 @@ class RotaryEmbedding:
                 f"positions: expected shape ({x.shape[-2]},) (one per token), "
                 f"got {positions.shape}"
             )
-        angles = positions[:, None] * self.inv_freq  # (seq, d_k/2), float64
-        cos, sin = np.cos(angles).astype(x.dtype), np.sin(angles).astype(x.dtype)
+        if positions.dtype.kind not in "iu" or (positions < 0).any():
+            raise ValueError(
+                f"positions: expected token indices (integers >= 0), got {positions}"
+            )
+        cos, sin = self._table(positions, x.dtype)  # (seq, d_k) each
+        # pair (a, b) -> (a cos - b sin, b cos + a sin): x * cos + partner(x) * ±sin
+        return x * cos + self._partner(x) * sin
+
+    def _partner(self, x: np.ndarray) -> np.ndarray:
+        """Each entry's partner in its pair: x1, x0, x3, x2, ... or the other half."""
         if self.interleaved:
-            first, second = x[..., 0::2], x[..., 1::2]
-        else:
-            first, second = np.split(x, 2, axis=-1)
-        rotated = (first * cos - second * sin, first * sin + second * cos)
-        if self.interleaved:
-            return np.stack(rotated, axis=-1).reshape(x.shape)
-        return np.concatenate(rotated, axis=-1)
+            return x.reshape(*x.shape[:-1], -1, 2)[..., ::-1].reshape(x.shape)
+        half = self.d_k // 2
+        return np.concatenate((x[..., half:], x[..., :half]), axis=-1)
+
+    def _table(self, positions: np.ndarray, dtype: np.dtype) -> tuple[np.ndarray, ...]:
+        """cos and signed sin ``(seq, d_k)`` at ``positions``, each angle once per
+        entry of its pair, read from a table (computed in float64, grown by doubling)
+        so that decoding one token does not recompute them."""
+        need = int(positions.max()) + 1
+        cos, sin = self._tables.get(dtype, (np.empty((0, self.d_k)),) * 2)
+        if len(cos) < need:
+            n = max(need, 2 * len(cos), 64)
+            angles = np.arange(n)[:, None] * self.inv_freq  # (n, d_k/2)
+            if self.interleaved:  # pair j is entries 2j, 2j+1
+                cos = np.repeat(np.cos(angles), 2, axis=-1)
+                sin = np.stack((-np.sin(angles), np.sin(angles)), -1).reshape(n, -1)
+            else:  # pair j is entries j, j + d_k/2
+                cos = np.concatenate((np.cos(angles),) * 2, axis=-1)
+                sin = np.concatenate((-np.sin(angles), np.sin(angles)), axis=-1)
+            cos, sin = cos.astype(dtype), sin.astype(dtype)
+            self._tables[dtype] = cos, sin
+        return cos[positions], sin[positions]

@@ -110,10 +110,9 @@ class Block:
             rms_norm(x, self.attention_norm, self.eps), cache
         )
         x = x + attended
-        gate, up = np.split(
-            rms_norm(x, self.mlp_norm, self.eps) @ self.w_gate_up, 2, -1
-        )
-        return x + (silu(gate) * up) @ self.w_down.T
+        gate_up = rms_norm(x, self.mlp_norm, self.eps) @ self.w_gate_up
+        d_ff = self.w_down.shape[1]
+        return x + (silu(gate_up[..., :d_ff]) * gate_up[..., d_ff:]) @ self.w_down.T
 
 
 @dataclass
@@ -421,8 +420,8 @@ def rms_norm(x: np.ndarray, weight: np.ndarray, eps: np.float32) -> np.ndarray:
     assert np.allclose(np.mean(y**2), 1.0)
     ```
     """
-    scale = 1 / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)
-    return x * scale * weight
+    mean_square = np.add.reduce(x * x, axis=-1, keepdims=True) / x.shape[-1]
+    return x * (1 / np.sqrt(mean_square + eps)) * weight
 
 
 def silu(x: np.ndarray) -> np.ndarray:
