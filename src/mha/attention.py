@@ -65,10 +65,11 @@ def causal_mask(n: int) -> np.ndarray:
     return np.tri(n, dtype=bool)
 
 
-# Queries are processed in blocks of about this many score entries (1 MiB of float32),
+# Queries are processed in blocks of about this many score entries (2 MiB of float32),
 # so that each block's scores, softmax and weighted sum run while it sits in cache.
-# When there are several blocks, they run on every core (``mha.threads``).
-BLOCK_ENTRIES = 1 << 18
+# When there are several blocks, they run on every core (``mha.threads``). The size
+# was the fastest of 1, 2 and 4 MiB on two threads (tests/bench/torch_layer.py shapes).
+BLOCK_ENTRIES = 1 << 19
 
 
 def scaled_dot_product_attention(
