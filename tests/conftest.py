@@ -58,7 +58,11 @@ def run_order(item: pytest.Item) -> int:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    items.sort(key=run_order)  # stable: collection order otherwise
+    """Order by ``run_order``; a file (which runs in one worker) by its latest test."""
+    latest: dict[Path, int] = {}
+    for item in items:
+        latest[item.path] = max(latest.get(item.path, 0), run_order(item))
+    items.sort(key=lambda item: latest[item.path])  # stable: collection order otherwise
 
 
 # Pages whose browser tests share one recorded visit per page (a fixture's cache).

@@ -3,7 +3,8 @@
 ``cached(fn, *args)`` returns ``fn(*args)``, computing it only when no result is stored
 under the same key. The key hashes the source of every module of the ``mha`` package,
 the function's name and its pickled arguments, so any change to the code or the inputs
-invalidates the entry by itself: there is nothing to clear by hand. Results live in
+invalidates the entry by itself: there is nothing to clear by hand. Processes that ask
+for the same missing result at once compute it once: the others wait for it. Results live in
 ``.cache/results/`` at the repository root (ignored by git), or in ``$MHA_CACHE_DIR``.
 
 ``cached_arrays(name, key, compute)`` keeps large arrays (a real model's dequantised
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
+from filelock import FileLock
 
 T = TypeVar("T")
 Arrays = dict[str, np.ndarray]
@@ -98,11 +100,15 @@ def cached(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     path = cache_dir() / f"{cache_key(fn, *args, **kwargs)}.pickle"
     if path.exists():
         return pickle.loads(path.read_bytes())
-    result = fn(*args, **kwargs)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=path.parent, delete=False) as tmp:
-        tmp.write(pickle.dumps(result, protocol=5))
-    os.replace(tmp.name, path)  # atomic: a reader never sees half a file
+    # one process computes; another asking meanwhile (a test beside the build) waits
+    with FileLock(path.with_suffix(".lock")):
+        if path.exists():
+            return pickle.loads(path.read_bytes())
+        result = fn(*args, **kwargs)
+        with tempfile.NamedTemporaryFile(dir=path.parent, delete=False) as tmp:
+            tmp.write(pickle.dumps(result, protocol=5))
+        os.replace(tmp.name, path)  # atomic: a reader never sees half a file
     return result
 
 

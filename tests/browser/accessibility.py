@@ -3,9 +3,18 @@
 axe-core's script ships inside the axe-playwright-python wheel (``axe.min.js``), so a
 check fetches nothing. No rule is disabled: a violation is fixed in the site's CSS,
 templates or theme configuration.
+
+One rule is run differently on code. A highlighted code block holds thousands of
+tokens in a dozen colours, and axe's ``color-contrast`` lays out every one of them
+(about 20 s per colour scheme on the largest page). So axe checks contrast everywhere
+but inside ``.highlight`` blocks, and ``code_contrast_violations`` checks each
+distinct token colour there against the background it is drawn on, with the WCAG
+formula axe uses.
 """
 
 from __future__ import annotations
+
+import re
 
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Page
@@ -16,22 +25,117 @@ BLOCKING_IMPACTS = frozenset({"serious", "critical"})
 # The rules whose outcome depends on the colour scheme, checked again in dark mode.
 COLOUR_RULES = ("color-contrast", "link-in-text-block")
 
+CODE = ".highlight"  # Pygments-highlighted code blocks
+MIN_CONTRAST = 4.5  # WCAG AA for text below 18.66 px bold or 24 px (code is smaller)
+
 _AXE = Axe()
+
+# For each code token (and each block's plain text): its colour, its font, and the
+# backgrounds of it and its ancestors from the root down, to be composited in Python.
+_TOKEN_COLOURS = """(code) => {
+    const found = new Map();
+    for (const el of document.querySelectorAll(`${code} code, ${code} code *`)) {
+        if (![...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()))
+            continue;  // only elements that draw text themselves
+        const style = getComputedStyle(el);
+        const layers = [];
+        for (let node = el; node; node = node.parentElement)
+            layers.unshift(getComputedStyle(node).backgroundColor);
+        const key = [style.color, style.fontSize, style.fontWeight, ...layers].join("|");
+        if (!found.has(key))
+            found.set(key, {color: style.color, layers, size: style.fontSize,
+                            weight: style.fontWeight, example: el.className || el.tagName,
+                            text: el.textContent.trim().slice(0, 20)});
+    }
+    return [...found.values()];
+}"""
+
+_RGBA = re.compile(r"rgba?\(([\d.]+),\s*([\d.]+),\s*([\d.]+)(?:,\s*([\d.]+))?\)")
+
+
+def _rgba(css: str) -> tuple[float, float, float, float]:
+    match = _RGBA.fullmatch(css.strip())
+    if match is None:
+        raise ValueError(f"colour: expected rgb() or rgba(), got {css!r}")
+    r, g, b, a = match.groups()
+    return float(r), float(g), float(b), 1.0 if a is None else float(a)
+
+
+def _over(top: tuple[float, ...], below: tuple[float, ...]) -> tuple[float, ...]:
+    """``top`` composited over the opaque colour ``below``."""
+    alpha = top[3]
+    mixed = (
+        alpha * t + (1 - alpha) * b for t, b in zip(top[:3], below[:3], strict=True)
+    )
+    return (*mixed, 1.0)
+
+
+def _luminance(rgb: tuple[float, ...]) -> float:
+    def linear(channel: float) -> float:
+        c = channel / 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (linear(c) for c in rgb[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast_ratio(foreground: str, layers: list[str]) -> float:
+    """WCAG contrast of the CSS colour ``foreground`` drawn on ``layers`` (root first).
+
+    ```python
+    from tests.browser.accessibility import contrast_ratio
+
+    assert round(contrast_ratio("rgb(0, 0, 0)", ["rgb(255, 255, 255)"]), 1) == 21.0
+    ```
+    """
+    background = (255.0, 255.0, 255.0, 1.0)  # the canvas under the root
+    for layer in layers:
+        background = _over(_rgba(layer), background)
+    text = _over(_rgba(foreground), background)
+    light, dark = sorted((_luminance(text), _luminance(background)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def code_contrast_violations(page: Page) -> list[str]:
+    """Code token colours on ``page`` below WCAG AA contrast, one line per colour."""
+    return [
+        f"code contrast {ratio:.2f} < {MIN_CONTRAST}: {token['color']} "
+        f"({token['example']}, e.g. {token['text']!r}) on {token['layers'][-1]}"
+        for token in page.evaluate(_TOKEN_COLOURS, CODE)
+        if (ratio := contrast_ratio(token["color"], token["layers"])) < MIN_CONTRAST
+    ]
+
+
+def _axe(page: Page, options: dict, context: dict | None = None) -> list[str]:
+    options = {"resultTypes": ["violations"], **options}
+    response = _AXE.run(page, context=context, options=options).response
+    return [
+        f"{violation['id']} ({violation['impact']}): {violation['help']}; "
+        f"at {' '.join(node['target'])}: {node['failureSummary']}"
+        for violation in response["violations"]
+        if violation["impact"] in BLOCKING_IMPACTS
+        for node in violation["nodes"]
+    ]
 
 
 def blocking_violations(page: Page, rules: tuple[str, ...] | None = None) -> list[str]:
     """Serious or critical axe violations on ``page``, one line per element.
 
     ``rules`` limits the check to those axe rule ids; ``None`` runs every rule.
+    Colour contrast inside code blocks is checked by ``code_contrast_violations``.
     """
-    options: dict = {"resultTypes": ["violations"]}
-    if rules is not None:
-        options["runOnly"] = {"type": "rule", "values": list(rules)}
-    violations = _AXE.run(page, options=options).response["violations"]
-    return [
-        f"{violation['id']} ({violation['impact']}): {violation['help']}; "
-        f"at {' '.join(node['target'])}: {node['failureSummary']}"
-        for violation in violations
-        if violation["impact"] in BLOCKING_IMPACTS
-        for node in violation["nodes"]
-    ]
+    contrast = rules is None or "color-contrast" in rules
+    if rules is None:  # every rule; contrast below
+        found = _axe(page, {"rules": {"color-contrast": {"enabled": False}}})
+    else:
+        others = [rule for rule in rules if rule != "color-contrast"]
+        found = (
+            _axe(page, {"runOnly": {"type": "rule", "values": others}})
+            if others
+            else []
+        )
+    if contrast:
+        only_contrast = {"runOnly": {"type": "rule", "values": ["color-contrast"]}}
+        found += _axe(page, only_contrast, {"exclude": [[CODE]]})
+        found += code_contrast_violations(page)
+    return found

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.accessibility import COLOUR_RULES, blocking_violations
+from tests.browser.accessibility import (
+    COLOUR_RULES,
+    blocking_violations,
+    contrast_ratio,
+)
 from tests.browser.chromium import require_chromium
 from tests.browser.conftest import NEW_PAGE
 from tests.browser.rendering import math_report
@@ -71,3 +75,29 @@ def test_axe_catches_a_missing_alt_text_and_low_contrast(new_page: NEW_PAGE) -> 
     assert colour and all(
         line.startswith("color-contrast (serious)") for line in colour
     )
+
+
+def test_contrast_ratio_follows_wcag() -> None:
+    assert round(contrast_ratio("rgb(0, 0, 0)", ["rgb(255, 255, 255)"]), 2) == 21.0
+    assert (
+        round(contrast_ratio("rgb(119, 119, 119)", ["rgb(255, 255, 255)"]), 2) == 4.48
+    )
+    # half-transparent black on white is a mid grey; a transparent layer changes nothing
+    grey = contrast_ratio(
+        "rgba(0, 0, 0, 0.5)", ["rgb(255, 255, 255)", "rgba(0, 0, 0, 0)"]
+    )
+    mid_grey = contrast_ratio("rgb(127.5, 127.5, 127.5)", ["rgb(255, 255, 255)"])
+    assert round(grey, 6) == round(mid_grey, 6)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_faint_code_token_colour_is_caught(new_page: NEW_PAGE, scheme: str) -> None:
+    page = new_page(color_scheme=scheme)
+    page.goto("multi-head/")
+    assert blocking_violations(page.page, COLOUR_RULES) == []
+    page.page.add_style_tag(
+        content=".highlight .kn { color: rgba(128, 128, 128, 0.3) !important; }"
+    )
+    found = blocking_violations(page.page, COLOUR_RULES)
+    assert found and all(line.startswith("code contrast") for line in found)
+    assert "kn, e.g. 'import'" in found[0]
