@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 import time
 
+import numpy as np
+
 from mha import cache
 
 
@@ -41,3 +43,11 @@ def test_other_arguments_are_another_entry(tmp_path, monkeypatch):
     assert [cache.cached(square, 2), cache.cached(square, 3)] == [4, 9]
     assert cache.cached(square, 2) == 4
     assert calls == [2, 3]
+
+
+def test_a_view_and_a_copy_of_the_same_numbers_share_a_key():
+    """A result just computed may hold strided views; read back, it holds copies."""
+    view = np.arange(12.0).reshape(3, 4)[:, ::2]
+    assert not view.flags.c_contiguous
+    assert cache.cache_key(max, {"w": view}) == cache.cache_key(max, {"w": view.copy()})
+    assert cache.cache_key(max, view) != cache.cache_key(max, view[:, :1])

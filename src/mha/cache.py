@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import io
 import json
 import os
 import pickle
@@ -74,8 +75,21 @@ def cache_key(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> str:
     """
     digest = hashlib.sha256(code_hash().encode())
     digest.update(f"{fn.__module__}.{fn.__qualname__}".encode())
-    digest.update(pickle.dumps((args, sorted(kwargs.items())), protocol=5))
+    arguments = io.BytesIO()
+    _KeyPickler(arguments, protocol=5).dump((args, sorted(kwargs.items())))
+    digest.update(arguments.getvalue())
     return digest.hexdigest()
+
+
+class _KeyPickler(pickle.Pickler):
+    """Pickles an array as its C-ordered copy: a strided view of some numbers (a result
+    just computed) and a copy of them (the same result read from the cache) would
+    otherwise pickle to different bytes, and so to two keys for one computation."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, np.ndarray) and not obj.flags.c_contiguous:
+            return np.ascontiguousarray(obj).__reduce_ex__(5)  # the protocol of dump
+        return NotImplemented
 
 
 def cached(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
