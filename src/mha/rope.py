@@ -73,16 +73,17 @@ class RotaryEmbedding:
         entry of its pair, read from a table (computed in float64, grown by doubling)
         so that decoding one token does not recompute them."""
         need = int(positions.max()) + 1
-        cos, sin = self._tables.get(dtype, (np.empty((0, self.d_k)),) * 2)
-        if len(cos) < need:
-            n = max(need, 2 * len(cos), 64)
+        table = self._tables.get(dtype)
+        if table is None or len(table[0]) < need:
+            n = max(need, 2 * len(table[0]) if table else 0, 64)
             angles = np.arange(n)[:, None] * self.inv_freq  # (n, d_k/2)
+            cos, sin = np.cos(angles), np.sin(angles)
             if self.interleaved:  # pair j is entries 2j, 2j+1
-                cos = np.repeat(np.cos(angles), 2, axis=-1)
-                sin = np.stack((-np.sin(angles), np.sin(angles)), -1).reshape(n, -1)
+                cos = np.repeat(cos, 2, axis=-1)
+                sin = np.stack((-sin, sin), axis=-1).reshape(n, -1)
             else:  # pair j is entries j, j + d_k/2
-                cos = np.concatenate((np.cos(angles),) * 2, axis=-1)
-                sin = np.concatenate((-np.sin(angles), np.sin(angles)), axis=-1)
-            cos, sin = cos.astype(dtype), sin.astype(dtype)
-            self._tables[dtype] = cos, sin
+                cos = np.concatenate((cos, cos), axis=-1)
+                sin = np.concatenate((-sin, sin), axis=-1)
+            table = self._tables[dtype] = cos.astype(dtype), sin.astype(dtype)
+        cos, sin = table
         return cos[positions], sin[positions]
