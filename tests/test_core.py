@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -227,6 +229,26 @@ def test_weights_are_read_on_every_call():
     layer.w_o = np.zeros_like(layer.w_o)
     out, _ = layer(x)
     assert not out.any()
+
+
+@given(layer_and_input())
+def test_qkv_side_by_side_in_one_array_is_the_same_layer(case):
+    """W_Q, W_K, W_V as views of one array (one product) or as three arrays agree."""
+    layer, x = case
+    whole = np.concatenate([layer.w_q, layer.w_k, layer.w_v], axis=1)
+    q_end = layer.w_q.shape[1]
+    fused = copy.copy(layer)
+    fused.w_q, fused.w_k, fused.w_v = np.split(
+        whole, [q_end, q_end + layer.w_k.shape[1]], 1
+    )
+    assert mha.layer.side_by_side(fused.w_q, fused.w_k, fused.w_v) is whole
+    assert mha.layer.side_by_side(layer.w_q, layer.w_k, layer.w_v) is None
+    for a, b in zip(fused(x), layer(x), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    whole[:, :q_end] = 0  # the views are read on every call, like any weight
+    zeroed = copy.copy(layer)
+    zeroed.w_q = np.zeros_like(layer.w_q)
+    np.testing.assert_allclose(fused(x)[0], zeroed(x)[0], rtol=1e-12, atol=1e-12)
 
 
 def test_param_count_matches_the_arrays_and_accounting():

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from mha.experiments.gqa_smollm2 import PARAGRAPH, swap_rope_pairing
+from mha.layer import side_by_side
 from mha.pretrained import smollm2
 from mha.published import decoder
 
@@ -202,3 +203,11 @@ def test_the_file_declares_the_published_configuration(model):
     )
     assert config.d_k == published.head_dim
     assert model.blocks[0].attention.w_k.shape == (576, 3 * 64)  # 3 K/V heads of 64
+
+
+def test_each_layer_projects_q_k_v_with_one_product(model):
+    """The loader lays W_Q, W_K, W_V side by side in one array per layer."""
+    for block in model.blocks:
+        a = block.attention
+        whole = side_by_side(a.w_q, a.w_k, a.w_v)
+        assert whole is not None and whole.shape == (576, (9 + 2 * 3) * 64)

@@ -32,10 +32,16 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     return _softmax_inplace(np.array(x, copy=True), axis)
 
 
-def _softmax_inplace(scores: np.ndarray, axis: int = -1) -> np.ndarray:
-    """Softmax that overwrites ``scores`` (the attention hot path avoids a copy)."""
+def _softmax_inplace(
+    scores: np.ndarray, axis: int = -1, masked: bool = True
+) -> np.ndarray:
+    """Softmax that overwrites ``scores`` (the attention hot path avoids a copy).
+
+    ``masked=False`` says no entry is ``-inf`` (no mask was applied), so no row can be
+    fully masked and the check for one is skipped.
+    """
     peak = scores.max(axis=axis, keepdims=True)
-    if (peak == -np.inf).any():
+    if masked and (peak == -np.inf).any():
         row = np.argwhere(np.squeeze(peak, axis=axis) == -np.inf)[0]
         where = f" (row {tuple(int(i) for i in row)})" if row.size else ""
         raise ValueError(
@@ -112,12 +118,14 @@ def _attention(
     The layer checks its input once and calls this directly, so a decoding step does
     not re-scan the whole K/V cache for NaNs on every token.
     """
-    lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    lead = q.shape[:-2]
+    if not lead == k.shape[:-2] == v.shape[:-2]:
+        lead = np.broadcast_shapes(lead, k.shape[:-2], v.shape[:-2])
     q_len, k_len = q.shape[-2], k.shape[-2]
     if mask is not None:
         mask = np.broadcast_to(mask, (*lead, q_len, k_len))
-    q = q * q.dtype.type(1 / np.sqrt(q.shape[-1]))  # scale the queries: fewer entries
-    k_t = np.swapaxes(k, -1, -2)  # (..., d_k, k_len)
+    q = q * q.dtype.type(q.shape[-1] ** -0.5)  # scale the queries: fewer entries
+    k_t = k.swapaxes(-1, -2)  # (..., d_k, k_len)
     weights = np.empty((*lead, q_len, k_len), q.dtype)
     output = np.empty((*lead, q_len, v.shape[-1]), q.dtype)
     rows = max(1, BLOCK_ENTRIES // max(1, math.prod(lead) * k_len))
@@ -128,7 +136,7 @@ def _attention(
         np.matmul(q[..., block, :], k_t, out=scores)
         if mask is not None:
             np.copyto(scores, q.dtype.type(-np.inf), where=~mask[..., block, :])
-        _softmax_inplace(scores)
+        _softmax_inplace(scores, masked=mask is not None)
         np.matmul(scores, v, out=output[..., block, :])
 
     if q_len <= rows:  # one block (a decoding step, say)

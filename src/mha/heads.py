@@ -34,7 +34,7 @@ def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
             f"x: expected a last dimension divisible by n_heads={n_heads}, "
             f"got shape {x.shape}"
         )
-    return np.swapaxes(x.reshape(*lead, seq, n_heads, d_model // n_heads), -2, -3)
+    return x.reshape(*lead, seq, n_heads, d_model // n_heads).swapaxes(-2, -3)
 
 
 def merge_heads(x: np.ndarray) -> np.ndarray:
@@ -55,7 +55,7 @@ def merge_heads(x: np.ndarray) -> np.ndarray:
             f"got shape {x.shape}"
         )
     *lead, n_heads, seq, d_k = x.shape
-    return np.swapaxes(x, -2, -3).reshape(*lead, seq, n_heads * d_k)
+    return x.swapaxes(-2, -3).reshape(*lead, seq, n_heads * d_k)
 
 
 def repeat_kv(x: np.ndarray, n_rep: int) -> np.ndarray:

@@ -49,6 +49,7 @@ class KVCache:
                 f"dtype: expected a floating-point dtype, got {self.dtype}"
             )
         self.batch, self.n_kv_heads, self.max_len, self.d_k = shape
+        self._heads = (self.batch, self.n_kv_heads, self.d_k)  # what append checks
         self.k = np.zeros(shape, self.dtype)  # (batch, h_kv, max_len, d_k)
         self.v = np.zeros(shape, self.dtype)
         self.length = 0
@@ -67,19 +68,16 @@ class KVCache:
 
     def append(self, k: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Store ``k, v (batch, h_kv, n_new, d_k)``; return views of all keys and values."""
-        expected = (self.batch, self.n_kv_heads, None, self.d_k)
         for name, arr in (("k", k), ("v", v)):
             if arr.dtype != self.dtype:
                 raise ValueError(
                     f"{name}: expected the cache's dtype {self.dtype}, got {arr.dtype}"
                 )
-            if arr.ndim != 4 or any(
-                e is not None and s != e
-                for s, e in zip(arr.shape, expected, strict=True)
-            ):
+            shape = arr.shape
+            if len(shape) != 4 or (shape[0], shape[1], shape[3]) != self._heads:
                 raise ValueError(
                     f"{name}: expected shape (batch={self.batch}, "
-                    f"n_kv_heads={self.n_kv_heads}, n_new, d_k={self.d_k}), got {arr.shape}"
+                    f"n_kv_heads={self.n_kv_heads}, n_new, d_k={self.d_k}), got {shape}"
                 )
         if k.shape != v.shape:
             raise ValueError(f"v: expected the shape of k {k.shape}, got {v.shape}")

@@ -57,7 +57,30 @@ class RotaryEmbedding:
             raise ValueError(
                 f"positions: expected token indices (integers >= 0), got {positions}"
             )
-        cos, sin = self._table(positions, x.dtype)  # (seq, d_k) each
+        cos, sin = self._table(int(positions.max()) + 1, x.dtype)  # (n, d_k) each
+        return self._rotate(x, cos[positions], sin[positions])
+
+    def from_position(self, x: np.ndarray, start: int) -> np.ndarray:
+        """Rotate ``x (..., seq, d_k)`` as the tokens at ``start, start + 1, ...``.
+
+        What a decoding step needs: new tokens follow the ``start`` cached ones. The
+        layer calls it on projections it has already checked, so ``x`` is not
+        scanned again.
+
+        ```python
+        import numpy as np
+        from mha.rope import RotaryEmbedding
+
+        rope = RotaryEmbedding(d_k=4)
+        x = np.random.default_rng(0).normal(size=(2, 3, 4))
+        assert np.array_equal(rope.from_position(x, 5), rope(x, np.arange(5, 8)))
+        ```
+        """
+        stop = start + x.shape[-2]
+        cos, sin = self._table(stop, x.dtype)
+        return self._rotate(x, cos[start:stop], sin[start:stop])
+
+    def _rotate(self, x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
         # pair (a, b) -> (a cos - b sin, b cos + a sin): x * cos + partner(x) * ±sin
         return x * cos + self._partner(x) * sin
 
@@ -68,14 +91,13 @@ class RotaryEmbedding:
         half = self.d_k // 2
         return np.concatenate((x[..., half:], x[..., :half]), axis=-1)
 
-    def _table(self, positions: np.ndarray, dtype: np.dtype) -> tuple[np.ndarray, ...]:
-        """cos and signed sin ``(seq, d_k)`` at ``positions``, each angle once per
-        entry of its pair, read from a table (computed in float64, grown by doubling)
+    def _table(self, n: int, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+        """cos and signed sin ``(>= n, d_k)`` of positions 0, 1, ..., each angle once
+        per entry of its pair, from a table (computed in float64, grown by doubling)
         so that decoding one token does not recompute them."""
-        need = int(positions.max()) + 1
         table = self._tables.get(dtype)
-        if table is None or len(table[0]) < need:
-            n = max(need, 2 * len(table[0]) if table else 0, 64)
+        if table is None or len(table[0]) < n:
+            n = max(n, 2 * len(table[0]) if table else 0, 64)
             angles = np.arange(n)[:, None] * self.inv_freq  # (n, d_k/2)
             cos, sin = np.cos(angles), np.sin(angles)
             if self.interleaved:  # pair j is entries 2j, 2j+1
@@ -85,5 +107,4 @@ class RotaryEmbedding:
                 cos = np.concatenate((cos, cos), axis=-1)
                 sin = np.concatenate((-sin, sin), axis=-1)
             table = self._tables[dtype] = cos.astype(dtype), sin.astype(dtype)
-        cos, sin = table
-        return cos[positions], sin[positions]
+        return table

