@@ -124,7 +124,7 @@ def _attention(
     q_len, k_len = q.shape[-2], k.shape[-2]
     if mask is not None:
         mask = np.broadcast_to(mask, (*lead, q_len, k_len))
-    q = q * q.dtype.type(q.shape[-1] ** -0.5)  # scale the queries: fewer entries
+    q = q * q.dtype.type(1 / math.sqrt(q.shape[-1]))  # scale the queries: fewer entries
     k_t = k.swapaxes(-1, -2)  # (..., d_k, k_len)
     weights = np.empty((*lead, q_len, k_len), q.dtype)
     output = np.empty((*lead, q_len, v.shape[-1]), q.dtype)
