@@ -127,23 +127,36 @@ def _attention(
     q = q * q.dtype.type(1 / math.sqrt(q.shape[-1]))  # scale the queries: fewer entries
     k_t = k.swapaxes(-1, -2)  # (..., d_k, k_len)
     weights = np.empty((*lead, q_len, k_len), q.dtype)
-    output = np.empty((*lead, q_len, v.shape[-1]), q.dtype)
     rows = max(1, BLOCK_ENTRIES // max(1, math.prod(lead) * k_len))
+    if q_len <= rows:  # one block (a decoding step, say)
+        return _attend_block(q, k_t, v, mask, weights), weights
+    output = np.empty((*lead, q_len, v.shape[-1]), q.dtype)
 
     def attend(start: int) -> None:
-        block = slice(start, start + rows)
-        scores = weights[..., block, :]  # a view: the weights are written in place
-        np.matmul(q[..., block, :], k_t, out=scores)
-        if mask is not None:
-            np.copyto(scores, q.dtype.type(-np.inf), where=~mask[..., block, :])
-        _softmax_inplace(scores, masked=mask is not None)
-        np.matmul(scores, v, out=output[..., block, :])
+        block = slice(start, start + rows)  # views: results are written in place
+        part = None if mask is None else mask[..., block, :]
+        scores, out = weights[..., block, :], output[..., block, :]
+        _attend_block(q[..., block, :], k_t, v, part, scores, out)
 
-    if q_len <= rows:  # one block (a decoding step, say)
-        attend(0)
-    else:
-        on_every_core(attend, range(0, q_len, rows))
+    on_every_core(attend, range(0, q_len, rows))
     return output, weights
+
+
+def _attend_block(
+    q: np.ndarray,
+    k_t: np.ndarray,
+    v: np.ndarray,
+    mask: np.ndarray | None,
+    weights: np.ndarray,
+    output: np.ndarray | None = None,
+) -> np.ndarray:
+    """softmax(q k_t) v for queries already scaled: the weights are written into
+    ``weights``, the result into ``output`` (``None``: a new array), which is returned."""
+    np.matmul(q, k_t, out=weights)
+    if mask is not None:
+        np.copyto(weights, q.dtype.type(-np.inf), where=~mask)
+    _softmax_inplace(weights, masked=mask is not None)
+    return np.matmul(weights, v, out=output)
 
 
 def _check_qkv(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> tuple[int, ...]:

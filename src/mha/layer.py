@@ -61,6 +61,9 @@ class MultiHeadAttention:
         self.w_v, self.b_v = init(d_model, width_kv), zeros(width_kv)
         self.w_o, self.b_o = init(width_q, d_model), zeros(d_model)
         self.rope: RotaryEmbedding | None = None
+        # (w_q, w_k, w_v, their side_by_side array or None): where and how the arrays
+        # lie does not change, so it is looked up again only for other arrays
+        self._joined: tuple = (None, None, None, None)
 
     @property
     def param_count(self) -> int:
@@ -175,15 +178,19 @@ class MultiHeadAttention:
     def _qkv(self, x: np.ndarray) -> np.ndarray:
         """``[x @ w_q + b_q | x @ w_k + b_k | x @ w_v + b_v]``, (..., seq, (h + 2 h_kv) d_k):
         one product when the three weights are side by side in one array."""
-        w_qkv = side_by_side(self.w_q, self.w_k, self.w_v)
+        w_q, w_k, w_v = self.w_q, self.w_k, self.w_v
+        joined = self._joined  # what side_by_side said of the arrays of the last call
+        if not (joined[0] is w_q and joined[1] is w_k and joined[2] is w_v):
+            joined = self._joined = (w_q, w_k, w_v, side_by_side(w_q, w_k, w_v))
+        whole = joined[3]
         if (
-            w_qkv is not None
+            whole is not None
             and self.b_q is None
             and self.b_k is None
             and self.b_v is None
         ):
-            return _linear(x, w_qkv, None)
-        pairs = ((self.w_q, self.b_q), (self.w_k, self.b_k), (self.w_v, self.b_v))
+            return _linear(x, whole, None)
+        pairs = ((w_q, self.b_q), (w_k, self.b_k), (w_v, self.b_v))
         return np.concatenate([_linear(x, w, b) for w, b in pairs], axis=-1)
 
     def _attend(

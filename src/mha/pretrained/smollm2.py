@@ -417,8 +417,8 @@ def rms_norm(x: np.ndarray, weight: np.ndarray, eps: np.float32) -> np.ndarray:
     assert np.allclose(np.mean(y**2), 1.0)
     ```
     """
-    mean_square = np.add.reduce(x * x, axis=-1, keepdims=True) / x.shape[-1]
-    return x * (1 / np.sqrt(mean_square + eps)) * weight
+    mean_square = np.vecdot(x, x, keepdims=True) / x.shape[-1]  # (..., 1)
+    return x * (weight / np.sqrt(mean_square + eps))
 
 
 def silu(x: np.ndarray) -> np.ndarray:
