@@ -529,7 +529,21 @@ def _read_gguf(path: Path) -> tuple[dict[str, np.ndarray], dict]:
     from gguf import GGUFReader
     from gguf.quants import dequantize
 
-    reader = GGUFReader(path)
+    class PlainReader(GGUFReader):
+        """A GGUFReader whose ``data`` is a plain ndarray view of the memory-mapped
+        file: every slice of an ``np.memmap`` runs Python code, and reading the
+        vocabulary and the blocks takes about a million slices (measured: opening the
+        file 3.1 s -> 1.3 s)."""
+
+        @property
+        def data(self) -> np.ndarray:
+            return self._plain
+
+        @data.setter
+        def data(self, value: np.memmap) -> None:
+            self._plain = value.view(np.ndarray)  # still backed by the mapped file
+
+    reader = PlainReader(path)
 
     def field(key: str):
         return reader.fields[key].contents()
