@@ -13,8 +13,14 @@ import tests.bench
 OUT = Path(__file__).resolve().parents[2] / "src" / "mha" / "data" / "bench"
 
 
+def benchmarks() -> list[str]:
+    """The benchmark modules of ``tests.bench`` (this ``__main__`` is not one)."""
+    modules = pkgutil.iter_modules(tests.bench.__path__)
+    return sorted(m.name for m in modules if not m.name.startswith("_"))
+
+
 def main(names: list[str]) -> None:
-    available = sorted(m.name for m in pkgutil.iter_modules(tests.bench.__path__))
+    available = benchmarks()
     for name in names or available:
         if name not in available:
             raise SystemExit(f"unknown benchmark {name!r}; available: {available}")
