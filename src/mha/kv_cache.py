@@ -49,7 +49,6 @@ class KVCache:
                 f"dtype: expected a floating-point dtype, got {self.dtype}"
             )
         self.batch, self.n_kv_heads, self.max_len, self.d_k = shape
-        self._heads = (self.batch, self.n_kv_heads, self.d_k)  # what append checks
         self.k = np.zeros(shape, self.dtype)  # (batch, h_kv, max_len, d_k)
         self.v = np.zeros(shape, self.dtype)
         self.length = 0
@@ -68,13 +67,14 @@ class KVCache:
 
     def append(self, k: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Store ``k, v (batch, h_kv, n_new, d_k)``; return views of all keys and values."""
+        heads = (self.batch, self.n_kv_heads, self.d_k)  # all but n_new
         for name, arr in (("k", k), ("v", v)):
             if arr.dtype != self.dtype:
                 raise ValueError(
                     f"{name}: expected the cache's dtype {self.dtype}, got {arr.dtype}"
                 )
             shape = arr.shape
-            if len(shape) != 4 or (shape[0], shape[1], shape[3]) != self._heads:
+            if len(shape) != 4 or (shape[0], shape[1], shape[3]) != heads:
                 raise ValueError(
                     f"{name}: expected shape (batch={self.batch}, "
                     f"n_kv_heads={self.n_kv_heads}, n_new, d_k={self.d_k}), got {shape}"

@@ -242,7 +242,7 @@ def side_by_side(*blocks: np.ndarray) -> np.ndarray | None:
     one (``w[:, :a], w[:, a:b], w[:, b:]``); else ``None``.
 
     The layer then computes Q, K and V with one matrix product instead of three (in
-    decoding, three small products cost about 1.5 times one large one).
+    decoding, three small products took about 1.3 times as long as one large one).
 
     ```python
     import numpy as np

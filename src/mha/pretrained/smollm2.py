@@ -198,8 +198,9 @@ class SmolLM2:
         x = self.embed(ids)
         # A decode step is 121 matrix-vector products of 1 to 113 MB, bound by memory
         # bandwidth. They use as many BLAS threads as allowed: two cores stream about
-        # 1.3 times as fast as one (tests/bench/smollm2.py). On a busy machine the
-        # caller limits BLAS to one thread, as the site's build and tests do.
+        # 1.4 times as fast as one (the read kernels of tests/bench/smollm2.py). On a
+        # busy machine the caller limits BLAS to one thread, as the site's build and
+        # tests do.
         for block, cache in zip(self.blocks, caches, strict=True):
             x = block(x, cache)
         return x
