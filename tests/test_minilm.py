@@ -1,16 +1,13 @@
 """all-MiniLM-L6-v2 in NumPy against the transformers reference, and the probes' logic.
 
-The reference is test-only: ``.venv/bin/pip install torch==2.13.0 transformers``
-(``.ci/run`` installs both). Without them the reference tests are skipped, with the
-reason; in CI (``CI=true``) their absence is a failure. One reference model is loaded
-per session.
+The reference (transformers on torch) is test-only, see ``tests/reference.py``: its
+tests carry the ``reference`` marker and are skipped without it. One reference model is
+loaded per session.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
-import os
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -20,8 +17,8 @@ import pytest
 from mha.experiments import head_atlas, pruning
 from mha.experiments.corpus import CAT, CRICKET, TRIPLES, retrieval_queries
 from mha.pretrained import minilm
+from tests.reference import reference_module
 
-TORCH_VERSION = "2.13.0"
 TEXTS = (
     CRICKET,
     CAT,
@@ -36,19 +33,10 @@ def model() -> minilm.MiniLM:
 
 
 @pytest.fixture(scope="session")
-def reference():
+def reference(request: pytest.FixtureRequest):
     """transformers' BertModel and tokenizer on the same files, loaded once."""
-    needed = (
-        f"torch=={TORCH_VERSION} and transformers (test-only; .ci/run installs them)"
-    )
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # local files only, never the hub
-    try:
-        torch = importlib.import_module("torch")
-        transformers = importlib.import_module("transformers")
-    except ImportError as error:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true requires {needed}: {error}", pytrace=False)
-        pytest.skip(f"the MiniLM reference needs {needed}: {error}")
+    torch = reference_module("torch", request.config)
+    transformers = reference_module("transformers", request.config)
     directory = str(minilm.model_dir())
     bert = transformers.BertModel.from_pretrained(
         directory, local_files_only=True, attn_implementation="eager"
@@ -95,6 +83,7 @@ def run_reference(reference, text: str, zeroed_heads=()):
 # --- against the reference ---------------------------------------------------------
 
 
+@pytest.mark.reference
 @pytest.mark.parametrize("text", TEXTS)
 def test_hidden_states_and_attention_match_the_reference(model, reference, text):
     tokens, hidden, weights = run_reference(reference, text)
@@ -106,6 +95,7 @@ def test_hidden_states_and_attention_match_the_reference(model, reference, text)
     assert np.abs(our_weights - weights).max() <= minilm.REFERENCE_TOLERANCE
 
 
+@pytest.mark.reference
 def test_head_mask_matches_zeroed_head_outputs_in_the_reference(model, reference):
     removed = [(0, 2), (3, 7), (5, 11)]
     _, hidden, _ = run_reference(reference, CRICKET, zeroed_heads=removed)
@@ -117,6 +107,7 @@ def test_head_mask_matches_zeroed_head_outputs_in_the_reference(model, reference
     assert np.abs(ours[-1] - model.hidden_states(CRICKET)[-1]).max() > 1e-2
 
 
+@pytest.mark.reference
 def test_embed_is_the_references_normalised_mean_pool(model, reference):
     expected = []
     for text in TEXTS:

@@ -1,8 +1,8 @@
 """SmolLM2-135M-Instruct in NumPy: tokenizer, generation, perplexity, reference logits.
 
 The model is loaded once per session (``smollm2.load()`` is cached). The reference is
-transformers' GGUF loader on PyTorch 2.13.0 (CPU), test-only: installed by ``.ci/run``,
-skipped with a reason elsewhere, required under ``CI=true``. It reads and dequantises
+transformers' GGUF loader on PyTorch 2.13.0 (CPU), test-only (``tests/reference.py``):
+its tests carry the ``reference`` marker and are skipped without it. It reads and dequantises
 the file itself (about half a minute), once per session.
 """
 
@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import importlib
-import os
-from types import ModuleType
 
 import numpy as np
 import pytest
@@ -21,6 +18,7 @@ from mha.experiments.gqa_smollm2 import PARAGRAPH, swap_rope_pairing
 from mha.layer import side_by_side
 from mha.pretrained import smollm2
 from mha.published import decoder
+from tests.reference import reference_module
 
 # digits (alone, in numbers, after letters), runs of spaces and tabs, non-ASCII
 # letters, symbols and emoji, a control token, and leading/trailing whitespace
@@ -41,39 +39,21 @@ def model() -> smollm2.SmolLM2:
     return smollm2.load()
 
 
-TORCH_VERSION = "2.13.0"  # the CPU build on this project's machines (see .ci/run)
-
-
-def reference_module(name: str) -> ModuleType:
-    """Import a test-only reference library, or skip (fail under CI=true)."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # local files only, never the hub
-    try:
-        module = importlib.import_module(name)
-        if name == "torch" and not module.__version__.startswith(TORCH_VERSION):
-            raise ImportError(f"torch {module.__version__}, not {TORCH_VERSION}")
-        return module
-    except ImportError as error:
-        message = (
-            f"{name} unusable ({error}): a test-only reference, installed by .ci/run"
-        )
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-
-
 @pytest.fixture(scope="session")
-def reference_tokenizer():
-    reference_module("torch")
-    transformers = reference_module("transformers")
+def reference_tokenizer(request: pytest.FixtureRequest):
+    reference_module("torch", request.config)
+    transformers = reference_module("transformers", request.config)
     path = smollm2.gguf_path()
     return transformers.AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
 
 
 @pytest.fixture(scope="session")
-def reference_model():
-    torch = reference_module("torch")
-    transformers = reference_module("transformers")
-    reference_module("accelerate")  # transformers needs it to load a GGUF model
+def reference_model(request: pytest.FixtureRequest):
+    torch = reference_module("torch", request.config)
+    transformers = reference_module("transformers", request.config)
+    reference_module(
+        "accelerate", request.config
+    )  # transformers needs it to load a GGUF model
     path = smollm2.gguf_path()
     loaded = transformers.AutoModelForCausalLM.from_pretrained(
         path.parent, gguf_file=path.name, dtype=torch.float32
@@ -81,6 +61,7 @@ def reference_model():
     return loaded.eval()
 
 
+@pytest.mark.reference
 @pytest.mark.parametrize("text", TEXTS)
 def test_tokenizer_ids_equal_the_reference(model, reference_tokenizer, text):
     expected = reference_tokenizer.encode(text, add_special_tokens=False)
@@ -90,7 +71,8 @@ def test_tokenizer_ids_equal_the_reference(model, reference_tokenizer, text):
 
 def test_tokenizer_splits_digits_before_the_gpt2_rule(model):
     """The pre-tokenizer of SmolLM2's own tokenizer.json: Digits, then ByteLevel."""
-    tokenizers = reference_module("tokenizers")
+    import tokenizers  # a site dependency (all-MiniLM-L6-v2's tokenizer)
+
     tokenizer = model.tokenizer
     bpe = tokenizers.models.BPE(
         {token: i for i, token in enumerate(tokenizer.tokens)},
@@ -156,8 +138,9 @@ def test_perplexity_of_an_ordinary_paragraph(model):
     assert shuffled_weights(model).perplexity(PARAGRAPH) >= 5 * perplexity
 
 
-def test_logits_equal_the_reference(model, reference_model):
-    torch = reference_module("torch")
+@pytest.mark.reference
+def test_logits_equal_the_reference(model, reference_model, request):
+    torch = reference_module("torch", request.config)
     ids = model.encode(PARAGRAPH)[:48]
     with torch.no_grad():
         expected = reference_model(torch.tensor([ids])).logits[0].numpy()

@@ -1,40 +1,25 @@
 """The core's MultiHeadAttention against torch.nn.MultiheadAttention on the same weights.
 
-torch is a test-only dependency (``.venv/bin/pip install torch==2.13.0``, a CPU
-build). Without it these tests are skipped, except in CI (``CI=true``), where
-``.ci/run`` installs it and its absence is a failure.
+torch is a test-only reference (``tests/reference.py``): without it these tests are
+skipped, except in a reference run (``pytest -m reference``), where its absence fails.
 """
 
 from __future__ import annotations
-
-import importlib
-import os
 
 import numpy as np
 import pytest
 
 from mha import MultiHeadAttention, causal_mask
+from tests.reference import reference_module
 from tests.test_multihead_page import run_tab
 
-TORCH_VERSION = "2.13.0"
+pytestmark = pytest.mark.reference
 
 
 @pytest.fixture(scope="module")
-def torch():
-    """The torch module; a skip without it, a failure without it in CI."""
-    if os.environ.get("CI") == "true":
-        try:
-            return importlib.import_module("torch")
-        except ImportError as error:
-            pytest.fail(
-                f"CI=true requires torch (.ci/run installs torch=={TORCH_VERSION} "
-                f"for the parity tests), but importing it failed: {error}",
-                pytrace=False,
-            )
-    return pytest.importorskip(
-        "torch",
-        reason=f"torch is not installed (test-only: .venv/bin/pip install torch=={TORCH_VERSION})",
-    )
+def torch(request: pytest.FixtureRequest):
+    """The torch module; a skip without it (a failure in a reference run)."""
+    return reference_module("torch", request.config)
 
 
 def torch_copy(torch, layer: MultiHeadAttention, dtype):
