@@ -40,9 +40,9 @@ def on_post_build(config, **kwargs):
 
 # Notebook pages (mkdocs-jupyter, sources in docs/notebooks/*.py). nbconvert gives
 # each cell a random id, so ids are renumbered in order (two builds stay identical),
-# and each page gets its source as a downloadable .ipynb written beside it.
+# and each page gets its source as a downloadable .ipynb written beside it (the theme,
+# docs/_theme/main.html, links it).
 _CELL_ID = re.compile(r'id="cell-id=[^"]*"')
-_ARTICLE = '<article class="md-content__inner md-typeset">'
 
 
 def _notebook_source(page) -> Path | None:
@@ -61,7 +61,7 @@ def _ipynb(source: Path) -> str:
 
 
 def on_post_page(output, page, config, **kwargs):
-    """Renumber a notebook page's cell ids; write and link its .ipynb download."""
+    """Renumber a notebook page's cell ids; write its .ipynb download beside it."""
     source = _notebook_source(page)
     if source is None:
         return output
@@ -71,10 +71,4 @@ def on_post_page(output, page, config, **kwargs):
     target = Path(page.file.abs_dest_path).parent / name
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(_ipynb(source), encoding="utf-8")
-    link = (
-        f'<p class="mha-download"><a href="{name}" download>'
-        f"Download this notebook ({name})</a></p>"
-    )
-    if output.count(_ARTICLE) != 1:
-        raise ValueError(f"{page.file.src_uri}: no single <article> to put the link in")
-    return output.replace(_ARTICLE, _ARTICLE + link, 1)
+    return output

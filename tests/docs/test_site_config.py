@@ -1,0 +1,124 @@
+"""mkdocs.yml: the site's address, its repository, link validation, the 404 page.
+
+The checks that need a build use a tiny project with this site's own settings (theme,
+validation, assets), which builds in seconds: what they check does not depend on the
+pages' content.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from mkdocs.config import load_config
+from mkdocs.utils.yaml import yaml_load
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = yaml_load((ROOT / "mkdocs.yml").read_text())
+SUB = "https://example.org/sub/"
+
+
+def _build_tiny_site(tmp_path: Path, pages: dict[str, str], **settings: object):
+    """Build ``pages`` strictly with this site's theme, assets and validation."""
+    docs = tmp_path / "docs"
+    for name, text in pages.items():
+        (docs / name).parent.mkdir(parents=True, exist_ok=True)
+        (docs / name).write_text(text)
+    theme = {**CONFIG["theme"], "custom_dir": str(ROOT / CONFIG["theme"]["custom_dir"])}
+    config = {
+        "site_name": "tiny",
+        "docs_dir": str(docs),
+        "site_dir": str(tmp_path / "site"),
+        "strict": CONFIG["strict"],
+        "validation": CONFIG["validation"],
+        "theme": theme,
+        "extra_css": CONFIG["extra_css"],
+        "extra_javascript": CONFIG["extra_javascript"],
+        **settings,
+    }
+    (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump(config))
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-f", str(tmp_path / "mkdocs.yml")],
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_address_and_repository_come_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    monkeypatch.setenv("SITE_URL", SUB)
+    monkeypatch.setenv("REPO_URL", "https://github.com/someone/mha")
+    config = load_config(str(ROOT / "mkdocs.yml"))
+    assert config.site_url == SUB
+    assert config.repo_url == "https://github.com/someone/mha"
+    assert config.edit_uri == "edit/main/docs/"
+    assert {"content.action.edit", "content.action.view"} <= set(
+        config.theme["features"]
+    )
+
+
+def test_locally_the_site_is_at_the_address_make_serve_serves(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    monkeypatch.delenv("SITE_URL", raising=False)
+    assert load_config(str(ROOT / "mkdocs.yml")).site_url == "http://127.0.0.1:8000/"
+
+
+def test_the_tiny_site_builds_when_every_link_holds(tmp_path: Path):
+    result = _build_tiny_site(
+        tmp_path,
+        {"index.md": "# Home\n\n[other](other.md#part)\n", "other.md": "# Part\n"},
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+
+
+@pytest.mark.parametrize(
+    "link, complaint",
+    [
+        ("missing.md", "'missing.md', but the target is not found"),
+        ("other.md#nowhere", "does not contain an anchor '#nowhere'"),
+    ],
+)
+def test_a_broken_link_or_anchor_fails_the_strict_build(
+    tmp_path: Path, link: str, complaint: str
+):
+    result = _build_tiny_site(
+        tmp_path, {"index.md": f"# Home\n\n[see]({link})\n", "other.md": "# Part\n"}
+    )
+    assert result.returncode != 0
+    assert complaint in result.stderr
+
+
+def test_the_404_page_loads_its_assets_under_a_sub_path(tmp_path: Path):
+    """A project's Pages site lives at /<repository>/: so must the 404 page's assets."""
+    result = _build_tiny_site(tmp_path, {"index.md": "# Home\n"}, site_url=SUB)
+    assert result.returncode == 0, result.stderr[-2000:]
+    page = (tmp_path / "site" / "404.html").read_text()
+    local = [
+        url
+        for url in re.findall(r'(?:href|src)="([^"#]+)"', page)
+        if "://" not in url and not url.startswith("data:")
+    ]
+    assets = [url for url in local if "/assets/" in url]
+    assert any(url.endswith("katex.min.css") for url in assets)
+    assert any(url.endswith("scroll-focus.js") for url in assets)
+    assert all(url.startswith("/sub/") for url in local), local
+
+
+def test_materials_end_of_life_notice_is_not_silenced():
+    makefile = (ROOT / "Makefile").read_text()
+    assert "NO_MKDOCS_2_WARNING" not in makefile
+    env = {k: v for k, v in os.environ.items() if k != "NO_MKDOCS_2_WARNING"}
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "--version"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert "Material for MkDocs reaches end of life" in result.stderr
