@@ -122,3 +122,16 @@ def test_materials_end_of_life_notice_is_not_silenced():
         env=env,
     )
     assert "Material for MkDocs reaches end of life" in result.stderr
+
+
+def test_every_page_links_its_source_and_the_home_page_the_repository(
+    built_site: Path,
+):
+    repo = load_config(str(ROOT / "mkdocs.yml")).repo_url.rstrip("/")
+    home = (built_site / "index.html").read_text()
+    assert f'<a href="{repo}">the repository</a>' in home
+    for source in ["index.md", "cricket.md", "notebooks/cricket_playground.py"]:
+        stem = source.rsplit(".", 1)[0].removesuffix("index")
+        html = (built_site / stem / "index.html").read_text()
+        assert f'href="{repo}/edit/main/docs/{source}"' in html, source
+        assert f'href="{repo}/raw/main/docs/{source}"' in html, source
