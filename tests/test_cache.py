@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from mha import cache
+from mha.support import cache
 
 
 def test_callers_asking_at_once_compute_once(tmp_path, monkeypatch):
@@ -51,3 +51,36 @@ def test_a_view_and_a_copy_of_the_same_numbers_share_a_key():
     assert not view.flags.c_contiguous
     assert cache.cache_key(max, {"w": view}) == cache.cache_key(max, {"w": view.copy()})
     assert cache.cache_key(max, view) != cache.cache_key(max, view[:, :1])
+
+
+def test_docstrings_and_comments_are_not_part_of_the_key(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(
+        '"""Doc."""\n\n\ndef f(x):\n    """Doc."""\n    return x + 1  # one\n'
+    )
+    before = cache._tree_digest(path)
+    path.write_text('"""Other."""\n\n\ndef f(x):\n    """Other."""\n    return x + 1\n')
+    cache._tree_digest.cache_clear()
+    assert cache._tree_digest(path) == before
+    path.write_text('"""Other."""\n\n\ndef f(x):\n    return x + 2\n')
+    cache._tree_digest.cache_clear()
+    assert cache._tree_digest(path) != before
+
+
+def test_a_key_depends_on_the_modules_its_function_imports_only(monkeypatch):
+    from mha.figures import render
+    from mha.pages import cost
+
+    modules = cache.dependencies(cost.__name__)
+    assert {"mha.pages.cost", "mha.accounting", "mha.support.measured"} <= set(modules)
+    assert "mha.pages.ffn" not in modules and "mha.pretrained.smollm2" not in modules
+    keys = cache.cache_key(render, "a"), cache.cache_key(render, cost.sweep)
+    digest = cache._module_digest
+
+    def edited(module: str) -> str:  # as if mha.pages.cost's code had changed
+        return "edited" if module == "mha.pages.cost" else digest(module)
+
+    monkeypatch.setattr(cache, "_module_digest", edited)
+    # the function passed as an argument (a figure to draw, say) brings its module in
+    assert cache.cache_key(render, "a") == keys[0]
+    assert cache.cache_key(render, cost.sweep) != keys[1]

@@ -14,8 +14,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from mha.experiments import head_atlas, pruning
+from mha.experiments import pruning
 from mha.experiments.corpus import CAT, CRICKET, TRIPLES, retrieval_queries
+from mha.pages import real_heads as head_atlas
 from mha.pretrained import minilm
 from tests.reference import reference_module
 

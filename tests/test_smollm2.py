@@ -15,10 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mha.experiments.gqa_smollm2 import PARAGRAPH, swap_rope_pairing
-from mha.layer import side_by_side
+from mha.data.published import decoder
+from mha.pages.real_gqa_model import PARAGRAPH, swap_rope_pairing
 from mha.pretrained import smollm2
-from mha.published import decoder
 from tests.reference import reference_module
 
 # digits (alone, in numbers, after letters), runs of spaces and tabs, non-ASCII
@@ -201,5 +200,6 @@ def test_each_layer_projects_q_k_v_with_one_product(model):
     """The loader lays W_Q, W_K, W_V side by side in one array per layer."""
     for block in model.blocks:
         a = block.attention
-        whole = side_by_side(a.w_q, a.w_k, a.w_v)
-        assert whole is not None and whole.shape == (576, (9 + 2 * 3) * 64)
+        assert a.is_fused() and a.w_qkv.shape == (576, (9 + 2 * 3) * 64)
+    variant = model.map_attention(lambda attention: attention.to_gqa(1))
+    assert not variant.blocks[0].attention.is_fused()  # other arrays: readable path

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from mha import MultiHeadAttention, causal_mask
+from tests.pages.test_multi_head import run_tab
 from tests.reference import reference_module
-from tests.test_multihead_page import run_tab
 
 pytestmark = pytest.mark.reference
 

@@ -8,9 +8,17 @@ import importlib
 import itertools
 import re
 import shutil
+import time
 from pathlib import Path
 
 import jupytext
+
+_BUILD = {"dirty": False, "started": 0.0}
+
+
+def on_startup(command, dirty, **kwargs):
+    """Remember whether builds are dirty (`make serve` rebuilds one page at a time)."""
+    _BUILD["dirty"] = dirty
 
 
 def on_config(config, **kwargs):
@@ -20,7 +28,7 @@ def on_config(config, **kwargs):
     it imports: one folder per version of ``src/mha`` makes an edit there re-execute
     every notebook by itself. Folders of earlier versions are removed.
     """
-    cache = importlib.import_module("mha.cache")
+    cache = importlib.import_module("mha.support.cache")
     notebooks = config.plugins["mkdocs-jupyter"].config
     folder = cache.cache_dir() / "notebooks"
     notebooks["cache_dir"] = str(folder / cache.code_hash())
@@ -30,11 +38,18 @@ def on_config(config, **kwargs):
     return config
 
 
+def on_pre_build(config, **kwargs):
+    _BUILD["started"] = time.time()
+
+
 def on_post_build(config, **kwargs):
-    """Write the widgets' JSON payloads into the site output."""
-    explorer = importlib.import_module("mha.explorer")  # the heads explorer
+    """Write the widgets' JSON payloads into the site output; after a full build,
+    delete cached results that neither it nor a recent test run read."""
+    if not _BUILD["dirty"]:
+        importlib.import_module("mha.support.cache").prune(_BUILD["started"])
+    explorer = importlib.import_module("mha.pages.heads_explorer")  # the heads explorer
     explorer.write(Path(config["site_dir"]) / explorer.SITE_PATH)
-    kv_memory = importlib.import_module("mha.kv_memory")  # the KV-cache calculator
+    kv_memory = importlib.import_module("mha.pages.kv_cache")  # the KV-cache calculator
     kv_memory.write(Path(config["site_dir"]) / kv_memory.SITE_PATH)
 
 

@@ -9,7 +9,8 @@ Every number is computed in ``src/mha``; a page asks for it and formats it:
 ``core(name)`` imports ``mha.<name>``; ``figure("module.function", alt, ...)`` calls
 ``mha.figures.<module>.<function>(...)`` and inlines the SVG with ``alt`` as its
 accessible name. Figures are cached by content hash (code and arguments), so a warm
-build does not draw them again.
+build does not draw them again. A full build then deletes cached results that no
+recent build or test read (``docs/_glue/hooks.py``).
 """
 
 import importlib
@@ -31,9 +32,8 @@ def define_env(env):
     # MiniLM pruning study, 23 s with one thread against 127 s with two).
     threadpool_limits(1)
     _fresh_core()
-    formatting = importlib.import_module("mha.formatting")
+    formatting = importlib.import_module("mha.support.formatting")
     render = importlib.import_module("mha.figures").render
-    cached = importlib.import_module("mha.cache").cached
 
     env.filter(formatting.decimals, "dec")
     env.filter(formatting.percent, "pct")
@@ -50,5 +50,5 @@ def define_env(env):
     def figure(name: str, alt: str, *args, **kwargs) -> str:
         """Inline SVG of the figure ``mha.figures.<name>(*args, **kwargs)``."""
         return (
-            f'<figure class="mha">{cached(render, name, alt, *args, **kwargs)}</figure>'
+            f'<figure class="mha">{render(name, alt, *args, **kwargs)}</figure>'
         )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mha._validate import head_dim, positive_int
+from mha.support.validate import head_dim, positive_int
 
 
 def param_count(

@@ -2,6 +2,7 @@
 
 Masks are boolean and follow the PyTorch SDPA convention: ``True`` means the query
 may attend to the key. They broadcast against the score array ``(..., q_len, k_len)``.
+The input checks are at the bottom of the module.
 """
 
 from __future__ import annotations
@@ -10,8 +11,7 @@ import math
 
 import numpy as np
 
-from mha._validate import float_array, positive_int
-from mha.threads import on_every_core
+from mha.support.validate import float_array, positive_int
 
 
 def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -29,29 +29,55 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     ```
     """
     x = float_array("x", x, allow_neg_inf=True)
-    return _softmax_inplace(np.array(x, copy=True), axis)
+    return _softmax(x, axis)
 
 
-def _softmax_inplace(
-    scores: np.ndarray, axis: int = -1, masked: bool = True
-) -> np.ndarray:
-    """Softmax that overwrites ``scores`` (the attention hot path avoids a copy).
+def scaled_dot_product_attention(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """softmax(q kᵀ / √d_k) v, with any leading batch dimensions.
 
-    ``masked=False`` says no entry is ``-inf`` (no mask was applied), so no row can be
-    fully masked and the check for one is skipped.
+    Shapes: ``q (..., q_len, d_k)``, ``k (..., k_len, d_k)``, ``v (..., k_len, d_v)``,
+    ``mask`` boolean broadcastable to ``(..., q_len, k_len)``. Returns
+    ``(output (..., q_len, d_v), weights (..., q_len, k_len))`` in q's dtype.
+
+    ```python
+    import numpy as np
+    from mha import scaled_dot_product_attention
+
+    q = np.array([[1.0, 0.0]])
+    k = np.array([[1.0, 0.0], [0.0, 1.0]])
+    v = np.array([[10.0], [20.0]])
+    out, w = scaled_dot_product_attention(q, k, v)
+    assert np.allclose(w.sum(-1), 1) and 10 < out[0, 0] < 15
+    ```
     """
-    peak = scores.max(axis=axis, keepdims=True)
-    if masked and (peak == -np.inf).any():
-        row = np.argwhere(np.squeeze(peak, axis=axis) == -np.inf)[0]
-        where = f" (row {tuple(int(i) for i in row)})" if row.size else ""
-        raise ValueError(
-            f"mask: every key is masked in a row{where}; a query must be allowed "
-            "to attend to at least one key"
-        )
-    scores -= peak
-    np.exp(scores, out=scores)
-    scores /= scores.sum(axis=axis, keepdims=True)
-    return scores
+    q, k, v, mask = check_attention_inputs(q, k, v, mask)
+    return attend(q, k, v, mask)
+
+
+def attend(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The formula itself, on inputs already checked (``scaled_dot_product_attention``).
+
+    The layer checks its input ``x`` once and calls this on its projections, so a
+    decoding step does not scan the whole K/V cache again on every token.
+
+    ```python
+    import numpy as np
+    from mha.attention import attend
+
+    out, w = attend(np.ones((1, 2)), np.ones((3, 2)), np.arange(3.0)[:, None])
+    assert np.allclose(w, 1 / 3) and np.isclose(out[0, 0], 1.0)
+    ```
+    """
+    d_k = q.shape[-1]
+    scores = (q * q.dtype.type(1 / math.sqrt(d_k))) @ k.swapaxes(-1, -2)  # q kᵀ / √d_k
+    if mask is not None:
+        scores = np.where(mask, scores, q.dtype.type(-np.inf))  # False: may not attend
+    weights = _softmax(scores, axis=-1, masked=mask is not None)
+    return weights @ v, weights
 
 
 def causal_mask(n: int) -> np.ndarray:
@@ -71,96 +97,34 @@ def causal_mask(n: int) -> np.ndarray:
     return np.tri(n, dtype=bool)
 
 
-# Queries are processed in blocks of about this many score entries (2 MiB of float32),
-# so that each block's scores, softmax and weighted sum run while it sits in cache.
-# When there are several blocks, they run on every core (``mha.threads``). The size
-# was the fastest of 1, 2 and 4 MiB on two threads (tests/bench/torch_layer.py shapes).
-BLOCK_ENTRIES = 1 << 19
+def _softmax(x: np.ndarray, axis: int = -1, masked: bool = True) -> np.ndarray:
+    """exp(x - max) / sum: the softmax of ``x``, unchecked. ``masked=False`` says no
+    entry is ``-inf``, so no row can be fully masked and that check is skipped."""
+    peak = x.max(axis=axis, keepdims=True)
+    if masked:
+        _refuse_fully_masked_rows(peak, axis)
+    e = np.exp(x - peak)
+    return e / e.sum(axis=axis, keepdims=True)
 
 
-def scaled_dot_product_attention(
-    q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """softmax(q kᵀ / √d_k) v, with any leading batch dimensions.
+# --- input checks -------------------------------------------------------------------
 
-    Shapes: ``q (..., q_len, d_k)``, ``k (..., k_len, d_k)``, ``v (..., k_len, d_v)``,
-    ``mask`` boolean broadcastable to ``(..., q_len, k_len)``. Returns
-    ``(output (..., q_len, d_v), weights (..., q_len, k_len))`` in q's dtype.
 
-    The arithmetic is the one line of the formula; it runs over blocks of queries
-    only so that each block stays in the processor's cache.
+def check_attention_inputs(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """``q, k, v, mask`` as arrays, or a ``ValueError`` naming what is wrong.
 
     ```python
     import numpy as np
-    from mha import scaled_dot_product_attention
+    from mha.attention import check_attention_inputs
 
-    q = np.array([[1.0, 0.0]])
-    k = np.array([[1.0, 0.0], [0.0, 1.0]])
-    v = np.array([[10.0], [20.0]])
-    out, w = scaled_dot_product_attention(q, k, v)
-    assert np.allclose(w.sum(-1), 1) and 10 < out[0, 0] < 15
+    q, k, v, mask = check_attention_inputs(np.ones((2, 4)), np.ones((3, 4)),
+                                           np.ones((3, 5)), None)
+    assert mask is None and v.shape == (3, 5)
     ```
     """
-    q = float_array("q", q)
-    k = float_array("k", k)
-    v = float_array("v", v)
-    lead = _check_qkv(q, k, v)
-    if mask is not None:
-        mask = _check_mask(mask, (*lead, q.shape[-2], k.shape[-2]))
-    return _attention(q, k, v, mask)
-
-
-def _attention(
-    q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None
-) -> tuple[np.ndarray, np.ndarray]:
-    """The computation of ``scaled_dot_product_attention`` on inputs already checked.
-
-    The layer checks its input once and calls this directly, so a decoding step does
-    not re-scan the whole K/V cache for NaNs on every token.
-    """
-    lead = q.shape[:-2]
-    if not lead == k.shape[:-2] == v.shape[:-2]:
-        lead = np.broadcast_shapes(lead, k.shape[:-2], v.shape[:-2])
-    q_len, k_len = q.shape[-2], k.shape[-2]
-    if mask is not None:
-        mask = np.broadcast_to(mask, (*lead, q_len, k_len))
-    q = q * q.dtype.type(1 / math.sqrt(q.shape[-1]))  # scale the queries: fewer entries
-    k_t = k.swapaxes(-1, -2)  # (..., d_k, k_len)
-    weights = np.empty((*lead, q_len, k_len), q.dtype)
-    rows = max(1, BLOCK_ENTRIES // max(1, math.prod(lead) * k_len))
-    if q_len <= rows:  # one block (a decoding step, say)
-        return _attend_block(q, k_t, v, mask, weights), weights
-    output = np.empty((*lead, q_len, v.shape[-1]), q.dtype)
-
-    def attend(start: int) -> None:
-        block = slice(start, start + rows)  # views: results are written in place
-        part = None if mask is None else mask[..., block, :]
-        scores, out = weights[..., block, :], output[..., block, :]
-        _attend_block(q[..., block, :], k_t, v, part, scores, out)
-
-    on_every_core(attend, range(0, q_len, rows))
-    return output, weights
-
-
-def _attend_block(
-    q: np.ndarray,
-    k_t: np.ndarray,
-    v: np.ndarray,
-    mask: np.ndarray | None,
-    weights: np.ndarray,
-    output: np.ndarray | None = None,
-) -> np.ndarray:
-    """softmax(q k_t) v for queries already scaled: the weights are written into
-    ``weights``, the result into ``output`` (``None``: a new array), which is returned."""
-    np.matmul(q, k_t, out=weights)
-    if mask is not None:
-        np.copyto(weights, q.dtype.type(-np.inf), where=~mask)
-    _softmax_inplace(weights, masked=mask is not None)
-    return np.matmul(weights, v, out=output)
-
-
-def _check_qkv(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> tuple[int, ...]:
-    """Check shapes and dtypes; return the broadcast leading dimensions."""
+    q, k, v = float_array("q", q), float_array("k", k), float_array("v", v)
     for name, arr in (("q", q), ("k", k), ("v", v)):
         if arr.ndim < 2:
             raise ValueError(
@@ -182,15 +146,27 @@ def _check_qkv(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> tuple[int, ...]:
             f"got shape {v.shape}"
         )
     try:
-        return np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+        lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except ValueError:
         raise ValueError(
             "q, k, v: expected broadcastable leading dimensions, got shapes "
             f"{q.shape}, {k.shape}, {v.shape}"
         ) from None
+    if mask is not None:
+        mask = check_mask(mask, (*lead, q.shape[-2], k.shape[-2]))
+    return q, k, v, mask
 
 
-def _check_mask(mask: np.ndarray, scores_shape: tuple[int, ...]) -> np.ndarray:
+def check_mask(mask: np.ndarray, scores_shape: tuple[int, ...]) -> np.ndarray:
+    """``mask`` as a boolean array broadcastable to ``scores_shape``, or a ``ValueError``.
+
+    ```python
+    import numpy as np
+    from mha.attention import check_mask
+
+    assert check_mask(np.ones((1, 3), bool), (2, 4, 3)).shape == (1, 3)
+    ```
+    """
     mask = np.asarray(mask)
     if mask.dtype != bool:
         raise ValueError(
@@ -206,3 +182,13 @@ def _check_mask(mask: np.ndarray, scores_shape: tuple[int, ...]) -> np.ndarray:
             f"got {mask.shape}"
         )
     return mask
+
+
+def _refuse_fully_masked_rows(peak: np.ndarray, axis: int) -> None:
+    if (peak == -np.inf).any():
+        row = np.argwhere(np.squeeze(peak, axis=axis) == -np.inf)[0]
+        where = f" (row {tuple(int(i) for i in row)})" if row.size else ""
+        raise ValueError(
+            f"mask: every key is masked in a row{where}; a query must be allowed "
+            "to attend to at least one key"
+        )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mha._validate import positive_int
+from mha.support.validate import positive_int
 
 
 def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mha._validate import positive_int
+from mha.support.validate import positive_int
 
 
 class KVCache:

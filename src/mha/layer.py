@@ -6,11 +6,11 @@ import copy
 
 import numpy as np
 
-from mha._validate import float_array, generator, head_dim
-from mha.attention import _attention, _check_mask
-from mha.heads import mean_pool_heads, merge_heads, split_heads
+from mha.attention import attend, check_mask
+from mha.heads import mean_pool_heads, merge_heads, repeat_kv, split_heads
 from mha.kv_cache import KVCache
 from mha.rope import RotaryEmbedding
+from mha.support.validate import float_array, generator, head_dim
 
 
 class MultiHeadAttention:
@@ -61,9 +61,6 @@ class MultiHeadAttention:
         self.w_v, self.b_v = init(d_model, width_kv), zeros(width_kv)
         self.w_o, self.b_o = init(width_q, d_model), zeros(d_model)
         self.rope: RotaryEmbedding | None = None
-        # (w_q, w_k, w_v, their side_by_side array or None): where and how the arrays
-        # lie does not change, so it is looked up again only for other arrays
-        self._joined: tuple = (None, None, None, None)
 
     @property
     def param_count(self) -> int:
@@ -168,30 +165,12 @@ class MultiHeadAttention:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Q (..., h, seq, d_k) and K, V (..., h_kv, seq, d_k) of the tokens at positions
         ``start, start + 1, ...``, rotated if ``rope``."""
-        h, h_kv = self.n_heads, self.n_kv_heads
-        qkv = split_heads(self._qkv(x), h + 2 * h_kv)  # (..., h + 2 h_kv, seq, d_k)
-        qk, v = qkv[..., : h + h_kv, :, :], qkv[..., h + h_kv :, :, :]
+        q = split_heads(_linear(x, self.w_q, self.b_q), self.n_heads)
+        k = split_heads(_linear(x, self.w_k, self.b_k), self.n_kv_heads)
+        v = split_heads(_linear(x, self.w_v, self.b_v), self.n_kv_heads)
         if self.rope is not None:
-            qk = self.rope.from_position(qk, start)  # queries and keys in one call
-        return qk[..., :h, :, :], qk[..., h:, :, :], v
-
-    def _qkv(self, x: np.ndarray) -> np.ndarray:
-        """``[x @ w_q + b_q | x @ w_k + b_k | x @ w_v + b_v]``, (..., seq, (h + 2 h_kv) d_k):
-        one product when the three weights are side by side in one array."""
-        w_q, w_k, w_v = self.w_q, self.w_k, self.w_v
-        joined = self._joined  # what side_by_side said of the arrays of the last call
-        if not (joined[0] is w_q and joined[1] is w_k and joined[2] is w_v):
-            joined = self._joined = (w_q, w_k, w_v, side_by_side(w_q, w_k, w_v))
-        whole = joined[3]
-        if (
-            whole is not None
-            and self.b_q is None
-            and self.b_k is None
-            and self.b_v is None
-        ):
-            return _linear(x, whole, None)
-        pairs = ((w_q, self.b_q), (w_k, self.b_k), (w_v, self.b_v))
-        return np.concatenate([_linear(x, w, b) for w, b in pairs], axis=-1)
+            q, k = self.rope.from_position(q, start), self.rope.from_position(k, start)
+        return q, k, v
 
     def _attend(
         self,
@@ -201,20 +180,13 @@ class MultiHeadAttention:
         mask: np.ndarray | None,
         head_mask: np.ndarray | None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        # The `group` query heads that share a K/V head are stacked as extra query
-        # rows of that head: one attention call, and K/V are never copied.
-        *lead, h, q_len, d_k = q.shape
-        group = h // self.n_kv_heads
+        """Each query head attends with its K/V head; heads merge, then W_O."""
+        group = self.n_heads // self.n_kv_heads
+        k, v = repeat_kv(k, group), repeat_kv(v, group)  # query head i: K/V i // group
         if mask is not None:
-            mask = _check_mask(mask, (*lead, h, q_len, k.shape[-2]))
-        if mask is not None and group > 1:
-            mask = np.broadcast_to(mask, (*lead, h, q_len, k.shape[-2]))
-            mask = mask.reshape(*lead, self.n_kv_heads, group * q_len, k.shape[-2])
-        q = q.reshape(*lead, self.n_kv_heads, group * q_len, d_k)
+            mask = check_mask(mask, (*q.shape[:-1], k.shape[-2]))
         # x was checked on entry: its projections need no second scan for NaNs
-        heads, weights = _attention(q, k, v, mask)
-        heads = heads.reshape(*lead, h, q_len, d_k)
-        weights = weights.reshape(*lead, h, q_len, k.shape[-2])
+        heads, weights = attend(q, k, v, mask)  # (..., h, seq, d_k), (..., h, seq, len)
         if head_mask is not None:
             heads = heads * self._check_head_mask(head_mask, heads.dtype)[:, None, None]
         return _linear(merge_heads(heads), self.w_o, self.b_o), weights
@@ -235,36 +207,6 @@ class MultiHeadAttention:
                 f"x: expected shape (..., seq, d_model={self.d_model}), got {x.shape}"
             )
         return x
-
-
-def side_by_side(*blocks: np.ndarray) -> np.ndarray | None:
-    """The 2-D array whose consecutive column blocks are ``blocks``, if they are views of
-    one (``w[:, :a], w[:, a:b], w[:, b:]``); else ``None``.
-
-    The layer then computes Q, K and V with one matrix product instead of three (in
-    decoding, three small products took about 1.3 times as long as one large one).
-
-    ```python
-    import numpy as np
-    from mha.layer import side_by_side
-
-    w = np.zeros((4, 10))
-    assert side_by_side(w[:, :6], w[:, 6:8], w[:, 8:]) is w
-    assert side_by_side(w[:, :6], w[:, 8:], w[:, 6:8]) is None  # out of order
-    assert side_by_side(np.zeros((4, 6)), w[:, 6:8], w[:, 8:]) is None
-    ```
-    """
-    whole = blocks[0].base
-    if whole is None or whole.ndim != 2 or any(b.base is not whole for b in blocks):
-        return None
-    start = whole.__array_interface__["data"][0]
-    for b in blocks:
-        if b.strides != whole.strides or b.__array_interface__["data"][0] != start:
-            return None
-        start += b.shape[1] * whole.strides[1]
-    if sum(b.shape[1] for b in blocks) != whole.shape[1]:
-        return None
-    return whole
 
 
 def _linear(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mha._validate import float_array, positive_int
+from mha.support.validate import float_array, positive_int
 
 
 class RotaryEmbedding:

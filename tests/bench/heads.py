@@ -1,6 +1,6 @@
 """Wall-clock of one multi-head attention layer at a fixed width, for h = 1 ... 64.
 
-Parameters and score multiply-adds do not depend on h (see ``mha.head_count``); this
+Parameters and score multiply-adds do not depend on h (see ``mha.pages.cost``); this
 measures what the time does. For every head count it times the whole layer and, on
 the same already-split Q, K, V, the attention core alone (scores, softmax, weighted
 sum). The machine is shared, so three defences against other jobs' load:
@@ -12,7 +12,7 @@ sum). The machine is shared, so three defences against other jobs' load:
 - each sample is the best of a few back-to-back calls, and the result keeps the
   median and quartiles of those samples over the rounds.
 
-The result is rendered by docs/cost.md through ``mha.head_count.timings()``.
+The result is rendered by docs/cost.md through ``mha.pages.cost.timings()``.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from mha import MultiHeadAttention, scaled_dot_product_attention, split_heads
-from mha.head_count import HEADS
-from mha.measured import machine
+from mha.pages.cost import HEADS
+from mha.support.measured import machine
 
 D_MODEL = 512
 N = 512  # tokens: one of the shapes of DESIGN.md's budget table

@@ -15,8 +15,8 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from mha.measured import machine
 from mha.pretrained import minilm
+from mha.support.measured import machine
 
 SENTENCE = (
     "Kohli, who anchored the innings after Rohit fell early, finally reached his "

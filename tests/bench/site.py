@@ -18,7 +18,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from mha.cache import cache_dir
+from mha.support.cache import cache_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 BUDGETS_S = {"cold_build": 90, "warm_build": 15, "make_test": 300, "dirty_edit": 3}

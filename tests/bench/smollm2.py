@@ -28,11 +28,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from mha.experiments import gqa_smollm2
-from mha.layer import side_by_side
-from mha.measured import machine
+from mha.pages import real_gqa_model as gqa_smollm2
 from mha.pretrained import smollm2
-from mha.threads import one_blas_thread
+from mha.support.measured import machine
+from mha.support.threads import one_blas_thread
 
 RUNS = 5
 GIB = 1 << 30
@@ -112,7 +111,7 @@ def products_seconds(model: smollm2.SmolLM2) -> list[float]:
     products = []
     for block in model.blocks:
         a = block.attention
-        products += [(x, side_by_side(a.w_q, a.w_k, a.w_v)), (x, a.w_o)]
+        products += [(x, a.w_qkv), (x, a.w_o)]
         products += [(x, block.w_gate_up), (hidden, block.w_down.T)]
     products.append((x, model.embedding))
     times = []

@@ -1,6 +1,6 @@
 """The KV-cache calculator on the page "MQA, GQA and the KV cache", in Chromium.
 
-What it shows must be what the core computes (`mha.kv_memory.calculator_text`), for
+What it shows must be what the core computes (`mha.pages.kv_cache.calculator_text`), for
 the build-time figure, for changes of every input, and across a sliding window.
 """
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from mha import kv_memory
-from mha.published import decoder
+from mha.data.published import decoder
+from mha.pages import kv_cache as kv_memory
 from tests.browser.accessibility import COLOUR_RULES, blocking_violations
 
 PAGE = "kv-cache/"

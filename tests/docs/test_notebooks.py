@@ -113,7 +113,7 @@ def test_a_failing_cell_fails_the_build(tmp_path: Path):
 def test_executed_notebooks_are_cached_per_version_of_the_code(tmp_path, monkeypatch):
     from mkdocs.config import load_config
 
-    from mha.cache import code_hash
+    from mha.support.cache import code_hash
 
     monkeypatch.setenv("MHA_CACHE_DIR", str(tmp_path))
     stale = tmp_path / "notebooks" / "an-earlier-version"

@@ -55,9 +55,13 @@ def test_the_directive_parser_sees_options():
 
 def test_reference_pages_render_the_docstrings(built_site: Path):
     pages = {
-        "core": ["mha.layer.MultiHeadAttention", "mha.attention.softmax"],
-        "costs": ["mha.head_count.sweep", "mha.accounting.kv_cache_bytes"],
-        "examples": ["mha.exercises.check_split_heads", "mha.worked.cricket.solve"],
+        "core": [
+            "mha.layer.MultiHeadAttention",
+            "mha.attention.softmax",
+            "mha.accounting.kv_cache_bytes",
+        ],
+        "pages": ["mha.pages.cost.sweep", "mha.pages.exercises.check_split_heads"],
+        "examples": ["mha.worked.cricket.solve"],
         "figures": ["mha.figures.cost.head_timings"],
     }
     for page, anchors in pages.items():

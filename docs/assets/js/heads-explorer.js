@@ -1,5 +1,5 @@
 // Heads explorer: renders heatmaps and the softmax arithmetic of one row.
-// Every number comes from the JSON that the build writes (src/mha/explorer.py,
+// Every number comes from the JSON that the build writes (src/mha/pages/heads_explorer.py,
 // which documents its schema); this script only draws and formats, no attention math.
 (() => {
   "use strict";

@@ -1,6 +1,6 @@
 // KV-cache calculator: model, context length, batch and dtype -> cache size.
 // The per-token bytes of every model come from the JSON the build writes
-// (src/mha/kv_memory.py documents its schema); this script only multiplies them by
+// (src/mha/pages/kv_cache.py documents its schema); this script only multiplies them by
 // the tokens held (the context, capped by a sliding window) and the batch.
 (() => {
   "use strict";

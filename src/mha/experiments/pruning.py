@@ -31,9 +31,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha.cache import cached
 from mha.data import michel2019, voita2019
 from mha.experiments.corpus import retrieval_queries, sentences
+from mha.support.cache import cached
 
 STEP = 8  # cumulative pruning is measured every STEP heads removed
 BATCH_SIZE = 12  # sentences per forward pass, grouped by length

@@ -25,11 +25,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha._validate import positive_int
 from mha.attention import scaled_dot_product_attention
 from mha.experiments.toy_task import D_MODEL, N_TARGETS, N_WORDS, Batch, generate
 from mha.heads import merge_heads, split_heads
 from mha.layer import MultiHeadAttention
+from mha.support.validate import positive_int
 
 Params = dict[str, np.ndarray]  # name -> (models, rows, cols)
 ATTENTION_WEIGHTS = ("w_q", "w_k", "w_v", "w_o")

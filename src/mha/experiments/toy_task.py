@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha._validate import generator, positive_int
+from mha.support.validate import generator, positive_int
 
 N_POSITIONS = 8
 NAMES = ("A", "B", "C", "D", "E", "F", "G", "H")

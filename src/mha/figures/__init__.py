@@ -2,12 +2,14 @@
 
 ``to_svg`` turns a figure into deterministic inline SVG whose ink follows the page's
 text colour (``currentColor``), so one drawing reads in light and dark mode;
-``render`` does it by name, the way pages ask for a figure.
+``render`` does it by name, the way pages ask for a figure, and keeps the result in
+the content-hash cache (``mha.support.cache``), so a warm build draws nothing.
 """
 
 import importlib
 
 from mha.figures.style import to_svg
+from mha.support.cache import cached
 
 __all__ = ["render", "to_svg"]
 
@@ -27,4 +29,8 @@ def render(name: str, alt: str, *args: object, **kwargs: object) -> str:
     if not module:
         raise ValueError(f"name: expected 'module.function', got {name!r}")
     draw = getattr(importlib.import_module(f"mha.figures.{module}"), function)
+    return cached(_svg, draw, alt, *args, **kwargs)
+
+
+def _svg(draw, alt: str, *args: object, **kwargs: object) -> str:
     return to_svg(draw(*args, **kwargs), alt)

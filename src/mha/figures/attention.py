@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from mha.experiments.scaling import SaturationStudy, VarianceStudy
 from mha.figures.style import INK, PALETTE, new_figure
+from mha.pages.attention import SaturationStudy, VarianceStudy
 
 UNSCALED, SCALED = PALETTE[5], PALETTE[0]  # vermillion and blue: colour-blind safe
 
@@ -15,7 +15,7 @@ def variance_vs_dk(study: VarianceStudy) -> Figure:
     """Empirical (markers) and theoretical (lines) score variance against d_k, log-log.
 
     ```python
-    from mha.experiments.scaling import variance_study
+    from mha.pages.attention import variance_study
     from mha.figures.attention import variance_vs_dk
 
     fig = variance_vs_dk(variance_study(d_ks=(4, 16), n_pairs=64))
@@ -46,7 +46,7 @@ def saturation_vs_dk(study: SaturationStudy) -> Figure:
     """Largest weight, entropy and softmax-Jacobian norm against d_k, scaled or not.
 
     ```python
-    from mha.experiments.scaling import saturation_study
+    from mha.pages.attention import saturation_study
     from mha.figures.attention import saturation_vs_dk
 
     fig = saturation_vs_dk(saturation_study(d_ks=(4, 64), n_sequences=2))

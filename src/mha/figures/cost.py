@@ -6,7 +6,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from mha.figures.style import PALETTE, new_figure
-from mha.head_count import ScoreRank, Timings
+from mha.pages.cost import ScoreRank, Timings
 
 
 def head_timings(timings: Timings) -> Figure:
@@ -17,7 +17,7 @@ def head_timings(timings: Timings) -> Figure:
 
     ```python
     from mha.figures.cost import head_timings
-    from mha.head_count import timings
+    from mha.pages.cost import timings
 
     fig = head_timings(timings())
     assert len(fig.axes[0].lines) == 2
@@ -54,7 +54,7 @@ def score_ranks(ranks: tuple[ScoreRank, ...]) -> Figure:
 
     ```python
     from mha.figures.cost import score_ranks
-    from mha.head_count import score_ranks as compute
+    from mha.pages.cost import score_ranks as compute
 
     fig = score_ranks(compute(d_model=16, heads=(1, 4, 16), n=8))
     assert len(fig.axes[0].lines) == 2

@@ -8,9 +8,9 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator
 
+from mha.data.published import DecoderConfig, decoder
 from mha.figures.style import INK, PALETTE, new_figure
-from mha.kv_memory import GIB, attention_kind, cache_bytes, sequences_that_fit
-from mha.published import DecoderConfig, decoder
+from mha.pages.kv_cache import GIB, attention_kind, cache_bytes, sequences_that_fit
 
 
 def _tokens(x: float, _pos: int) -> str:
@@ -28,7 +28,7 @@ def cache_vs_context(
 
     ```python
     from mha.figures.kv_cache import cache_vs_context
-    from mha.published import decoder
+    from mha.data.published import decoder
 
     fig = cache_vs_context(decoder("Llama-2 70B"), [512, 4096, 32768], [64, 8, 1])
     assert len(fig.axes[0].lines) == 3

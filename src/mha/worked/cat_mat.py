@@ -34,8 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha._validate import float_array, positive_int
 from mha.layer import MultiHeadAttention
+from mha.support.validate import float_array, positive_int
 
 TOKENS = ("the", "cat", "sat", "on", "the", "warm", "mat", ".")
 TAGS = ("DET", "NOUN", "VERB", "ADP", "DET", "ADJ", "NOUN", "PUNCT")  # one per token

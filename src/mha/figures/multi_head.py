@@ -1,0 +1,204 @@
+"""Figures of the multi-head mechanism page: the split, W_O, one head vs several."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.colors import to_rgba
+from matplotlib.figure import Figure
+from matplotlib.patches import FancyArrowPatch, Rectangle
+
+from mha.figures.style import CMAP, INK, PALETTE, new_figure
+from mha.heads import split_heads
+from mha.pages.multi_head import Contrast, Dependence
+
+
+def split_heads_reshape(seq: int = 3, d_model: int = 8, n_heads: int = 4) -> Figure:
+    """``(batch, seq, d_model) -> (batch, heads, seq, d_k)``, drawn from ``split_heads``.
+
+    Each cell shows its entry of ``x = arange(seq * d_model)``; each head's columns
+    share a colour, on the left in place and on the right as the heads
+    ``split_heads`` returns.
+
+    ```python
+    from mha.figures.multi_head import split_heads_reshape
+
+    fig = split_heads_reshape(seq=2, d_model=4, n_heads=2)
+    assert len(fig.axes[0].patches) == 2 * 2 * 4 + 1  # cells on both sides, one arrow
+    ```
+    """
+    x = np.arange(seq * d_model).reshape(1, seq, d_model)  # (batch, seq, d_model)
+    heads = split_heads(x, n_heads)  # (batch, heads, seq, d_k)
+    d_k = heads.shape[-1]
+    gap, left = 4.0, d_model
+    width = left + gap + n_heads * (d_k + 1) - 1
+    fig, ax = new_figure(min(9.0, 0.4 * width), 0.4 * (seq + 4.1))
+
+    def cell(x0: float, row: int, value: int, head: int) -> None:
+        y = seq - 1 - row
+        tint = to_rgba(PALETTE[head % len(PALETTE)], 0.45)
+        ax.add_patch(Rectangle((x0, y), 1, 1, facecolor=tint, edgecolor=INK, lw=0.6))
+        ax.text(
+            x0 + 0.5,
+            y + 0.5,
+            str(value),
+            ha="center",
+            va="center",
+            fontsize=8,
+            color=INK,
+        )
+
+    for row in range(seq):
+        for col in range(d_model):
+            cell(col, row, x[0, row, col], col // d_k)
+    right = left + gap + (width - left - gap) / 2
+    for x0, title, shape in (
+        (left / 2, "x", "(batch, seq, d_model)"),
+        (right, f"split_heads(x, {n_heads})", "(batch, heads, seq, d_k)"),
+    ):
+        ax.text(
+            x0, seq + 1.5, title, ha="center", fontsize=9, family="monospace", color=INK
+        )
+        ax.text(x0, seq + 0.4, shape, ha="center", fontsize=9, color=INK)
+    for head in range(n_heads):
+        x0 = left + gap + head * (d_k + 1)
+        for row in range(seq):
+            for col in range(d_k):
+                cell(x0 + col, row, heads[0, head, row, col], head)
+        ax.text(
+            x0 + d_k / 2,
+            -0.35,
+            f"head {head + 1}",
+            ha="center",
+            va="top",
+            fontsize=8,
+            color=INK,
+        )
+    ax.text(
+        left / 2,
+        -0.35,
+        f"shape {x.shape}",
+        ha="center",
+        va="top",
+        fontsize=8,
+        color=INK,
+    )
+    ax.text(
+        right,
+        -1.1,
+        f"shape {heads.shape}",
+        ha="center",
+        va="top",
+        fontsize=8,
+        color=INK,
+    )
+    ax.add_patch(
+        FancyArrowPatch(
+            (left + 0.4, seq / 2),
+            (left + gap - 0.4, seq / 2),
+            arrowstyle="-|>",
+            mutation_scale=12,
+            lw=1,
+            color=INK,
+        )
+    )
+    ax.text(
+        left + gap / 2, seq / 2 + 0.25, "reshape,", ha="center", fontsize=8, color=INK
+    )
+    ax.text(
+        left + gap / 2,
+        seq / 2 - 0.25,
+        "swap axes",
+        ha="center",
+        va="top",
+        fontsize=8,
+        color=INK,
+    )
+    ax.set_xlim(-0.2, width + 0.2)
+    ax.set_ylim(-1.9, seq + 2.2)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    return fig
+
+
+def _annotated_heatmap(
+    ax, values: np.ndarray, vmax: float, places: int = 2, bold: np.ndarray | None = None
+) -> None:
+    """Cividis heatmap with each value written in black or white, whichever reads.
+
+    ``bold`` (same shape as ``values``, boolean) marks the values written in bold.
+    """
+    ax.imshow(values, cmap=CMAP, vmin=0, vmax=vmax)
+    for (i, j), value in np.ndenumerate(values):
+        ax.text(
+            j,
+            i,
+            f"{value:.{places}f}",
+            ha="center",
+            va="center",
+            fontsize=8,
+            color="#000000" if value > 0.55 * vmax else "#ffffff",
+            weight="bold" if bold is not None and bold[i, j] else "normal",
+        )
+
+
+def head_dependence(bare: Dependence, mixed: Dependence) -> Figure:
+    """Heatmaps of ``mechanism.dependence`` without W_O (``bare``) and with it (``mixed``).
+
+    ```python
+    import numpy as np
+    from mha.figures.multi_head import head_dependence
+    from mha.pages.multi_head import Dependence
+
+    fig = head_dependence(Dependence(np.eye(2)), Dependence(np.ones((2, 2))))
+    assert len(fig.axes) == 2
+    ```
+    """
+    bare, mixed = bare.moved, mixed.moved  # (h, h) each
+    h = bare.shape[0]
+    fig, axes = new_figure(7.0, 3.2, ncols=2)
+    vmax = float(max(bare.max(), mixed.max()))
+    labels = [str(i + 1) for i in range(h)]
+    for ax, values, title in (
+        (axes[0], bare, "concat only (W_O dropped)"),
+        (axes[1], mixed, "concat, then W_O"),
+    ):
+        _annotated_heatmap(ax, values, vmax)
+        ax.set_xticks(range(h), labels)
+        ax.set_yticks(range(h), labels)
+        ax.set_xlabel("output slice that moved")
+        ax.set_title(title, fontsize=9, color=INK)
+    axes[0].set_ylabel("head whose projections changed")
+    fig.subplots_adjust(wspace=0.35)
+    return fig
+
+
+def one_vs_many(contrast: Contrast) -> Figure:
+    """One query's weights: a row per head, then the wide head's single row.
+
+    ```python
+    import numpy as np
+    from mha.figures.multi_head import one_vs_many
+    from mha.pages.multi_head import Contrast
+
+    fig = one_vs_many(Contrast(0, np.full((2, 3), 1 / 3), np.full(3, 1 / 3)))
+    assert fig.axes[0].get_images()[0].get_array().shape == (3, 3)  # 2 heads + wide
+    ```
+    """
+    rows = np.vstack([contrast.heads, contrast.wide[None]])  # (h + 1, k_len)
+    h, k_len = contrast.heads.shape
+    top = rows == rows.max(axis=1, keepdims=True)
+    fig, ax = new_figure(0.7 * k_len + 2.0, 0.45 * (h + 1) + 1.1)
+    _annotated_heatmap(ax, rows, float(rows.max()), places=3, bold=top)
+    ax.axhline(h - 0.5, color=PALETTE[1], lw=2.5)
+    ax.set_yticks(range(h + 1), [f"head {i + 1}" for i in range(h)] + ["one wide head"])
+    ax.set_xticks(range(k_len), [str(j + 1) for j in range(k_len)])
+    ax.set_xlabel(
+        f"weights of query token {contrast.query_number} over the key tokens "
+        "(bold: largest of the row)"
+    )
+    ax.xaxis.tick_top()
+    ax.xaxis.set_label_position("top")
+    ax.tick_params(length=0)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    return fig

@@ -1,0 +1,264 @@
+"""What changes with the number of heads h at a fixed width d_model, and what does not.
+
+Page: ``docs/cost.md``.
+
+Counted from real layers: the parameters (the same for every h). Computed: the
+score multiply-adds (the same for every h), the number of scores the softmax
+normalises (grows with h) and the rank of each head's score matrix (at most d_k,
+so it shrinks with h). Measured by ``make bench``: the wall-clock time of the
+layer (read back from ``mha/data/bench/heads.json``; nothing is timed here).
+
+```python
+from mha.pages.cost import sweep
+
+rows = sweep(d_model=64, heads=(1, 8))
+assert rows[0].params == rows[1].params == 4 * 64**2
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mha.accounting import param_count, score_flops, score_multiply_adds
+from mha.data import published
+from mha.heads import split_heads
+from mha.layer import MultiHeadAttention
+from mha.support import measured
+from mha.support.validate import generator
+
+D_MODEL = 512  # the base Transformer's width
+HEADS = (1, 2, 4, 8, 16, 32, 64)
+N = 100  # tokens, as in the seed's cost example
+# The rank study: a narrower layer, so that d_k runs from the full width down to 1
+# in a few SVDs, and n > d_model tokens, so that every head is capped by its d_k.
+RANK_D_MODEL = 64
+RANK_HEADS = (1, 2, 4, 8, 16, 32, 64)
+
+
+@dataclass(frozen=True)
+class HeadCount:
+    """One layer shape ``(d_model, n_heads)`` and what it costs for ``n`` tokens."""
+
+    n_heads: int
+    d_k: int
+    params: int  # counted from the arrays of a layer without biases
+    params_bias: int  # counted from the arrays of a layer with biases
+    per_head_multiply_adds: int  # n²·d_k for one head's n × n score matrix
+    multiply_adds: int  # all heads together: n²·d_model
+    flops: int  # two per multiply-add
+    scores: int  # h·n² entries the softmax exponentiates and normalises
+
+
+def sweep(
+    d_model: int = D_MODEL, heads: tuple[int, ...] = HEADS, n: int = N
+) -> tuple[HeadCount, ...]:
+    """Instantiate a layer for every head count and count what it holds and does.
+
+    ```python
+    from mha.pages.cost import sweep
+
+    rows = sweep(d_model=512, heads=(1, 8), n=100)
+    assert [r.multiply_adds for r in rows] == [5_120_000, 5_120_000]
+    assert rows[1].params_bias == 4 * 512**2 + 4 * 512
+    ```
+    """
+    rows = []
+    for h in heads:
+        plain = MultiHeadAttention(d_model, h)
+        with_bias = MultiHeadAttention(d_model, h, bias=True)
+        rows.append(
+            HeadCount(
+                n_heads=h,
+                d_k=plain.d_k,
+                params=plain.param_count,
+                params_bias=with_bias.param_count,
+                per_head_multiply_adds=n * n * plain.d_k,
+                multiply_adds=score_multiply_adds(n, d_model, h),
+                flops=score_flops(n, d_model, h),
+                scores=h * n * n,
+            )
+        )
+    return tuple(rows)
+
+
+def formula_params(d_model: int, bias: bool = False) -> int:
+    """The textbook count, 4·d_model² (+ 4·d_model with biases), with no layer at all.
+
+    ```python
+    from mha.pages.cost import formula_params
+
+    assert formula_params(512) == 1_048_576 and formula_params(512, bias=True) == 1_050_624
+    ```
+    """
+    return 4 * d_model**2 + (4 * d_model if bias else 0)
+
+
+@dataclass(frozen=True)
+class PublishedCost:
+    """The attention parameters of one published model, per layer and in all layers."""
+
+    shape: published.ModelShape
+    params: int  # one layer's W_Q, W_K, W_V, W_O
+    params_bias: int  # the same with their biases
+    all_layers: int  # params × layers (biases included)
+
+
+def published_costs() -> tuple[PublishedCost, ...]:
+    """``mha.accounting.param_count`` at the shape of every model in ``published.MODELS``.
+
+    ```python
+    from mha.pages.cost import published_costs
+
+    bert = next(c for c in published_costs() if c.shape.name == "BERT-base")
+    assert bert.params == 4 * 768**2
+    ```
+    """
+    costs = []
+    for shape in published.MODELS:
+        with_bias = param_count(shape.d_model, shape.n_heads, bias=True)
+        costs.append(
+            PublishedCost(
+                shape,
+                param_count(shape.d_model, shape.n_heads),
+                with_bias,
+                with_bias * shape.n_layers,
+            )
+        )
+    return tuple(costs)
+
+
+@dataclass(frozen=True)
+class ScoreRank:
+    """The ranks of the ``n × n`` score matrices QᵢKᵢᵀ of every head of one layer."""
+
+    n_heads: int
+    d_k: int
+    n: int
+    ranks: np.ndarray  # (n_heads,) rank of each head's score matrix
+    bound: int  # min(n, d_k): a product of n × d_k and d_k × n matrices
+
+
+def score_ranks(
+    d_model: int = RANK_D_MODEL,
+    heads: tuple[int, ...] = RANK_HEADS,
+    n: int = N,
+    rng: np.random.Generator | None = None,
+) -> tuple[ScoreRank, ...]:
+    """Rank of every head's score matrix for random tokens, one layer per head count.
+
+    Each head's scores are ``Qᵢ Kᵢᵀ`` with ``Qᵢ, Kᵢ (n, d_k)``, so the rank is at most
+    d_k whatever the tokens: a head of width d_k can express at most d_k independent
+    patterns of similarity. (Scaling by 1/√d_k does not change a rank.)
+
+    ```python
+    from mha.pages.cost import score_ranks
+
+    one, many = score_ranks(d_model=16, heads=(1, 16), n=20)
+    assert one.ranks.tolist() == [16] and set(many.ranks.tolist()) == {1}
+    ```
+    """
+    rng = generator(rng)
+    x = rng.normal(size=(n, d_model))  # (n, d_model) random tokens
+    rows = []
+    for h in heads:
+        layer = MultiHeadAttention(d_model, h, rng=rng)
+        q = split_heads(x @ layer.w_q, h)  # (h, n, d_k)
+        k = split_heads(x @ layer.w_k, h)
+        scores = q @ np.swapaxes(k, -1, -2)  # (h, n, n)
+        ranks = np.linalg.matrix_rank(scores)
+        rows.append(ScoreRank(h, layer.d_k, n, ranks, min(n, layer.d_k)))
+    return tuple(rows)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Median wall-clock of one head count (milliseconds, with the quartiles)."""
+
+    n_heads: int
+    d_k: int
+    layer_ms: float  # the whole layer: projections, attention, W_O
+    layer_q1_ms: float
+    layer_q3_ms: float
+    attention_ms: float  # scores, softmax and weighted sum only, on split Q, K, V
+    attention_q1_ms: float
+    attention_q3_ms: float
+
+    @property
+    def projection_ms(self) -> float:
+        """What the rest of the layer costs: the four projections and the reshapes."""
+        return self.layer_ms - self.attention_ms
+
+
+@dataclass(frozen=True)
+class Timings:
+    """The ``heads`` benchmark as measured by ``make bench``, with its machine."""
+
+    d_model: int
+    n: int
+    batch: int
+    dtype: str
+    repeats: int  # rounds; each round samples every head count once
+    burst: int  # back-to-back calls per sample, of which the fastest is kept
+    threads: int  # BLAS threads
+    rows: tuple[Timing, ...]
+    machine: dict
+
+    def row(self, n_heads: int) -> Timing:
+        """The timing of ``n_heads`` heads."""
+        for r in self.rows:
+            if r.n_heads == n_heads:
+                return r
+        raise ValueError(
+            f"n_heads: expected one of {[r.n_heads for r in self.rows]}, got {n_heads}"
+        )
+
+    def ratio(self, n_heads: int, baseline: int) -> float:
+        """How many times longer the whole layer takes with ``n_heads`` than ``baseline``."""
+        return self.row(n_heads).layer_ms / self.row(baseline).layer_ms
+
+    def attention_ratio(self, n_heads: int, baseline: int) -> float:
+        """The same ratio for the attention core alone."""
+        return self.row(n_heads).attention_ms / self.row(baseline).attention_ms
+
+    @property
+    def projection_range(self) -> tuple[float, float]:
+        """Smallest and largest measured time of the rest of the layer (ms)."""
+        rest = [r.projection_ms for r in self.rows]
+        return min(rest), max(rest)
+
+    @property
+    def fastest(self) -> Timing:
+        """The head count with the smallest median time for the whole layer."""
+        return min(self.rows, key=lambda r: r.layer_ms)
+
+    @property
+    def slowest(self) -> Timing:
+        """The head count with the largest median time for the whole layer."""
+        return max(self.rows, key=lambda r: r.layer_ms)
+
+
+def timings() -> Timings:
+    """The committed result of the ``heads`` benchmark (run ``make bench`` to refresh).
+
+    ```python
+    from mha.pages.cost import timings
+
+    t = timings()
+    assert t.row(1).d_k == t.d_model and t.slowest.layer_ms >= t.fastest.layer_ms
+    ```
+    """
+    data = measured.load("heads")
+    return Timings(
+        d_model=data["d_model"],
+        n=data["n"],
+        batch=data["batch"],
+        dtype=data["dtype"],
+        repeats=data["repeats"],
+        burst=data["burst"],
+        threads=data["threads"],
+        rows=tuple(Timing(**row) for row in data["rows"]),
+        machine=data["machine"],
+    )

@@ -1,0 +1,413 @@
+"""The "Recall and exercises" page (docs/exercises.md): recall answers and checkers.
+
+The recall questions on what attention costs are answered by the core: each function
+computes what one answer needs, and the page renders it. (The answer on the tripled
+value of "century" is ``mha.worked.cricket.solve(v=tripled_century())``.)
+
+The exercises' checkers take the reader's function, run it on several inputs, compare
+with the core and return a ``Verdict``: true when every case matched, with a message
+that says what was tried and, when something is wrong, which case failed and why. A
+checker never raises because of the reader's code: an exception becomes a verdict.
+
+```python
+from mha.heads import split_heads
+from mha.pages.exercises import bert_base, check_split_heads, four_heads
+
+assert four_heads().d_k == 1
+assert bert_base().params == 2_359_296
+verdict = check_split_heads(split_heads)
+assert verdict and str(verdict).startswith("✓")
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from mha.accounting import param_count, score_flops, score_multiply_adds
+from mha.attention import scaled_dot_product_attention
+from mha.data import published
+from mha.heads import split_heads
+from mha.layer import MultiHeadAttention
+from mha.support.validate import generator
+from mha.worked import cricket
+
+PASS, FAIL = "✓", "✗"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether the reader's code is right, and why; ``bool(verdict)`` is the answer.
+
+    ```python
+    from mha.pages.exercises import Verdict
+
+    assert not Verdict(False, "returned None")
+    assert str(Verdict(True, "all good")) == "✓ all good"
+    ```
+    """
+
+    passed: bool
+    message: str
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __str__(self) -> str:
+        return f"{PASS if self.passed else FAIL} {self.message}"
+
+
+def _call(fn: Callable, *args) -> tuple[object, str | None]:
+    """``fn(*args)``, or the exception it raised, described for the reader."""
+    try:
+        return fn(*args), None
+    except Exception as error:  # the reader's code may raise anything
+        return None, f"raised {type(error).__name__}: {error}"
+
+
+SPLIT_CASES = (((2, 3, 8), 2), ((1, 5, 12), 3), ((3, 4, 16), 4), ((2, 2, 6), 1))
+
+
+def check_split_heads(candidate: Callable[[np.ndarray, int], np.ndarray]) -> Verdict:
+    """Check ``candidate(x, n_heads)``: ``(batch, seq, d_model) -> (batch, h, seq, d_k)``.
+
+    Head i of token t must hold columns ``i*d_k:(i+1)*d_k`` of token t.
+
+    ```python
+    from mha.pages.exercises import check_split_heads
+
+    def reshape_only(x, n_heads):  # a common bug: no swap of the seq and heads axes
+        b, s, d = x.shape
+        return x.reshape(b, n_heads, s, d // n_heads)
+
+    verdict = check_split_heads(reshape_only)
+    assert not verdict and "mixes tokens" in verdict.message
+    ```
+    """
+    for shape, h in SPLIT_CASES:
+        x = np.arange(np.prod(shape), dtype=float).reshape(shape)
+        expected = split_heads(x, h)
+        got, error = _call(candidate, x.copy(), h)
+        case = f"x of shape {shape} with n_heads={h}"
+        if error:
+            return Verdict(False, f"{case}: {error}")
+        got = np.asarray(got)
+        if got.shape != expected.shape:
+            return Verdict(
+                False,
+                f"{case}: got shape {got.shape}, expected {expected.shape} "
+                "(batch, heads, seq, d_k)",
+            )
+        if not np.array_equal(got, expected):
+            b, s, d = shape
+            if np.array_equal(got, x.reshape(b, h, s, d // h)):
+                hint = (
+                    "a plain reshape to (batch, heads, seq, d_k) mixes tokens: "
+                    "reshape to (batch, seq, heads, d_k), then swap seq and heads"
+                )
+            else:
+                hint = "head i of token t must be columns i*d_k:(i+1)*d_k of token t"
+            return Verdict(False, f"{case}: right shape, wrong values; {hint}")
+    return Verdict(
+        True, f"split_heads matched mha.split_heads on {len(SPLIT_CASES)} inputs"
+    )
+
+
+GQA_CASES = ((512, 8, 8), (512, 8, 2), (512, 8, 1), (768, 12, 4), (576, 9, 3))
+
+
+def check_gqa_param_count(candidate: Callable[[int, int, int], int]) -> Verdict:
+    """Check ``candidate(d_model, n_heads, n_kv_heads)``: parameters of a GQA layer.
+
+    No biases. W_Q and W_O are ``d_model × d_model``; W_K and W_V have only
+    ``n_kv_heads · d_k`` columns. The reference is ``mha.accounting.param_count``
+    (which the tests check against the arrays of real layers).
+
+    ```python
+    from mha.pages.exercises import check_gqa_param_count
+
+    verdict = check_gqa_param_count(lambda d, h, h_kv: 4 * d * d)
+    assert not verdict and "MHA" in verdict.message
+    ```
+    """
+    for d_model, h, h_kv in GQA_CASES:
+        expected = param_count(d_model, h, n_kv_heads=h_kv)
+        got, error = _call(candidate, d_model, h, h_kv)
+        case = f"d_model={d_model}, n_heads={h}, n_kv_heads={h_kv}"
+        if error:
+            return Verdict(False, f"{case}: {error}")
+        if got != expected:
+            hint = ""
+            if got == 4 * d_model**2 and h_kv != h:
+                hint = (
+                    "; that is the MHA count: with grouped K/V heads, W_K and W_V "
+                    "have n_kv_heads·d_k columns, not d_model"
+                )
+            return Verdict(False, f"{case}: got {got!r}, expected {expected}{hint}")
+    return Verdict(
+        True, f"the parameter count matched on {len(GQA_CASES)} shapes (MHA to MQA)"
+    )
+
+
+def best_kv_heads(n_heads: int, max_group: int) -> int:
+    """The reference answer to the KV-cache exercise (the checker compares with it).
+
+    The fewest K/V heads (the smallest KV cache) such that ``n_kv_heads`` divides
+    ``n_heads`` and no K/V head serves more than ``max_group`` query heads.
+
+    ```python
+    from mha.pages.exercises import best_kv_heads
+
+    assert best_kv_heads(32, 4) == 8
+    assert best_kv_heads(12, 5) == 3  # 12 / 2 = 6 is too many; 3 divides 12
+    ```
+    """
+    return min(
+        d
+        for d in range(1, n_heads + 1)
+        if n_heads % d == 0 and n_heads // d <= max_group
+    )
+
+
+KV_CASES = ((32, 4), (32, 1), (32, 32), (12, 5), (9, 4), (16, 3), (7, 2))
+
+
+def check_best_kv_heads(candidate: Callable[[int, int], int]) -> Verdict:
+    """Check ``candidate(n_heads, max_group)``: the K/V head count of the smallest cache.
+
+    ```python
+    from mha.pages.exercises import check_best_kv_heads
+
+    def ignores_divisibility(n_heads, max_group):  # ceil(12 / 5) = 3 happens to work
+        return -(-n_heads // max_group)
+
+    verdict = check_best_kv_heads(ignores_divisibility)
+    assert not verdict and "divide" in verdict.message
+    ```
+    """
+    for h, max_group in KV_CASES:
+        expected = best_kv_heads(h, max_group)
+        got, error = _call(candidate, h, max_group)
+        case = f"n_heads={h}, max_group={max_group}"
+        if error:
+            return Verdict(False, f"{case}: {error}")
+        if got != expected:
+            if isinstance(got, (int, np.integer)) and got > 0 and h % got:
+                why = f"{got} does not divide {h}: the heads cannot be grouped evenly"
+            elif (
+                isinstance(got, (int, np.integer)) and got > 0 and h // got > max_group
+            ):
+                why = f"{h // got} query heads would share one K/V head"
+            else:
+                why = "a smaller cache meets the constraint"
+            return Verdict(False, f"{case}: got {got!r}, expected {expected}; {why}")
+    return Verdict(True, f"the K/V head count matched on {len(KV_CASES)} cases")
+
+
+# --- recall: the answers -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FourHeads:
+    """The cricket example with h = 4 heads of one dimension each."""
+
+    d_model: int
+    n_heads: int
+    d_k: int
+    scale: float  # √d_k
+    two_head_scale: float  # √d_k with two heads, for comparison
+    weights: np.ndarray  # (4, 3): each head's weights of "his" over the three keys
+
+
+def four_heads() -> FourHeads:
+    """Question 1: d_model = 4 split into 4 heads; each head sees one dimension.
+
+    ```python
+    import numpy as np
+    from mha.pages.exercises import four_heads
+
+    ans = four_heads()
+    assert ans.scale == 1.0 and np.allclose(ans.weights.sum(axis=1), 1)
+    ```
+    """
+    d_model, h = cricket.Q_HIS.shape[0], 4
+    q = split_heads(cricket.Q_HIS[None], h)  # (4, 1, 1)
+    k, v = split_heads(cricket.K, h), split_heads(cricket.V, h)  # (4, 3, 1)
+    _, weights = scaled_dot_product_attention(q, k, v)  # (4, 1, 3)
+    d_k = d_model // h
+    return FourHeads(
+        d_model,
+        h,
+        d_k,
+        float(np.sqrt(d_k)),
+        float(np.sqrt(d_model // 2)),
+        weights[:, 0],
+    )
+
+
+@dataclass(frozen=True)
+class BertBase:
+    """Question 2: BERT-base's attention projections, counted two ways."""
+
+    d_model: int
+    n_heads: int
+    d_k: int
+    params: int  # 4·d_model², from mha.accounting
+    params_from_arrays: int  # the sizes of the four weight arrays of a real layer
+    four_d_squared: int
+    d_squared: int
+
+
+def bert_base() -> BertBase:
+    """d_k, 4·d² and the parameter count of a layer built at BERT-base's shape.
+
+    ```python
+    from mha.pages.exercises import bert_base
+
+    ans = bert_base()
+    assert ans.params == ans.params_from_arrays == ans.four_d_squared
+    ```
+    """
+    shape = published.model("BERT-base")
+    layer = MultiHeadAttention(shape.d_model, shape.n_heads)
+    return BertBase(
+        d_model=shape.d_model,
+        n_heads=shape.n_heads,
+        d_k=layer.d_k,
+        params=param_count(shape.d_model, shape.n_heads),
+        params_from_arrays=layer.param_count,
+        four_d_squared=4 * shape.d_model**2,
+        d_squared=shape.d_model**2,
+    )
+
+
+@dataclass(frozen=True)
+class ScoreVariance:
+    """Sampled variance of q·k, raw and scaled by 1/√d_k, for one head count."""
+
+    n_heads: int
+    d_k: int
+    raw: float  # theory: d_k σ⁴
+    scaled: float  # theory: σ⁴
+    theory_raw: float
+
+
+def score_variance(
+    d_model: int = 512,
+    heads: tuple[int, ...] = (1, 8, 64),
+    samples: int = 4000,
+    sigma: float = 1.0,
+    rng: np.random.Generator | None = None,
+) -> tuple[ScoreVariance, ...]:
+    """Question 4: sample q, k with independent N(0, σ²) entries for each head width.
+
+    ```python
+    from mha.pages.exercises import score_variance
+
+    rows = score_variance(d_model=64, heads=(1, 16), samples=2000)
+    assert all(abs(r.scaled - 1) < 0.15 for r in rows)
+    ```
+    """
+    rng = generator(rng)
+    rows = []
+    for h in heads:
+        d_k = d_model // h
+        q = rng.normal(0.0, sigma, size=(samples, d_k))
+        k = rng.normal(0.0, sigma, size=(samples, d_k))
+        dots = (q * k).sum(axis=1)  # (samples,)
+        rows.append(
+            ScoreVariance(
+                h,
+                d_k,
+                float(dots.var()),
+                float((dots / np.sqrt(d_k)).var()),
+                d_k * sigma**4,
+            )
+        )
+    return tuple(rows)
+
+
+@dataclass(frozen=True)
+class Pruning:
+    """Question 5: what pruning removes, against what the architecture holds."""
+
+    result: published.PruningResult
+    d_model: int
+    d_k: int
+    layers: int
+    per_head: int  # parameters one head owns: its columns of W_Q, W_K, W_V, rows of W_O
+    pruned: int  # per_head × heads pruned
+    total: int  # all encoder self-attention projections
+    kept_heads: int
+
+    @property
+    def pruned_share(self) -> float:
+        """Fraction of the encoder's attention parameters that the pruned heads held."""
+        return self.pruned / self.total
+
+
+def pruning() -> Pruning:
+    """Voita et al.'s pruning, counted in parameters of the model's shape.
+
+    ```python
+    from mha.pages.exercises import pruning
+
+    ans = pruning()
+    assert ans.per_head * ans.result.heads_total == ans.total
+    ```
+    """
+    result = published.VOITA_2019
+    shape = published.model(result.model)
+    per_head = 4 * shape.d_model * shape.d_k
+    return Pruning(
+        result=result,
+        d_model=shape.d_model,
+        d_k=shape.d_k,
+        layers=shape.n_layers,
+        per_head=per_head,
+        pruned=per_head * result.heads_pruned,
+        total=shape.n_layers * param_count(shape.d_model, shape.n_heads),
+        kept_heads=result.heads_total - result.heads_pruned,
+    )
+
+
+@dataclass(frozen=True)
+class Flops:
+    """Question 6: the score cost of one head and of h heads at the same width."""
+
+    n: int
+    d_model: int
+    n_heads: int
+    d_k: int
+    one_head: int  # multiply-adds, one head of d_k = d_model
+    per_head: int  # multiply-adds of one of the h narrow heads: n²·d_k
+    many_heads: int  # all h narrow heads
+    one_head_flops: int
+    many_heads_flops: int
+
+
+def flops(n: int = cricket.COST_N, d_model: int = cricket.COST_D_MODEL) -> Flops:
+    """n²·d for one head and h·n²·(d/h) for h heads (the seed's n and d_model).
+
+    ```python
+    from mha.pages.exercises import flops
+
+    ans = flops()
+    assert ans.one_head == ans.many_heads == 5_120_000
+    ```
+    """
+    h = cricket.COST_HEADS
+    return Flops(
+        n=n,
+        d_model=d_model,
+        n_heads=h,
+        d_k=d_model // h,
+        one_head=score_multiply_adds(n, d_model, 1),
+        per_head=n * n * (d_model // h),
+        many_heads=score_multiply_adds(n, d_model, h),
+        one_head_flops=score_flops(n, d_model, 1),
+        many_heads_flops=score_flops(n, d_model, h),
+    )

@@ -1,0 +1,316 @@
+"""A content-hash cache for expensive build-time results.
+
+``cached(fn, *args)`` returns ``fn(*args)``, computing it only when no result is stored
+under the same key. The key hashes the code the result depends on (the syntax tree,
+without docstrings and comments, of ``fn``'s module and of every ``mha`` module it
+imports, directly or not, and of the module of any function passed as an argument),
+the data files those modules read (the folder a module names ``DATA_DIR``), the
+function's name, its pickled arguments, and the versions of Python, NumPy and
+matplotlib. Any change to the code or the inputs invalidates the entry by itself:
+there is nothing to clear by hand, and a docstring or comment edit recomputes
+nothing. ``prune`` deletes entries that no recent build or test read. Processes that ask
+for the same missing result at once compute it once: the others wait for it. Results live in
+``.cache/results/`` at the repository root (ignored by git), or in ``$MHA_CACHE_DIR``.
+
+``cached_arrays(name, key, compute)`` keeps large arrays (a real model's dequantised
+weights) as ``.npy`` files under a key the caller derives from its inputs and code,
+and holds one entry per name, so a new version replaces the old one on disk.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import importlib
+import io
+import json
+import os
+import pickle
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+from filelock import FileLock
+
+T = TypeVar("T")
+Arrays = dict[str, np.ndarray]
+PACKAGE = Path(__file__).resolve().parent.parent
+
+
+def cache_dir() -> Path:
+    """Where results are stored: ``$MHA_CACHE_DIR`` or ``<repo>/.cache/results``.
+
+    ```python
+    from mha.support.cache import cache_dir
+
+    assert cache_dir().name
+    ```
+    """
+    default = PACKAGE.parent.parent / ".cache" / "results"
+    return Path(os.environ.get("MHA_CACHE_DIR", default))
+
+
+@functools.cache
+def code_hash() -> str:
+    """SHA-256 of the syntax tree of every module of the ``mha`` package.
+
+    Docstrings and comments are not part of it, so editing them changes nothing.
+
+    ```python
+    from mha.support.cache import code_hash
+
+    assert len(code_hash()) == 64
+    ```
+    """
+    digest = hashlib.sha256()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        digest.update(path.relative_to(PACKAGE).as_posix().encode())
+        digest.update(_tree_digest(path).encode())
+    return digest.hexdigest()
+
+
+def dependencies(module: str) -> list[str]:
+    """The ``mha`` modules ``module`` runs: itself, its packages, what they import.
+
+    ```python
+    from mha.support.cache import dependencies
+
+    modules = dependencies("mha.pages.cost")
+    assert "mha.accounting" in modules and "mha.pages.ffn" not in modules
+    ```
+    """
+    return list(_dependencies(module))
+
+
+@functools.cache
+def _dependencies(module: str) -> tuple[str, ...]:
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        path = _module_path(name)
+        if name in seen or path is None:
+            continue
+        seen.add(name)
+        todo += _packages(name) + _imports(name, ast.parse(path.read_bytes()))
+    return tuple(sorted(seen))
+
+
+def cache_key(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> str:
+    """The key under which ``fn(*args, **kwargs)`` is stored.
+
+    ```python
+    from mha.support.cache import cache_key
+
+    assert cache_key(max, 1, 2) == cache_key(max, 1, 2) != cache_key(max, 2, 1)
+    ```
+    """
+    functions = [fn, *[a for a in (*args, *kwargs.values()) if callable(a)]]
+    modules = sorted(
+        {m for f in functions for m in _dependencies(getattr(f, "__module__", ""))}
+    )
+    digest = hashlib.sha256(_versions().encode())
+    for module in modules:
+        digest.update(module.encode())
+        digest.update(_module_digest(module).encode())
+    digest.update(f"{fn.__module__}.{fn.__qualname__}".encode())
+    arguments = io.BytesIO()
+    _KeyPickler(arguments, protocol=5).dump((args, sorted(kwargs.items())))
+    digest.update(arguments.getvalue())
+    return digest.hexdigest()
+
+
+def _module_path(module: str) -> Path | None:
+    """The file of an ``mha`` module, or ``None`` for any other module."""
+    if module != "mha" and not module.startswith("mha."):
+        return None
+    base = PACKAGE.joinpath(*module.split(".")[1:])
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def _packages(module: str) -> list[str]:
+    """The packages whose ``__init__`` runs before ``module``: mha, mha.pages, ..."""
+    parts = module.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def _imports(module: str, tree: ast.Module) -> list[str]:
+    """The modules that ``import`` statements of ``module`` name (``from a import b``
+    names ``a.b`` when that is a module, else ``a``)."""
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.append(node.module)
+            names += [f"{node.module}.{alias.name}" for alias in node.names]
+    return [n for n in names if _module_path(n) is not None]
+
+
+@functools.cache
+def _module_digest(module: str) -> str:
+    """The module's syntax tree, and the files of the folder it names ``DATA_DIR``."""
+    path = _module_path(module)
+    digest = hashlib.sha256(_tree_digest(path).encode())
+    tree = ast.parse(path.read_bytes())
+    for node in tree.body:
+        targets = getattr(node, "targets", [getattr(node, "target", None)])
+        if any(getattr(t, "id", None) == "DATA_DIR" for t in targets):
+            folder = importlib.import_module(module).DATA_DIR
+            for data in sorted(Path(folder).rglob("*")):
+                if data.is_file():
+                    digest.update(data.name.encode() + data.read_bytes())
+    return digest.hexdigest()
+
+
+@functools.cache
+def _tree_digest(path: Path) -> str:
+    """SHA-256 of a Python file's syntax tree with its docstrings removed."""
+    tree = ast.parse(path.read_bytes())
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            node.body = body[1:] or [ast.Pass()]
+    return hashlib.sha256(ast.dump(tree).encode()).hexdigest()
+
+
+def _versions() -> str:
+    import matplotlib  # imported here: the cache itself draws nothing
+
+    return f"python {sys.version_info[:3]} numpy {np.__version__} matplotlib {matplotlib.__version__}"
+
+
+class _KeyPickler(pickle.Pickler):
+    """Pickles an array as its C-ordered copy: a strided view of some numbers (a result
+    just computed) and a copy of them (the same result read from the cache) would
+    otherwise pickle to different bytes, and so to two keys for one computation."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, np.ndarray) and not obj.flags.c_contiguous:
+            return np.ascontiguousarray(obj).__reduce_ex__(5)  # the protocol of dump
+        return NotImplemented
+
+
+def cached(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)``, loaded from the cache when the same code ran it before.
+
+    ```python
+    import os, tempfile
+    from mha.support.cache import cached
+
+    os.environ["MHA_CACHE_DIR"] = tempfile.mkdtemp()
+    calls = []
+
+    def square(x):
+        calls.append(x)
+        return x * x
+
+    assert cached(square, 4) == cached(square, 4) == 16
+    assert calls == [4]  # computed once
+    del os.environ["MHA_CACHE_DIR"]
+    ```
+    """
+    path = cache_dir() / f"{cache_key(fn, *args, **kwargs)}.pickle"
+    if path.exists():
+        path.touch()  # read now: ``prune`` keeps it
+        return pickle.loads(path.read_bytes())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # one process computes; another asking meanwhile (a test beside the build) waits
+    with FileLock(path.with_suffix(".lock")):
+        if path.exists():
+            return pickle.loads(path.read_bytes())
+        result = fn(*args, **kwargs)
+        with tempfile.NamedTemporaryFile(dir=path.parent, delete=False) as tmp:
+            tmp.write(pickle.dumps(result, protocol=5))
+        os.replace(tmp.name, path)  # atomic: a reader never sees half a file
+    return result
+
+
+def prune(read_before: float, keep_seconds: float = 7 * 24 * 3600) -> list[Path]:
+    """Delete the results not read since ``read_before`` (a ``time.time()``) nor in the
+    last ``keep_seconds``; return their paths. A full build calls it with its own start
+    time, so what it and recent test runs read stays, and stale entries go.
+
+    ```python
+    import os, tempfile, time
+    from mha.support.cache import cached, prune
+
+    os.environ["MHA_CACHE_DIR"] = tempfile.mkdtemp()
+    cached(abs, -3)
+    assert prune(time.time() + 1, keep_seconds=0)  # nothing read since: deleted
+    assert not prune(time.time() + 1, keep_seconds=0)
+    del os.environ["MHA_CACHE_DIR"]
+    ```
+    """
+    cutoff = min(read_before, time.time() - keep_seconds)
+    stale = [p for p in cache_dir().glob("*.pickle") if p.stat().st_mtime < cutoff]
+    for path in stale:
+        path.unlink(missing_ok=True)
+        path.with_suffix(".lock").unlink(missing_ok=True)
+    return stale
+
+
+def cached_arrays(
+    name: str, key: str, compute: Callable[[], tuple[Arrays, dict[str, Any]]]
+) -> tuple[Arrays, dict[str, Any]]:
+    """``compute()``'s arrays and JSON metadata, stored as files under ``name/key``.
+
+    ``key`` must change whenever the result would (hash the inputs and the code that
+    computes it). Only the latest entry of ``name`` is kept: storing a new key removes
+    the others. Arrays are ``.npy`` files, read back at disk speed, with no pickle.
+
+    ```python
+    import os, tempfile
+    import numpy as np
+    from mha.support.cache import cached_arrays
+
+    os.environ["MHA_CACHE_DIR"] = tempfile.mkdtemp()
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"w": np.arange(3.0)}, {"note": "three"}
+
+    first = cached_arrays("demo", "v1", compute)
+    arrays, meta = cached_arrays("demo", "v1", compute)
+    assert arrays["w"].tolist() == [0.0, 1.0, 2.0] and meta == {"note": "three"}
+    assert len(calls) == 1  # computed once
+    del os.environ["MHA_CACHE_DIR"]
+    ```
+    """
+    folder = cache_dir() / name
+    entry = folder / key
+    if (entry / "meta.json").exists():
+        stored = json.loads((entry / "meta.json").read_text())
+        arrays = {k: np.load(entry / f"{k}.npy") for k in stored["arrays"]}
+        return arrays, stored["meta"]
+    arrays, meta = compute()
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=folder, prefix=".tmp-"))
+    for k, array in arrays.items():
+        np.save(tmp / f"{k}.npy", array)
+    # meta.json last: an entry is complete once it exists
+    (tmp / "meta.json").write_text(json.dumps({"arrays": list(arrays), "meta": meta}))
+    for old in folder.iterdir():
+        if old.name != key and not old.name.startswith(".tmp-"):
+            shutil.rmtree(old, ignore_errors=True)
+    try:
+        tmp.rename(entry)  # atomic; fails if another process stored it first
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return arrays, meta

@@ -1,0 +1,182 @@
+"""The √d_k study (mha.pages.attention), the tiny example and the attention page."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mha.attention import softmax
+from mha.figures import attention as figures
+from mha.figures import to_svg
+from mha.pages import attention as scaling
+from mha.support.formatting import decimals, thousands
+from mha.worked import cat_sat
+
+
+@pytest.fixture(scope="module")
+def variance() -> scaling.VarianceStudy:
+    return scaling.variance_study()
+
+
+@pytest.fixture(scope="module")
+def saturation() -> scaling.SaturationStudy:
+    return scaling.saturation_study()
+
+
+# --- the variance study ---------------------------------------------------------
+
+
+def test_variance_follows_d_k_sigma4_unscaled_and_sigma4_scaled(variance) -> None:
+    assert variance.d_k.tolist() == list(scaling.D_KS)
+    assert np.allclose(variance.unscaled, variance.d_k, rtol=0.08)
+    assert np.allclose(variance.scaled, 1.0, rtol=0.08)
+    assert variance.worst_relative_error < 0.08
+
+
+def test_variance_scales_with_sigma_to_the_fourth() -> None:
+    study = scaling.variance_study(d_ks=(8, 128), sigma=0.5)
+    assert np.allclose(study.theory_unscaled, [8 / 16, 128 / 16])
+    assert np.allclose(study.unscaled, study.theory_unscaled, rtol=0.1)
+    assert np.allclose(study.scaled, 1 / 16, rtol=0.1)
+
+
+def test_variance_study_is_seeded() -> None:
+    first = scaling.variance_study(d_ks=(4, 16), n_pairs=256)
+    again = scaling.variance_study(d_ks=(4, 16), n_pairs=256)
+    other = scaling.variance_study(
+        d_ks=(4, 16), n_pairs=256, rng=np.random.default_rng(1)
+    )
+    assert np.array_equal(first.unscaled, again.unscaled)
+    assert not np.array_equal(first.unscaled, other.unscaled)
+
+
+def test_each_d_k_reads_the_prefix_of_the_same_draw() -> None:
+    # A d_k-dimensional pair is the first d_k columns of the widest draw.
+    study = scaling.variance_study(d_ks=(3, 5), n_pairs=50)
+    q, k = np.random.default_rng(0).standard_normal((2, 50, 5))
+    assert np.isclose(study.unscaled[0], (q[:, :3] * k[:, :3]).sum(1).var())
+    assert np.isclose(study.scaled[1], ((q * k).sum(1) / np.sqrt(5)).var())
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"d_ks": ()}, "d_ks"),
+        ({"d_ks": (4, 0)}, "d_ks"),
+        ({"d_ks": (4.0,)}, "d_ks"),
+        ({"n_pairs": 1}, "n_pairs"),
+        ({"sigma": 0.0}, "sigma"),
+        ({"sigma": float("nan")}, "sigma"),
+    ],
+)
+def test_variance_study_rejects_bad_input(kwargs: dict, name: str) -> None:
+    with pytest.raises(ValueError, match=rf"^{name}: expected"):
+        scaling.variance_study(**kwargs)
+
+
+# --- the softmax: Jacobian, entropy, saturation ---------------------------------
+
+
+def test_softmax_jacobian_matches_finite_differences() -> None:
+    rng = np.random.default_rng(5)
+    scores = rng.normal(size=(3, 6))
+    jacobian = scaling.softmax_jacobian(softmax(scores))  # (3, 6, 6)
+    eps = 1e-6
+    for j in range(6):
+        step = np.zeros(6)
+        step[j] = eps
+        column = (softmax(scores + step) - softmax(scores - step)) / (2 * eps)
+        assert np.allclose(jacobian[:, :, j], column, atol=1e-8)
+
+
+def test_entropy_in_bits() -> None:
+    weights = np.array([[1 / 16] * 16, [1.0] + [0.0] * 15, [0.5, 0.5] + [0.0] * 14])
+    assert np.allclose(scaling.entropy_bits(weights), [4.0, 0.0, 1.0])
+
+
+def test_without_the_scale_the_softmax_saturates(saturation) -> None:
+    unscaled, scaled = saturation.unscaled, saturation.scaled
+    assert np.all(np.diff(unscaled.max_weight) > 0)
+    assert np.all(np.diff(unscaled.entropy) < 0)
+    assert unscaled.max_weight[-1] > 0.999 and unscaled.entropy[-1] < 0.01
+    # with the scale nothing depends on d_k: the same spread at every width
+    assert np.ptp(scaled.max_weight) < 0.05 and np.ptp(scaled.entropy) < 0.2
+    assert scaled.entropy.min() > 0.8 * saturation.max_entropy
+
+
+def test_without_the_scale_the_gradient_collapses(saturation) -> None:
+    assert saturation.unscaled.gradient[-1] < 1e-4
+    assert np.ptp(saturation.scaled.gradient) < 0.05
+    assert saturation.gradient_drop(1024) > 1000
+    assert saturation.gradient_drop(4) < 2  # at small d_k the scale barely matters
+
+
+def test_saturation_study_rejects_bad_input(saturation) -> None:
+    with pytest.raises(ValueError, match=r"^n_tokens: expected"):
+        scaling.saturation_study(n_tokens=1)
+    with pytest.raises(ValueError, match=r"^n_sequences: expected"):
+        scaling.saturation_study(n_sequences=0)
+    with pytest.raises(ValueError, match=r"^d_k: expected one of"):
+        saturation.index(100)
+
+
+# --- the tiny example -----------------------------------------------------------
+
+
+def test_tiny_example_routes_each_token_by_its_query() -> None:
+    run = cat_sat.attend()
+    assert [cat_sat.TOKENS[i] for i in run.weights[1:].argmax(axis=1)] == ["the", "cat"]
+    assert np.allclose(run.weights[0], 1 / 3)  # a zero query: uniform weights
+    assert not np.allclose(run.dots, run.dots.T)  # looking is not advertising
+
+
+def test_one_shared_matrix_makes_scores_symmetric_and_self_centred() -> None:
+    shared = cat_sat.attend(w_k=cat_sat.W_Q)
+    assert np.array_equal(shared.dots, shared.dots.T)
+    assert shared.weights[1:].argmax(axis=1).tolist() == [1, 2]  # each finds itself
+
+
+def test_causal_mask_hides_the_future() -> None:
+    run, causal = cat_sat.attend(), cat_sat.attend_causal()
+    assert np.array_equal(np.triu(causal.weights, 1), np.zeros((3, 3)))
+    assert causal.weights[0].tolist() == [1.0, 0.0, 0.0]
+    assert np.allclose(causal.weights[2], run.weights[2])  # the last token sees all
+
+
+# --- figures and the page -------------------------------------------------------
+
+
+def test_figures_are_byte_identical_and_follow_the_page_colour(
+    variance, saturation
+) -> None:
+    for draw, study in (
+        (figures.variance_vs_dk, variance),
+        (figures.saturation_vs_dk, saturation),
+    ):
+        svg = to_svg(draw(study), "alt")
+        assert svg == to_svg(draw(study), "alt")
+        # text drawn in matplotlib's default black has no fill: unreadable in dark mode
+        texts = re.findall(r"<text[^>]*>", svg)
+        assert texts and all("fill: currentColor" in t for t in texts)
+
+
+def _text(html: str) -> str:
+    """The visible text of an HTML page, SVG drawings dropped."""
+    html = re.sub(r"<svg.*?</svg>", " ", html, flags=re.S)
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+def test_page_renders_the_study(built_site: Path, variance, saturation) -> None:
+    html = (built_site / "attention" / "index.html").read_text()
+    assert html.count('<svg role="img" aria-label="') == 2
+    text = _text(html)
+    for i in range(len(variance.d_k)):
+        row = f"{thousands(variance.d_k[i])} {thousands(variance.theory_unscaled[i])}"
+        assert row in text
+    assert f"within {decimals(100 * variance.worst_relative_error, 1)}%" in text
+    assert f"{thousands(saturation.gradient_drop(1024))} times more gradient" in text
+    # the executed blocks ran and showed their output
+    assert "every key is masked" in text and "[nan nan nan]" in text

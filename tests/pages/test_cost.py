@@ -1,0 +1,127 @@
+"""The cost page's numbers: parameters counted from layers, score cost, ranks, timings."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mha import KVCache, MultiHeadAttention
+from mha.accounting import kv_cache_bytes, param_count, score_flops, score_multiply_adds
+from mha.data.published import MODELS, VOITA_2019, model
+from mha.figures import to_svg
+from mha.figures.cost import head_timings
+from mha.figures.cost import score_ranks as rank_figure
+from mha.pages.cost import (
+    HEADS,
+    formula_params,
+    published_costs,
+    score_ranks,
+    sweep,
+    timings,
+)
+
+
+def test_every_head_count_holds_4d_squared_parameters():
+    rows = sweep(d_model=64, heads=(1, 2, 4, 8, 16, 32, 64), n=10)
+    assert {r.params for r in rows} == {4 * 64**2}
+    assert {r.params_bias for r in rows} == {4 * 64**2 + 4 * 64}
+    assert [r.d_k for r in rows] == [64, 32, 16, 8, 4, 2, 1]
+
+
+def test_the_count_comes_from_the_arrays_not_the_formula():
+    layer = MultiHeadAttention(64, 4, n_kv_heads=2)
+    assert layer.w_k.shape == (64, 32)  # 2 K/V heads of d_k = 16
+    layer.w_k = layer.w_k[:, :8]  # shrink an array: the count must follow it
+    assert layer.param_count == param_count(64, 4, n_kv_heads=2) - 64 * 24
+
+
+def test_the_formula_is_written_independently():
+    assert formula_params(512) == 1_048_576
+    assert formula_params(512, bias=True) == 1_048_576 + 2_048
+
+
+def test_the_seed_score_cost_and_its_flops():
+    rows = sweep(d_model=512, heads=HEADS, n=100)
+    assert {r.multiply_adds for r in rows} == {5_120_000}
+    assert {r.flops for r in rows} == {10_240_000}
+    assert rows[3].per_head_multiply_adds == 640_000  # 8 heads of d_k = 64
+    assert [r.scores for r in rows] == [h * 100 * 100 for h in HEADS]
+    assert score_flops(100, 512, 8) == 2 * score_multiply_adds(100, 512, 8)
+
+
+def test_kv_cache_bytes_matches_a_filled_cache():
+    layer = MultiHeadAttention(16, 4, n_kv_heads=2)
+    cache = KVCache(batch=3, n_kv_heads=2, d_k=4, max_len=8, dtype=np.float32)
+    layer.step(np.zeros((3, 5, 16), dtype=np.float32), cache)
+    assert cache.nbytes == kv_cache_bytes(3, 2, 4, 5, 4)
+    with pytest.raises(ValueError, match="n_kv_heads"):
+        kv_cache_bytes(1, 0, 4, 5, 4)
+
+
+def test_published_shapes_carry_a_source_and_known_counts():
+    for shape in MODELS:
+        assert shape.d_model % shape.n_heads == 0
+        assert shape.source.url.startswith("https://") and shape.source.where
+    assert (model("Transformer base").d_model, model("Transformer base").n_heads) == (
+        512,
+        8,
+    )
+    assert (model("BERT-large").d_model, model("BERT-large").n_heads) == (1024, 16)
+    costs = {c.shape.name: c for c in published_costs()}
+    assert costs["BERT-base"].params == 2_359_296 == costs["GPT-2 small"].params
+    assert costs["BERT-large"].all_layers == 24 * (4 * 1024**2 + 4 * 1024)
+    assert model(VOITA_2019.model).n_heads * model(VOITA_2019.model).n_layers == 48
+    with pytest.raises(ValueError, match="name"):
+        model("GPT-5")
+
+
+@pytest.fixture(scope="module")
+def ranks():
+    return score_ranks()
+
+
+def test_each_head_reaches_exactly_its_rank_bound(ranks):
+    for row in ranks:
+        assert row.ranks.shape == (row.n_heads,)
+        assert (row.ranks == row.bound).all()
+        assert row.bound == min(row.n, row.d_k)
+    assert ranks[-1].d_k == 1
+
+
+def test_the_rank_bound_is_n_when_there_are_fewer_tokens_than_dimensions():
+    (row,) = score_ranks(d_model=32, heads=(1,), n=5)
+    assert row.bound == 5 and row.ranks.tolist() == [5]
+
+
+# The committed benchmark must back what docs/cost.md says about it.
+
+
+def test_the_committed_timings_cover_every_head_count():
+    t = timings()
+    assert [r.n_heads for r in t.rows] == list(HEADS)
+    assert all(r.d_k * r.n_heads == t.d_model for r in t.rows)
+    assert t.repeats >= 5 and t.machine["cpu_count"] >= 1 and t.machine["numpy"]
+    assert t.threads == 1 and t.burst >= 1  # the page says "one core's work"
+    for r in t.rows:
+        assert 0 < r.layer_q1_ms <= r.layer_ms <= r.layer_q3_ms
+        assert 0 < r.attention_q1_ms <= r.attention_ms <= r.attention_q3_ms
+
+
+def test_the_reading_on_the_page_holds_for_the_committed_timings():
+    t = timings()
+    most = HEADS[-1]
+    assert t.slowest.n_heads == most  # "the layer with the most heads is slowest"
+    assert t.ratio(most, t.fastest.n_heads) > 2
+    assert t.attention_ratio(most, 1) > 2  # the growth is in the attention core ...
+    growth = t.row(most).layer_ms - t.row(1).layer_ms
+    core_growth = t.row(most).attention_ms - t.row(1).attention_ms
+    assert core_growth > 0.5 * growth  # ... which carries most of it
+    low, high = t.projection_range  # "the rest ... with no steady trend of that size"
+    assert high - low < core_growth
+    with pytest.raises(ValueError, match="n_heads"):
+        t.row(3)
+
+
+def test_cost_figures_are_deterministic(ranks):
+    for draw, data in ((head_timings, timings()), (rank_figure, ranks)):
+        assert to_svg(draw(data), "alt") == to_svg(draw(data), "alt")

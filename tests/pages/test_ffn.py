@@ -1,0 +1,80 @@
+"""What attention cannot do alone: the convex hull, and ReLU of a lone token."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mha.figures import to_svg
+from mha.figures.ffn import convex_hull as hull_figure
+from mha.pages.ffn import (
+    bounds_check,
+    convex_hull,
+    feed_forward,
+    hull_demo,
+    in_convex_polygon,
+    relu_demo,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(min_value=3, max_value=40), st.integers(0, 2**32 - 1))
+def test_the_hull_holds_every_point_and_its_vertices_are_extreme(n, seed):
+    points = np.random.default_rng(seed).normal(size=(n, 2))
+    hull = convex_hull(points)
+    assert in_convex_polygon(points, hull, tol=1e-9).all()
+    for i, vertex in enumerate(hull):  # drop a vertex: it falls outside the rest
+        rest = np.delete(hull, i, axis=0)
+        assert not in_convex_polygon(vertex[None], rest, tol=-1e-12)[0]
+
+
+def test_a_point_outside_is_detected():
+    square = convex_hull(np.array([[0, 0], [2, 0], [2, 2], [0, 2], [1, 1]]))
+    inside = in_convex_polygon(np.array([[1, 1], [2.5, 1], [1, -0.1]]), square)
+    assert inside.tolist() == [True, False, False]
+
+
+def test_every_output_of_the_drawn_head_is_inside_its_hull():
+    demo = hull_demo()
+    assert demo.inside.all() and len(demo.inside) == len(demo.values)
+    assert np.allclose(demo.weights.sum(axis=1), 1) and (demo.weights >= 0).all()
+    assert np.allclose(demo.outputs, demo.weights @ demo.values)
+
+
+def test_every_output_coordinate_stays_within_its_values():
+    check = bounds_check()
+    assert check.within == check.checks == 4 * 8 * 32 * 8
+    assert check.min_weight >= 0 and check.max_row_sum_error < 1e-12
+
+
+def test_a_lone_token_gets_an_affine_map_and_cannot_get_relu():
+    demo = relu_demo()
+    assert demo.linear_gap < 1e-12
+    # Var(|x|)/4 over Var(relu(x)) for a standard normal: (1 - 2/π) / (2 - 2/π)
+    theory = (1 - 2 / np.pi) / (2 - 2 / np.pi)
+    assert abs(demo.attention_error - theory) < 0.03
+    assert demo.ffn_error == 0.0
+
+
+def test_no_affine_map_beats_the_least_squares_fit():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(2000, 4))
+    target = np.maximum(x, 0)
+    spread = ((target - target.mean(axis=0)) ** 2).sum()
+    best = relu_demo(samples=2000, rng=np.random.default_rng(3)).attention_error
+    for _ in range(50):
+        m, b = rng.normal(size=(4, 4)), rng.normal(size=4)
+        guess = ((x @ (0.5 * np.eye(4) + 0.1 * m) + 0.4 + 0.1 * b - target) ** 2).sum()
+        assert guess / spread >= best - 1e-9
+
+
+def test_the_ffn_is_relu_with_identity_weights():
+    x = np.array([[-2.0, 3.0], [0.5, -0.5]])
+    eye, zero = np.eye(2), np.zeros(2)
+    assert np.array_equal(feed_forward(x, eye, zero, eye, zero), np.maximum(x, 0))
+
+
+def test_the_hull_figure_is_deterministic():
+    demo = hull_demo()
+    assert to_svg(hull_figure(demo), "alt") == to_svg(hull_figure(demo), "alt")

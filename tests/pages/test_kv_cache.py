@@ -1,0 +1,224 @@
+"""Published decoder configurations and their KV-cache accounting (issue 6, part 2).
+
+The per-token figures are checked against hand-computed values for each attention
+kind, against a real `KVCache` filled by a layer of the same shape, and against the
+traps the page names (Falcon-7B's one K/V head, head width not d_model / h).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from mha import KVCache, MultiHeadAttention
+from mha.accounting import kv_cache_bytes
+from mha.data.published import DECODERS, GQA_TABLE_1, decoder
+from mha.figures import to_svg
+from mha.figures.kv_cache import cache_vs_context, fit_in_memory
+from mha.pages.kv_cache import (
+    DTYPES,
+    EXAMPLE_CONTEXT,
+    EXAMPLE_MEMORY,
+    FIT_MODELS,
+    GIB,
+    attention_kind,
+    bytes_per_token,
+    cache_bytes,
+    calculator_text,
+    gqa_tradeoff,
+    head_dim_from_d_model,
+    payload,
+    sequences_that_fit,
+    table,
+    tokens_held,
+    weight_bytes,
+)
+
+REQUIRED = [
+    "Llama-2 7B",
+    "Llama-2 13B",
+    "Llama-2 70B",
+    "Llama-3 8B",
+    "Llama-3 70B",
+    "Mistral 7B",
+    "Falcon-7B",
+    "PaLM 540B",
+    "Gemma 2B",
+    "Qwen2.5 7B",
+    "GPT-3 175B",
+    "SmolLM2-135M",
+]
+
+
+def test_every_required_model_is_there_once_with_a_source():
+    names = [c.name for c in DECODERS]
+    assert len(names) == len(set(names))
+    assert set(REQUIRED) <= set(names)
+    for c in DECODERS:
+        for source in (c.source, c.params_source):
+            assert source.url.startswith("https://") and source.title and source.where
+        assert c.n_heads % c.n_kv_heads == 0, c.name
+
+
+@pytest.mark.parametrize(
+    ("name", "layers", "heads", "kv_heads", "head_dim"),
+    [  # read again from the sources, so that a typo in the data module fails here
+        ("Llama-2 70B", 80, 64, 8, 128),
+        ("Llama-3 8B", 32, 32, 8, 128),
+        ("Mistral 7B", 32, 32, 8, 128),
+        ("Falcon-7B", 32, 71, 1, 64),
+        ("PaLM 540B", 118, 48, 1, 256),
+        ("Gemma 2B", 18, 8, 1, 256),
+        ("Qwen2.5 7B", 28, 28, 4, 128),
+        ("GPT-3 175B", 96, 96, 96, 128),
+        ("SmolLM2-135M", 30, 9, 3, 64),
+    ],
+)
+def test_configuration_and_its_per_token_bytes(name, layers, heads, kv_heads, head_dim):
+    c = decoder(name)
+    assert (c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim) == (
+        layers,
+        heads,
+        kv_heads,
+        head_dim,
+    )
+    assert bytes_per_token(c) == 2 * layers * kv_heads * head_dim * 2
+    assert bytes_per_token(c, n_kv_heads=heads) == 2 * layers * heads * head_dim * 2
+    assert bytes_per_token(c, itemsize=4) == 2 * bytes_per_token(c)
+
+
+def test_per_token_bytes_equal_a_filled_cache_of_the_same_shape():
+    """The formula agrees with `KVCache.nbytes` of a layer shaped like SmolLM2."""
+    c = decoder("SmolLM2-135M")
+    layer = MultiHeadAttention(c.d_model, c.n_heads, c.n_kv_heads, dtype=np.float32)
+    assert layer.d_k == c.head_dim
+    x = np.random.default_rng(0).normal(size=(2, 5, c.d_model)).astype(np.float32)
+    caches = [KVCache(2, c.n_kv_heads, c.head_dim, 8, np.float32) for _ in range(3)]
+    for cache in caches:  # three layers, one cache each
+        layer.step(x, cache)
+    measured = sum(cache.nbytes for cache in caches)
+    per_layer = kv_cache_bytes(2, c.n_kv_heads, c.head_dim, 5, 4)
+    assert measured == 3 * per_layer
+    assert per_layer * c.n_layers == cache_bytes(c, 5, batch=2, itemsize=4)
+
+
+def test_falcon_has_one_kv_head_whatever_its_config_counts():
+    falcon = decoder("Falcon-7B")
+    assert falcon.n_kv_heads == 1 and attention_kind(falcon.n_heads, 1) == "MQA"
+    assert "multi_query" in falcon.source.where
+    row = next(r for r in table() if r.config is falcon)
+    assert row.saving == falcon.n_heads == 71
+
+
+def test_head_width_is_read_not_derived_from_d_model():
+    palm, gemma7 = decoder("PaLM 540B"), decoder("Gemma 7B")
+    assert palm.n_heads * palm.head_dim != palm.d_model
+    assert gemma7.n_heads * gemma7.head_dim != gemma7.d_model
+    assert head_dim_from_d_model(palm) == (384, 1.5)
+    assert head_dim_from_d_model(gemma7) == (192, 0.75)
+    assert bytes_per_token(palm) == 2 * 118 * 1 * 256 * 2  # not 384
+
+
+def test_attention_kinds_at_the_ends_of_gqa():
+    assert attention_kind(8, 8) == "MHA"  # GQA-h
+    assert attention_kind(8, 1) == "MQA"  # GQA-1
+    assert attention_kind(8, 2) == "GQA-2"
+    with pytest.raises(ValueError, match="n_kv_heads: expected a divisor of n_heads=8"):
+        attention_kind(8, 3)
+    kinds = {r.config.name: r.kind for r in table()}
+    assert kinds["Llama-2 7B"] == kinds["GPT-3 175B"] == "MHA"
+    assert kinds["Llama-2 70B"] == "GQA-8" and kinds["Gemma 2B"] == "MQA"
+
+
+def test_sliding_window_caps_the_tokens_held():
+    mistral = decoder("Mistral 7B")
+    assert tokens_held(mistral, 100) == 100
+    assert tokens_held(mistral, 10**6) == mistral.sliding_window == 4096
+    assert cache_bytes(mistral, 10**6) == cache_bytes(mistral, 4096)
+    with pytest.raises(ValueError, match="context: expected a positive integer"):
+        tokens_held(mistral, 0)
+
+
+def test_sequences_that_fit_are_the_largest_count_that_fits():
+    for name in FIT_MODELS:
+        c = decoder(name)
+        for h_kv in (c.n_kv_heads, c.n_heads):
+            n = sequences_that_fit(c, EXAMPLE_MEMORY, EXAMPLE_CONTEXT, n_kv_heads=h_kv)
+            per_sequence = cache_bytes(c, EXAMPLE_CONTEXT, n_kv_heads=h_kv)
+            used = weight_bytes(c) + n * per_sequence
+            assert used <= EXAMPLE_MEMORY < used + per_sequence, name
+    assert sequences_that_fit(decoder("Llama-2 70B"), EXAMPLE_MEMORY, 4096) == 0
+    llama2, llama3 = decoder("Llama-2 7B"), decoder("Llama-3 8B")
+    assert sequences_that_fit(llama3, EXAMPLE_MEMORY, 4096) > 3 * sequences_that_fit(
+        llama2, EXAMPLE_MEMORY, 4096
+    )
+
+
+def test_weights_bytes_come_from_the_published_parameter_counts():
+    assert weight_bytes(decoder("Gemma 2B")) == 2 * (524_550_144 + 1_981_884_416)
+    assert weight_bytes(decoder("PaLM 540B"), itemsize=1) == 540_350_000_000
+    assert weight_bytes(decoder("GPT-3 175B")) == 350 * 10**9
+
+
+def test_calculator_payload_and_text():
+    data = payload()
+    assert [m["name"] for m in data["models"]] == [c.name for c in DECODERS]
+    assert data["unit"]["bytes"] == GIB
+    for model, c in zip(data["models"], DECODERS, strict=True):
+        assert model["window"] == c.sliding_window
+        for d in DTYPES:
+            assert model["bytes_per_token"][d.id] == bytes_per_token(c, d.bytes)
+    assert calculator_text("Llama-2 70B", 4096, 1, "fp16") == (
+        "1.25 GiB (1,342,177,280 bytes)"
+    )
+    with pytest.raises(ValueError, match="dtype_id: expected one of 'fp32'"):
+        calculator_text("Llama-2 70B", 4096, 1, "fp64")
+    with pytest.raises(ValueError, match="name: expected one of"):
+        calculator_text("Llama-4", 4096, 1, "fp16")
+
+
+def test_gqa_tradeoff_reads_table_1():
+    rows = {t.row.model: t for t in gqa_tradeoff()}
+    assert set(rows) == {r.model for r in GQA_TABLE_1}
+    assert rows["MHA-XXL"].speedup == 1.0 and rows["MHA-XXL"].score_drop == 0.0
+    assert rows["MQA-XXL"].speedup == pytest.approx(1.51 / 0.24)
+    assert rows["GQA-8-XXL"].score_drop == pytest.approx(0.1)
+    # the paper's point: GQA is nearly as fast as MQA and nearly as good as MHA
+    assert rows["GQA-8-XXL"].speedup > 0.8 * rows["MQA-XXL"].speedup
+    assert rows["GQA-8-XXL"].score_drop < rows["MQA-XXL"].score_drop / 5
+    with pytest.raises(ValueError, match="baseline: expected one of"):
+        gqa_tradeoff("MHA-Small")
+
+
+def test_figures_draw_the_core_values_deterministically():
+    llama70 = decoder("Llama-2 70B")
+    fig = cache_vs_context(llama70, [512, 4096], [64, 8, 1])
+    lines = fig.axes[0].lines
+    assert [line.get_ydata()[1] for line in lines] == [
+        cache_bytes(llama70, 4096, n_kv_heads=h) / GIB for h in (64, 8, 1)
+    ]
+    assert to_svg(fig, "alt") == to_svg(
+        cache_vs_context(llama70, [512, 4096], [64, 8, 1]), "alt"
+    )
+    fig = fit_in_memory(["Llama-2 7B", "Falcon-7B"], EXAMPLE_MEMORY, EXAMPLE_CONTEXT)
+    widths = [bar.get_width() for bar in fig.axes[0].patches]
+    falcon = decoder("Falcon-7B")
+    assert widths == [
+        sequences_that_fit(decoder("Llama-2 7B"), EXAMPLE_MEMORY, EXAMPLE_CONTEXT),
+        sequences_that_fit(falcon, EXAMPLE_MEMORY, EXAMPLE_CONTEXT),
+        sequences_that_fit(decoder("Llama-2 7B"), EXAMPLE_MEMORY, EXAMPLE_CONTEXT),
+        sequences_that_fit(falcon, EXAMPLE_MEMORY, EXAMPLE_CONTEXT, n_kv_heads=71),
+    ]
+
+
+def test_every_text_of_the_figures_follows_the_page_colour():
+    """No text is left to SVG's default black, unreadable in the dark scheme."""
+    figures = (
+        cache_vs_context(decoder("Llama-2 70B"), [512, 4096], [64, 8, 1]),
+        fit_in_memory(["Llama-2 7B", "Falcon-7B"], EXAMPLE_MEMORY, EXAMPLE_CONTEXT),
+    )
+    for fig in figures:
+        styles = re.findall(r'<text style="([^"]*)"', to_svg(fig, "alt"))
+        assert styles and all("fill: currentColor" in s for s in styles)

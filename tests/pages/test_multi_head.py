@@ -1,0 +1,179 @@
+"""The multi-head mechanism (mha.pages.multi_head), its figures and its page."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mha import MultiHeadAttention, scaled_dot_product_attention
+from mha.figures import multi_head as figures
+from mha.figures import to_svg
+from mha.heads import split_heads
+from mha.pages import multi_head as mechanism
+from mha.support.formatting import decimals
+
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "multi-head.md"
+
+
+def tab_fence(label: str) -> tuple[str, str]:
+    """``(info, code)`` of the code block under the content tab ``=== "label"``."""
+    page = PAGE.read_text()
+    start = page.index(f'=== "{label}"')
+    fence = re.search(r"\n    ```([^\n]*)\n(.*?)\n    ```", page[start:], re.S)
+    return fence.group(1), textwrap.dedent(fence.group(2))
+
+
+def run_tab(label: str) -> dict:
+    """Run the code of a content tab (pytest-markdown-docs does not see indented fences)."""
+    _, code = tab_fence(label)
+    namespace: dict = {}
+    exec(compile(code, f"{PAGE.name}[{label}]", "exec"), namespace)
+    return namespace
+
+
+@pytest.fixture
+def biased() -> tuple[MultiHeadAttention, np.ndarray]:
+    """A layer with non-zero biases and a batched input."""
+    rng = np.random.default_rng(11)
+    layer = MultiHeadAttention(12, 3, bias=True, rng=rng)
+    for name in ("b_q", "b_k", "b_v", "b_o"):
+        setattr(layer, name, rng.normal(size=getattr(layer, name).shape))
+    return layer, rng.normal(size=(2, 5, 12))
+
+
+def test_head_outputs_are_each_heads_attention(biased) -> None:
+    layer, x = biased
+    q, k, v = (
+        split_heads(x @ w + b, 3)
+        for w, b in (
+            (layer.w_q, layer.b_q),
+            (layer.w_k, layer.b_k),
+            (layer.w_v, layer.b_v),
+        )
+    )
+    expected, _ = scaled_dot_product_attention(q, k, v)  # (2, 3, 5, 4)
+    assert np.allclose(mechanism.head_outputs(layer, x), expected)
+
+
+def test_writes_add_up_to_the_output(biased) -> None:
+    layer, x = biased
+    out, _ = layer(x)
+    writes = mechanism.head_writes(layer, x)  # (2, 3, 5, 12)
+    assert writes.shape == (2, 3, 5, 12)
+    assert np.allclose(writes.sum(axis=-3) + layer.b_o, out)
+    assert not np.allclose(writes[:, 0], 0)  # each head writes something
+
+
+def test_without_w_o_leaves_the_layer_alone(biased) -> None:
+    layer, x = biased
+    w_o, before = layer.w_o.copy(), layer(x)[0]
+    bare = mechanism.without_w_o(layer)
+    assert np.array_equal(layer.w_o, w_o) and layer.b_o is not None
+    assert np.array_equal(layer(x)[0], before)
+    heads = mechanism.head_outputs(layer, x)  # (2, 3, 5, 4)
+    assert np.allclose(bare(x)[0], np.concatenate(list(np.moveaxis(heads, 1, 0)), -1))
+
+
+def test_dropping_w_o_keeps_each_head_in_its_own_slice() -> None:
+    layer, x = mechanism.example()
+    bare = mechanism.dependence(mechanism.without_w_o(layer), x)
+    mixed = mechanism.dependence(layer, x)
+    h = layer.n_heads
+    assert np.array_equal(bare.moved == 0, ~np.eye(h, dtype=bool))
+    assert bare.outside_own_slice == 0 and bare.slices_moved.tolist() == [1] * h
+    assert mixed.smallest > 0.1 and mixed.slices_moved.tolist() == [h] * h
+
+
+def test_mechanism_refuses_shared_kv_heads() -> None:
+    gqa = MultiHeadAttention(8, 4, n_kv_heads=2)
+    with pytest.raises(ValueError, match=r"^layer: expected one K/V head"):
+        mechanism.dependence(gqa, np.ones((3, 8)))
+    with pytest.raises(ValueError, match=r"^layer: expected one K/V head"):
+        mechanism.wide_head(gqa)
+
+
+def test_wide_head_is_one_full_width_head_with_the_same_arrays(biased) -> None:
+    layer, x = biased
+    wide = mechanism.wide_head(layer)
+    assert wide.n_heads == 1 and wide.w_q is layer.w_q and wide.b_o is layer.b_o
+    out, weights = wide(x)
+    q, k, v = (
+        x @ layer.w_q + layer.b_q,
+        x @ layer.w_k + layer.b_k,
+        x @ layer.w_v + layer.b_v,
+    )
+    heads, expected = scaled_dot_product_attention(q, k, v)  # one softmax over d_model
+    assert np.allclose(weights[:, 0], expected)
+    assert np.allclose(out, heads @ layer.w_o + layer.b_o)
+
+
+def test_one_vs_many_picks_the_most_divided_query() -> None:
+    layer, x = mechanism.example()
+    contrast = mechanism.one_vs_many(layer, x)
+    _, weights = layer(x)
+    distinct = [len(set(weights[:, t].argmax(-1).tolist())) for t in range(len(x))]
+    assert len(set(contrast.head_tops)) == max(distinct) > 1
+    assert contrast.query_number == contrast.query + 1
+    assert contrast.wide_top == contrast.wide.argmax() + 1
+    assert np.allclose(
+        contrast.wide, mechanism.wide_head(layer)(x)[1][0, contrast.query]
+    )
+
+
+def test_split_figure_text_follows_the_page_colour() -> None:
+    texts = re.findall(r"<text[^>]*>", to_svg(figures.split_heads_reshape(), "alt"))
+    assert texts and all("fill: currentColor" in t for t in texts)
+
+
+def test_split_figure_draws_what_split_heads_returns() -> None:
+    fig = figures.split_heads_reshape(seq=2, d_model=6, n_heads=3)
+    numbers = [t.get_text() for t in fig.axes[0].texts if t.get_text().isdigit()]
+    left, right = numbers[:12], numbers[12:]
+    assert left == [str(i) for i in range(12)]
+    heads = split_heads(np.arange(12).reshape(1, 2, 6), 3)
+    assert right == [str(v) for v in heads.ravel()]
+
+
+def test_figures_are_byte_identical() -> None:
+    layer, x = mechanism.example()
+    bare = mechanism.dependence(mechanism.without_w_o(layer), x)
+    mixed = mechanism.dependence(layer, x)
+    contrast = mechanism.one_vs_many(layer, x)
+    for draw, args in (
+        (figures.split_heads_reshape, ()),
+        (figures.head_dependence, (bare, mixed)),
+        (figures.one_vs_many, (contrast,)),
+    ):
+        assert to_svg(draw(*args), "alt") == to_svg(draw(*args), "alt")
+
+
+def test_numpy_tab_runs() -> None:
+    namespace = run_tab("NumPy")
+    assert namespace["weights"].shape == (2, 2, 5, 5)
+
+
+def test_pytorch_tab_is_kept_out_of_the_build_and_of_markdown_docs() -> None:
+    info, code = tab_fence("PyTorch")
+    assert info == "{.python notest}" and "import torch" in code
+
+
+def test_page_renders(built_site: Path) -> None:
+    html = (built_site / "multi-head" / "index.html").read_text()
+    assert html.count('<svg role="img" aria-label="') == 3
+    assert html.count('class="tabbed-set') == 1
+    assert "exec" not in re.findall(r'class="language-(\w+)', html)
+    text = re.sub(
+        r"\s+",
+        " ",
+        re.sub(r"<[^>]+>", " ", re.sub(r"<svg.*?</svg>", "", html, flags=re.S)),
+    )
+    layer, x = mechanism.example()
+    mixed = mechanism.dependence(layer, x)
+    contrast = mechanism.one_vs_many(layer, x)
+    assert f"by at least {decimals(mixed.smallest)}" in text
+    assert "at tokens " + ", ".join(map(str, contrast.head_tops)) in text
+    assert "with W_O: output slices each head moves = [4 4 4 4]" in text

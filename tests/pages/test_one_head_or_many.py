@@ -1,0 +1,332 @@
+"""The trained toy: the task generator, the hand-written backward pass, the sweep.
+
+Every test runs on tiny configurations; the site's full sweep is never run here.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from mha import MultiHeadAttention
+from mha.accounting import param_count
+from mha.data import vaswani2017
+from mha.experiments import toy_model, toy_task
+from mha.experiments.toy_task import D_MODEL, N_POSITIONS, N_WORDS
+from mha.figures import one_head_or_many as figures
+from mha.figures import to_svg
+from mha.pages import one_head_or_many as head_sweep
+
+# --- the task ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def batch() -> toy_task.Batch:
+    return toy_task.generate(500, np.random.default_rng(3))
+
+
+def test_names_are_distinct_within_a_sequence(batch):
+    assert all(len(set(row)) == N_POSITIONS for row in batch.names)
+
+
+def test_the_two_relations_point_at_two_other_positions(batch):
+    own = np.arange(N_POSITIONS)
+    assert (batch.ref_positions != own).all()
+    assert (batch.ref_positions != batch.prev_positions).all()
+    assert batch.prev_positions.tolist() == [7, 0, 1, 2, 3, 4, 5, 6]
+
+
+def test_every_allowed_reference_occurs(batch):
+    offsets = (batch.ref_positions - np.arange(N_POSITIONS)) % N_POSITIONS
+    assert set(offsets.ravel()) == set(range(1, N_POSITIONS - 1))
+
+
+def test_a_reference_names_the_token_it_points_at(batch):
+    names_there = np.take_along_axis(batch.names, batch.ref_positions, axis=1)
+    assert (batch.refs == names_there).all()
+
+
+def test_targets_are_the_words_at_the_two_positions(batch):
+    y = batch.targets()
+    for s in range(5):
+        for i in range(N_POSITIONS):
+            assert y[s, i, 0] == batch.words[s, (i - 1) % N_POSITIONS]
+            assert y[s, i, 1] == batch.words[s, batch.ref_positions[s, i]]
+
+
+def test_inputs_are_four_one_hot_blocks(batch):
+    x = batch.inputs()
+    edges = np.cumsum([0, N_POSITIONS, toy_task.N_NAMES, toy_task.N_NAMES, N_WORDS])
+    assert x.shape == (500, N_POSITIONS, D_MODEL) and edges[-1] == D_MODEL
+    blocks = [x[..., a:b] for a, b in itertools.pairwise(edges)]
+    assert all((block.sum(axis=-1) == 1).all() for block in blocks)
+    assert (blocks[0].argmax(-1) == np.arange(N_POSITIONS)).all()
+    assert (blocks[1].argmax(-1) == batch.names).all()
+    assert (blocks[2].argmax(-1) == batch.refs).all()
+    assert (blocks[3].argmax(-1) == batch.words).all()
+    assert batch.inputs(np.float32).dtype == np.float32
+
+
+def test_the_generator_is_seeded():
+    first = toy_task.generate(4, np.random.default_rng(9))
+    again = toy_task.generate(4, np.random.default_rng(9))
+    other = toy_task.generate(4, np.random.default_rng(10))
+    assert np.array_equal(first.inputs(), again.inputs())
+    assert not np.array_equal(first.inputs(), other.inputs())
+    assert np.array_equal(toy_task.generate(4).words, toy_task.generate(4).words)
+
+
+def test_describe_matches_the_arrays(batch):
+    tokens = toy_task.describe(batch, 2)
+    assert [t.word for t in tokens] == [toy_task.WORDS[w] for w in batch.words[2]]
+    assert tokens[0].previous_position == N_POSITIONS - 1
+    assert tokens[0].previous_word == tokens[-1].word
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: toy_task.generate(0), "n: expected a positive integer"),
+        (lambda: toy_task.generate(2, rng=3), "rng: expected"),
+        (lambda: toy_task.describe(toy_task.generate(2), 2), "index: expected"),
+    ],
+)
+def test_bad_arguments_are_named(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+# --- the model: forward pass and hand-written backward pass -----------------------
+
+
+def gradient_mismatches(params, x, y, n_heads, grads, checks=12, seed=0):
+    """Entries where ``grads`` and central finite differences disagree.
+
+    Agreement is ``|numeric - analytic| <= 1e-8 + 1e-5 |numeric|``: the absolute
+    term covers the rounding error of a difference quotient with eps = 1e-6.
+    """
+    rng, eps, wrong = np.random.default_rng(seed), 1e-6, []
+    for name, array in params.items():
+        for _ in range(checks):
+            index = tuple(int(rng.integers(n)) for n in array.shape)
+            model, saved = index[0], array[index]
+            array[index] = saved + eps
+            up = toy_model.loss_and_grads(params, x, y, n_heads)[0][model]
+            array[index] = saved - eps
+            down = toy_model.loss_and_grads(params, x, y, n_heads)[0][model]
+            array[index] = saved
+            numeric, analytic = (up - down) / (2 * eps), grads[name][index]
+            if not np.isclose(analytic, numeric, rtol=1e-5, atol=1e-8):
+                wrong.append((name, index, numeric, analytic))
+    return wrong
+
+
+@pytest.fixture(scope="module")
+def small():
+    data = toy_task.generate(3, np.random.default_rng(5))
+    return data.inputs(np.float64), data.targets()
+
+
+@pytest.mark.parametrize("n_heads", [1, 4, 32])
+def test_backpropagation_matches_finite_differences(small, n_heads):
+    x, y = small
+    params = toy_model.init_params(n_heads, [3, 4], dtype=np.float64)
+    params["w_q"] *= 3  # sharper attention than at initialisation: a harder check
+    _, grads = toy_model.loss_and_grads(params, x, y, n_heads)
+    assert gradient_mismatches(params, x, y, n_heads, grads) == []
+
+
+def test_the_gradient_check_catches_a_wrong_gradient(small):
+    x, y = small
+    params = toy_model.init_params(2, [0], dtype=np.float64)
+    _, grads = toy_model.loss_and_grads(params, x, y, 2)
+    for name in grads:
+        grads[name] = grads[name] * 1.01  # a 1% error in every entry
+    assert len(gradient_mismatches(params, x, y, 2, grads, checks=4)) >= 10  # of 20
+
+
+def test_a_gradient_step_lowers_the_loss(small):
+    x, y = small
+    params = toy_model.init_params(2, [0], dtype=np.float64)
+    before, grads = toy_model.loss_and_grads(params, x, y, 2)
+    stepped = {k: v - 0.5 * grads[k] for k, v in params.items()}
+    assert toy_model.loss_and_grads(stepped, x, y, 2)[0] < before
+
+
+def test_the_forward_pass_is_the_core_layer(small):
+    x, _ = small
+    params = toy_model.init_params(4, [7], dtype=np.float64)
+    layer = MultiHeadAttention(D_MODEL, 4)
+    for name in toy_model.ATTENTION_WEIGHTS:
+        setattr(layer, name, params[name][0])
+    out, weights = layer(x)
+    fwd = toy_model.forward(params, x, 4)
+    np.testing.assert_allclose(fwd.y[0], out, atol=1e-12)
+    np.testing.assert_allclose(fwd.weights[0], weights, atol=1e-12)
+
+
+def test_every_head_count_has_the_same_parameters():
+    counts = {h: toy_model.param_count(h) for h in (1, 2, 4, 8, 16, 32)}
+    readout = D_MODEL * 2 * N_WORDS
+    assert set(counts.values()) == {param_count(D_MODEL, 1) + readout}
+
+
+def test_models_on_the_stack_are_independent(small):
+    x, y = small
+    pair = toy_model.init_params(2, [1, 2], dtype=np.float64)
+    alone = toy_model.init_params(2, [2], dtype=np.float64)
+    loss_pair, grads_pair = toy_model.loss_and_grads(pair, x, y, 2)
+    loss_alone, grads_alone = toy_model.loss_and_grads(alone, x, y, 2)
+    assert loss_pair[1] == pytest.approx(loss_alone[0])
+    np.testing.assert_allclose(grads_pair["w_k"][1], grads_alone["w_k"][0])
+
+
+def test_adam_moves_each_model_by_its_own_rate():
+    params = {"w": np.zeros((2, 1, 1))}
+    adam = toy_model.Adam(params, [0.1, 0.2])
+    for _ in range(3):
+        adam.step(params, {"w": np.ones((2, 1, 1))})
+    np.testing.assert_allclose(params["w"].ravel(), [-0.3, -0.6], rtol=1e-6)
+
+
+def test_train_checks_its_arguments():
+    with pytest.raises(ValueError, match="learning_rates: expected one per seed"):
+        toy_model.train(2, [0, 1], [0.01], steps=1, batch_size=1)
+
+
+# --- a tiny training run learns, and one head cannot ------------------------------
+
+
+@pytest.fixture(scope="module")
+def tiny_runs():
+    data = toy_task.generate(200, np.random.default_rng(11))
+    scores = {}
+    for h in (1, 2):
+        run = toy_model.train(h, [0], [0.03], steps=120, batch_size=32)
+        scores[h] = (run, toy_model.evaluate(run.params, data, h))
+    return scores
+
+
+def test_two_heads_learn_the_task(tiny_runs):
+    run, scores = tiny_runs[2]
+    assert run.losses[:10].mean() > 1.5 > 0.1 > run.losses[-10:].mean()
+    assert scores.accuracy.min() > 0.95  # both relations
+
+
+def test_one_head_does_not(tiny_runs):
+    _, scores = tiny_runs[1]
+    assert scores.mean_accuracy[0] < 0.75
+    assert scores.accuracy.max() > 0.5  # it does learn one of the two
+
+
+# --- the sweep ----------------------------------------------------------------------
+
+TINY = head_sweep.SweepConfig(
+    heads=(1, 2, 32),
+    learning_rates=(0.003, 0.03),
+    seeds=(1, 2),
+    steps=20,
+    batch_size=8,
+    validation_size=16,
+    test_size=16,
+)
+
+
+@pytest.fixture(scope="module")
+def tiny_sweep() -> head_sweep.Sweep:
+    return head_sweep.run(TINY)
+
+
+def test_the_rate_with_the_lowest_validation_loss_is_chosen(tiny_sweep):
+    for r in tiny_sweep.results:
+        assert r.learning_rate == TINY.learning_rates[int(np.argmin(r.validation_loss))]
+        assert r.validation_loss.shape == (len(TINY.learning_rates),)
+
+
+def test_results_have_one_row_per_seed(tiny_sweep):
+    for r in tiny_sweep.results:
+        assert r.test_loss.shape == (2,) and r.test_accuracy.shape == (2, 2)
+        assert r.train_losses.shape == (TINY.steps, 2)
+        assert r.attention_mass.shape == (2, r.n_heads, 2)
+        assert r.roles().sum(axis=-1).tolist() == [r.n_heads, r.n_heads]
+        assert r.param_count == toy_model.param_count(r.n_heads)
+        assert r.attention_params == param_count(D_MODEL, r.n_heads)
+
+
+def test_attention_mass_is_a_share_of_the_weight(tiny_sweep):
+    for r in tiny_sweep.results:
+        assert (r.attention_mass >= 0).all()
+        assert (r.attention_mass.sum(axis=-1) <= 1 + 1e-6).all()
+
+
+def test_steps_to_finds_the_first_crossing(tiny_sweep):
+    r = tiny_sweep.result(2)
+    curve = r.curve()
+    level = (curve.max() + curve.min()) / 2
+    step = r.steps_to(level)
+    assert curve[step - head_sweep.CURVE_WINDOW] < level
+    assert (curve[: step - head_sweep.CURVE_WINDOW] >= level).all()
+    assert r.steps_to(-1.0) is None
+
+
+def test_an_unknown_head_count_is_refused(tiny_sweep):
+    with pytest.raises(ValueError, match="n_heads: expected one of"):
+        tiny_sweep.result(3)
+
+
+def test_validation_and_test_sets_differ():
+    assert not np.array_equal(TINY.validation_set().words, TINY.test_set().words[:16])
+
+
+def test_sweep_is_computed_once_then_cached(monkeypatch, tmp_path):
+    monkeypatch.setenv("MHA_CACHE_DIR", str(tmp_path))
+    calls = []
+    real_run = head_sweep.run
+
+    def counting_run(config):
+        calls.append(config)
+        return real_run(config)
+
+    monkeypatch.setattr(head_sweep, "run", counting_run)
+    config = head_sweep.SweepConfig(
+        heads=(2,),
+        learning_rates=(0.03,),
+        seeds=(1,),
+        steps=2,
+        validation_size=4,
+        test_size=4,
+    )
+    first = head_sweep.sweep(config)
+    second = head_sweep.sweep(config)
+    assert len(calls) == 1
+    np.testing.assert_array_equal(
+        first.results[0].test_loss, second.results[0].test_loss
+    )
+
+
+# --- figures and the cited figures ----------------------------------------------------
+
+
+def test_toy_figures_are_byte_identical_between_draws(tiny_sweep):
+    example = TINY.example()  # the heatmaps embed images: the riskiest figure
+    first = to_svg(figures.head_heatmaps(tiny_sweep, example, (1, 2)), "alt")
+    assert first == to_svg(figures.head_heatmaps(tiny_sweep, example, (1, 2)), "alt")
+    assert first.count("<image") == 4  # a heatmap per head (1 + 2) and the colour bar
+
+
+def test_the_results_figure_sets_the_toy_beside_the_paper(tiny_sweep):
+    fig = figures.sweep_results(tiny_sweep)
+    toy_axis, paper_axis = fig.axes[0], fig.axes[1]
+    assert [int(t) for t in toy_axis.get_xticks()] == list(TINY.heads)
+    assert [int(t) for t in paper_axis.get_xticks()] == [1, 4, 8, 16, 32]
+
+
+def test_vaswani_row_a_keeps_the_width_and_names_its_source():
+    assert [row.n_heads for row in vaswani2017.ROW_A] == [1, 4, 8, 16, 32]
+    assert all(
+        row.n_heads * row.d_k == vaswani2017.D_MODEL for row in vaswani2017.ROW_A
+    )
+    assert [row.n_heads for row in vaswani2017.ROW_A if row.base] == [8]
+    assert "1706.03762" in vaswani2017.URL and "Table 3" in vaswani2017.CITATION
