@@ -2,7 +2,9 @@
 
 The suite runs on every core (pytest-xdist, ``-n auto`` in pyproject.toml). The site is
 built once per run, in the background from the start, while the tests that do not
-need it run; those that do run last. ``-n0`` runs everything in one process.
+need it run; those that do run last (the order and how tests are handed to workers
+are in tests/xdist_schedule.py, a plugin of its own). ``-n0`` runs everything in one
+process.
 """
 
 from __future__ import annotations
@@ -19,6 +21,13 @@ from pathlib import Path
 
 import pytest
 from threadpoolctl import threadpool_limits
+
+# The scheduling plugin's hooks take effect by being imported here.
+from tests.xdist_schedule import (  # noqa: F401
+    needs_site,
+    pytest_collection_modifyitems,
+    pytest_xdist_make_scheduler,
+)
 
 # As in the build (docs/_glue/macros.py): small matrices run faster on one BLAS thread.
 threadpool_limits(1)
@@ -37,54 +46,6 @@ def build_site(out: Path) -> subprocess.CompletedProcess:
         capture_output=True,
         text=True,
     )
-
-
-BROWSER_TESTS = ROOT / "tests" / "browser"
-
-
-def needs_site(item: pytest.Item) -> bool:
-    return "built_site" in getattr(item, "fixturenames", ())
-
-
-def run_order(item: pytest.Item) -> int:
-    """0: tests without the site; 1: tests of the built site; 2: browser tests.
-
-    Each worker runs its tests in this order, so the build overlaps the first kind
-    and each worker starts Chromium once (the browser fixtures are package-scoped).
-    """
-    if BROWSER_TESTS in item.path.parents:
-        return 2
-    return int(needs_site(item))
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Order by ``run_order``; a file (which runs in one worker) by its latest test."""
-    latest: dict[Path, int] = {}
-    for item in items:
-        latest[item.path] = max(latest.get(item.path, 0), run_order(item))
-    items.sort(key=lambda item: latest[item.path])  # stable: collection order otherwise
-
-
-# Pages whose browser tests share one recorded visit per page (a fixture's cache).
-PER_PAGE_MODULE = "tests/browser/test_pages.py"
-
-
-def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    """xdist hands out a test file at a time, or one page's tests of test_pages.py.
-
-    A file runs in one worker, so its module and session fixtures (a reference model,
-    say) are set up once; the tests of one page read the same recorded visit.
-    """
-    from xdist.scheduler import LoadScopeScheduling
-
-    class ByFileOrPage(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            file, _, test = nodeid.partition("::")
-            if file == PER_PAGE_MODULE and "[" in test:
-                return f"{file}[{test.partition('[')[2]}"
-            return file
-
-    return ByFileOrPage(config, log)
 
 
 class SiteBuild:
