@@ -127,20 +127,20 @@ def test_saturation_study_rejects_bad_input(saturation) -> None:
 
 
 def test_tiny_example_routes_each_token_by_its_query() -> None:
-    run = cat_sat.attend()
+    run = cat_sat.solve()
     assert [cat_sat.TOKENS[i] for i in run.weights[1:].argmax(axis=1)] == ["the", "cat"]
     assert np.allclose(run.weights[0], 1 / 3)  # a zero query: uniform weights
     assert not np.allclose(run.dots, run.dots.T)  # looking is not advertising
 
 
 def test_one_shared_matrix_makes_scores_symmetric_and_self_centred() -> None:
-    shared = cat_sat.attend(w_k=cat_sat.W_Q)
+    shared = cat_sat.solve(w_k=cat_sat.W_Q)
     assert np.array_equal(shared.dots, shared.dots.T)
     assert shared.weights[1:].argmax(axis=1).tolist() == [1, 2]  # each finds itself
 
 
 def test_causal_mask_hides_the_future() -> None:
-    run, causal = cat_sat.attend(), cat_sat.attend_causal()
+    run, causal = cat_sat.solve(), cat_sat.solve_causal()
     assert np.array_equal(np.triu(causal.weights, 1), np.zeros((3, 3)))
     assert causal.weights[0].tolist() == [1.0, 0.0, 0.0]
     assert np.allclose(causal.weights[2], run.weights[2])  # the last token sees all

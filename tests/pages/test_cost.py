@@ -13,7 +13,7 @@ from mha.figures.cost import head_timings
 from mha.figures.cost import score_ranks as rank_figure
 from mha.pages.cost import (
     HEADS,
-    formula_params,
+    formula_param_count,
     published_costs,
     score_ranks,
     sweep,
@@ -36,8 +36,8 @@ def test_the_count_comes_from_the_arrays_not_the_formula():
 
 
 def test_the_formula_is_written_independently():
-    assert formula_params(512) == 1_048_576
-    assert formula_params(512, bias=True) == 1_048_576 + 2_048
+    assert formula_param_count(512) == 1_048_576
+    assert formula_param_count(512, bias=True) == 1_048_576 + 2_048
 
 
 def test_the_seed_score_cost_and_its_flops():

@@ -121,7 +121,7 @@ def test_a_head_count_that_does_not_exist_is_refused(bad) -> None:
 
 
 def test_patterns_match_the_weights(four) -> None:
-    p = cat_mat.patterns()
+    p = cat_mat.solve()
     assert p.sink_min == four[SINK, :, STOP].min()
     assert p.the_to_the[SAME_WORD] == four[SAME_WORD, THE, SECOND_THE]
     assert p.cat_to_mat[PART_OF_SPEECH] == four[PART_OF_SPEECH, CAT, MAT]

@@ -84,13 +84,13 @@ def sweep(
     return tuple(rows)
 
 
-def formula_params(d_model: int, bias: bool = False) -> int:
+def formula_param_count(d_model: int, bias: bool = False) -> int:
     """The textbook count, 4·d_model² (+ 4·d_model with biases), with no layer at all.
 
     ```python
-    from mha.pages.cost import formula_params
+    from mha.pages.cost import formula_param_count
 
-    assert formula_params(512) == 1_048_576 and formula_params(512, bias=True) == 1_050_624
+    assert formula_param_count(512) == 1_048_576 and formula_param_count(512, bias=True) == 1_050_624
     ```
     """
     return 4 * d_model**2 + (4 * d_model if bias else 0)

@@ -218,7 +218,7 @@ class Study:
     """Every number the page "A real grouped-query model" prints."""
 
     config: smollm2.Config  # as the GGUF file declares it
-    n_params: int  # weights counted from the arrays (the tied head once)
+    param_count: int  # weights counted from the arrays (the tied head once)
     n_tokens: int  # tokens of PARAGRAPH
     gqa: CacheTrace  # the model as published: 3 K/V heads
     mha: CacheTrace  # K/V heads repeated to 9
@@ -262,7 +262,7 @@ def _study(text: str, question: str, new_tokens: int, model_digest: str) -> Stud
     mha_logits = mha_model.logits(ids)
     return Study(
         config=model.config,
-        n_params=model.n_params,
+        param_count=model.param_count,
         n_tokens=len(ids),
         gqa=trace_cache(model, prompt, new_tokens),
         mha=trace_cache(mha_model, prompt, new_tokens),

@@ -411,7 +411,7 @@ class SmolLM2:
         return dataclasses.replace(self, blocks=blocks)
 
     @property
-    def n_params(self) -> int:
+    def param_count(self) -> int:
         """Number of weights, each array counted once (the head is the embedding)."""
         return sum(array.size for array in self._arrays())
 

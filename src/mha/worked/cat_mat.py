@@ -247,13 +247,13 @@ class Patterns:
     head_entropy_bits: tuple[float, ...]  # mean row entropy of each of the four heads
 
 
-def patterns() -> Patterns:
+def solve() -> Patterns:
     """Measure the four patterns, and the blur of fewer heads, on the layer's weights.
 
     ```python
-    from mha.worked.cat_mat import patterns
+    from mha.worked.cat_mat import solve
 
-    p = patterns()
+    p = solve()
     assert p.sink_min > 0.99 and p.entropy_bits[1] > p.entropy_bits[4]
     ```
     """

@@ -65,7 +65,7 @@ class Attended:
     output: np.ndarray  # (3, d_k) weights @ V
 
 
-def attend(
+def solve(
     w_q: np.ndarray = W_Q,
     w_k: np.ndarray = W_K,
     w_v: np.ndarray = W_V,
@@ -74,11 +74,11 @@ def attend(
     """Project the three embeddings and attend, keeping every step.
 
     ```python
-    from mha.worked.cat_sat import TOKENS, W_Q, attend
+    from mha.worked.cat_sat import TOKENS, W_Q, solve
 
-    run = attend()
+    run = solve()
     assert TOKENS[run.weights[2].argmax()] == "cat"  # "sat" finds its noun
-    shared = attend(w_k=W_Q)  # one matrix to look and to advertise
+    shared = solve(w_k=W_Q)  # one matrix to look and to advertise
     assert (shared.dots == shared.dots.T).all()  # symmetric scores
     ```
     """
@@ -97,13 +97,13 @@ def attend(
     )
 
 
-def attend_causal() -> Attended:
+def solve_causal() -> Attended:
     """The same run under the causal mask: a token sees itself and earlier tokens.
 
     ```python
-    from mha.worked.cat_sat import attend_causal
+    from mha.worked.cat_sat import solve_causal
 
-    assert attend_causal().weights[0].tolist() == [1.0, 0.0, 0.0]  # "the" sees only itself
+    assert solve_causal().weights[0].tolist() == [1.0, 0.0, 0.0]  # "the" sees only itself
     ```
     """
-    return attend(mask=causal_mask(len(TOKENS)))
+    return solve(mask=causal_mask(len(TOKENS)))
