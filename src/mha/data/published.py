@@ -151,7 +151,9 @@ class DecoderConfig:
     need not agree (``n_heads * head_dim`` is 12,288 for PaLM 540B, whose d_model is
     18,432). ``params`` is the published parameter count (for the weights' bytes);
     ``sliding_window`` is set when the model attends to that many past tokens only,
-    so its cache holds no more.
+    so its cache holds no more. ``max_context`` is the longest context the model was
+    published for (trained on, or declared in its configuration), read from
+    ``context_source``: past it, the model's quality is not what its source reports.
 
     ```python
     from mha.data.published import decoder
@@ -171,6 +173,8 @@ class DecoderConfig:
     source: Source
     params_source: Source
     sliding_window: int | None = None
+    max_context: int | None = None  # the longest context the model was published for
+    context_source: Source | None = None  # where ``max_context`` was read
 
 
 def _config_json(repo: str, where: str) -> Source:
@@ -211,6 +215,28 @@ _GPT3 = Source(
     "Table 2.1, GPT-3 175B: n_params 175.0B, n_layers 96, d_model 12288, "
     "n_heads 96, d_head 128 (multi-head attention, as GPT-2)",
 )
+# Where each decoder's longest published context was read (``max_context``).
+_LLAMA2_CONTEXT = Source(
+    _LLAMA2_PAPER.title,
+    _LLAMA2_PAPER.url,
+    "Table 1: context length 4k for every Llama 2 size (max_position_embeddings 4096)",
+)
+_MISTRAL_CONTEXT = Source(
+    "Jiang et al. 2023, Mistral 7B",
+    "https://arxiv.org/abs/2310.06825",
+    "Table 1: context_len 8192 (window_size 4096)",
+)
+_GEMMA_CONTEXT = Source(
+    "Gemma Team 2024, Gemma: Open Models Based on Gemini Research and Technology",
+    _GEMMA_PAPER,
+    "section 2, Model Architecture: 'trained on a context length of 8192 tokens'",
+)
+_PALM_CONTEXT = Source(
+    _PALM.title, _PALM.url, "section 5, Training Setup: sequence length 2048"
+)
+_GPT3_CONTEXT = Source(
+    _GPT3.title, _GPT3.url, "section 2.1: a context window of n_ctx = 2048 tokens"
+)
 
 DECODERS: tuple[DecoderConfig, ...] = (
     DecoderConfig(
@@ -227,6 +253,8 @@ DECODERS: tuple[DecoderConfig, ...] = (
             f"hidden_size 4096; {_LLAMA_HEAD}",
         ),
         _LLAMA2_PAPER,
+        max_context=4096,
+        context_source=_LLAMA2_CONTEXT,
     ),
     DecoderConfig(
         "Llama-2 13B",
@@ -242,6 +270,8 @@ DECODERS: tuple[DecoderConfig, ...] = (
             f"hidden_size 5120; {_LLAMA_HEAD}",
         ),
         _LLAMA2_PAPER,
+        max_context=4096,
+        context_source=_LLAMA2_CONTEXT,
     ),
     DecoderConfig(
         "Llama-2 70B",
@@ -257,6 +287,8 @@ DECODERS: tuple[DecoderConfig, ...] = (
             f"hidden_size 8192; {_LLAMA_HEAD}",
         ),
         _LLAMA2_PAPER,
+        max_context=4096,
+        context_source=_LLAMA2_CONTEXT,
     ),
     DecoderConfig(
         "Llama-3 8B",
@@ -272,6 +304,10 @@ DECODERS: tuple[DecoderConfig, ...] = (
             f"hidden_size 4096; {_LLAMA_HEAD}",
         ),
         _model_card("meta-llama/Meta-Llama-3-8B", _LLAMA3_SIZES),
+        max_context=8192,
+        context_source=_config_json(
+            "meta-llama/Meta-Llama-3-8B", "max_position_embeddings 8192"
+        ),
     ),
     DecoderConfig(
         "Llama-3 70B",
@@ -287,6 +323,10 @@ DECODERS: tuple[DecoderConfig, ...] = (
             f"hidden_size 8192; {_LLAMA_HEAD}",
         ),
         _model_card("meta-llama/Meta-Llama-3-70B", _LLAMA3_SIZES),
+        max_context=8192,
+        context_source=_config_json(
+            "meta-llama/Meta-Llama-3-70B", "max_position_embeddings 8192"
+        ),
     ),
     DecoderConfig(
         "Mistral 7B",
@@ -309,6 +349,8 @@ DECODERS: tuple[DecoderConfig, ...] = (
             "'Mistral 7B is a 7.3B parameter model'",
         ),
         sliding_window=4096,
+        max_context=8192,
+        context_source=_MISTRAL_CONTEXT,
     ),
     DecoderConfig(
         "Falcon-7B",
@@ -331,8 +373,25 @@ DECODERS: tuple[DecoderConfig, ...] = (
         _model_card(
             "tiiuae/falcon-7b", "'Falcon-7B is a 7B parameters causal decoder'"
         ),
+        max_context=2048,
+        context_source=_model_card(
+            "tiiuae/falcon-7b",
+            "Training Procedure, hyperparameters: sequence length 2048",
+        ),
     ),
-    DecoderConfig("PaLM 540B", 118, 48, 1, 256, 18432, 540_350_000_000, _PALM, _PALM),
+    DecoderConfig(
+        "PaLM 540B",
+        118,
+        48,
+        1,
+        256,
+        18432,
+        540_350_000_000,
+        _PALM,
+        _PALM,
+        max_context=2048,
+        context_source=_PALM_CONTEXT,
+    ),
     DecoderConfig(
         "Gemma 2B",
         18,
@@ -352,6 +411,8 @@ DECODERS: tuple[DecoderConfig, ...] = (
             "Table 2: 2B has 524,550,144 embedding and 1,981,884,416 non-embedding "
             "parameters",
         ),
+        max_context=8192,
+        context_source=_GEMMA_CONTEXT,
     ),
     DecoderConfig(
         "Gemma 7B",
@@ -373,6 +434,8 @@ DECODERS: tuple[DecoderConfig, ...] = (
             "Table 2: 7B has 786,825,216 embedding and 7,751,248,896 non-embedding "
             "parameters",
         ),
+        max_context=8192,
+        context_source=_GEMMA_CONTEXT,
     ),
     DecoderConfig(
         "Qwen2.5 7B",
@@ -392,8 +455,24 @@ DECODERS: tuple[DecoderConfig, ...] = (
             "'Number of Parameters: 7.61B', 'Number of Attention Heads (GQA): 28 for Q "
             "and 4 for KV'",
         ),
+        max_context=131_072,
+        context_source=_model_card(
+            "Qwen/Qwen2.5-7B", "'Context Length: 131,072 tokens'"
+        ),
     ),
-    DecoderConfig("GPT-3 175B", 96, 96, 96, 128, 12288, 175_000_000_000, _GPT3, _GPT3),
+    DecoderConfig(
+        "GPT-3 175B",
+        96,
+        96,
+        96,
+        128,
+        12288,
+        175_000_000_000,
+        _GPT3,
+        _GPT3,
+        max_context=2048,
+        context_source=_GPT3_CONTEXT,
+    ),
     DecoderConfig(
         "SmolLM2-135M",
         30,
@@ -409,6 +488,10 @@ DECODERS: tuple[DecoderConfig, ...] = (
         ),
         _model_card(
             "HuggingFaceTB/SmolLM2-135M", "the 135M model of the SmolLM2 family"
+        ),
+        max_context=8192,
+        context_source=_config_json(
+            "HuggingFaceTB/SmolLM2-135M", "max_position_embeddings 8192"
         ),
     ),
 )
