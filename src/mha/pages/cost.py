@@ -262,3 +262,17 @@ def timings() -> Timings:
         rows=tuple(Timing(**row) for row in data["rows"]),
         machine=data["machine"],
     )
+
+
+def one_head_params(shape: published.ModelShape) -> int:
+    """The attention parameters of ``shape``'s layer with its whole width in one head.
+
+    ```python
+    from mha.data.published import model
+    from mha.pages.cost import one_head_params
+
+    bert = model("BERT-base")
+    assert one_head_params(bert) == 4 * bert.d_model**2
+    ```
+    """
+    return param_count(shape.d_model, 1)
