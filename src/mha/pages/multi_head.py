@@ -20,6 +20,7 @@ from mha.heads import split_heads
 from mha.layer import MultiHeadAttention
 
 D_MODEL, N_HEADS, N_TOKENS, SEED = 8, 4, 6, 7
+SPLIT_TOKENS = 3  # tokens of the reshape figure (the code block below it too)
 
 
 def example() -> tuple[MultiHeadAttention, np.ndarray]:
