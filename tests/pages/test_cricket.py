@@ -1,9 +1,27 @@
-"""The cricket worked example reproduces the values the seed derived by hand."""
+"""The cricket worked example: the values derived by hand, the page's corrected
+statements (head B, split versus scale), the extended example and the page."""
+
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from mha.worked.cricket import solve, tripled_century
+from mha.pages.cricket import alt, claims, cost
+from mha.support.claims import ClaimError
+from mha.support.formatting import decimals
+from mha.worked.cricket import (
+    EXTENDED_TOKENS,
+    K_EXTENDED,
+    TOKENS,
+    V_EXTENDED,
+    K,
+    V,
+    solve,
+    solve_extended,
+    split_only,
+    tripled_century,
+)
 
 TOL = 5e-4
 
@@ -53,3 +71,79 @@ def test_tripled_century_moves_outputs_not_weights(example):
     expected_full = example.full.output * [1, 1, 3, 1]
     np.testing.assert_allclose(tripled.full.output, expected_full, rtol=1e-12)
     np.testing.assert_allclose(tripled.concat, [0.768, 0.187, 0.852, 0], atol=TOL)
+
+
+# --- the corrected statements (head B, split vs scale) and the extended example --
+
+
+def test_head_b_puts_its_largest_weight_on_his_itself(example):
+    assert TOKENS[example.head_b.weights.argmax()] == "his"
+    assert example.head_b.weights[1] > example.head_b.weights[2]
+    assert claims()["b_self"].holds
+
+
+def test_the_split_alone_breaks_the_tie_and_the_scale_sharpens_it(example):
+    head_a, head_b = split_only()
+    assert head_a.scale == example.full.scale == 2.0
+    np.testing.assert_allclose(head_a.weights, [0.665, 0.245, 0.090], atol=TOL)
+    np.testing.assert_allclose(head_b.weights, [0.186, 0.506, 0.307], atol=TOL)
+    assert head_a.weights.argmax() == 0  # Kohli at the full head's scale already
+    assert example.head_a.weights[0] > head_a.weights[0]  # 0.768 at √2 > 0.665 at 2
+
+
+def test_extended_example_separates_whose_and_when():
+    ex = solve_extended()
+    century, his = ex["century"], ex["his"]
+    np.testing.assert_allclose(
+        century.full.weights, [0.365, 0.049, 0.221, 0.365], atol=TOL
+    )
+    np.testing.assert_allclose(
+        century.head_a.weights, [0.735, 0.179, 0.043, 0.043], atol=TOL
+    )
+    np.testing.assert_allclose(
+        century.head_b.weights, [0.038, 0.009, 0.315, 0.638], atol=TOL
+    )
+    np.testing.assert_allclose(his.full.weights, [0.424, 0.424, 0.095, 0.057], atol=TOL)
+    assert EXTENDED_TOKENS[century.head_b.weights.argmax()] == "over"
+    # the first three keys and values and the query of "his" are the example's
+    np.testing.assert_array_equal(K_EXTENDED[:3], K)
+    np.testing.assert_array_equal(V_EXTENDED[:3], V)
+
+
+def test_claims_follow_the_values():
+    assert all(c.holds for c in claims().values())
+    # a query for "century" with no coreference part: no tie in one head any more
+    other = solve_extended(q_century=np.array([0.0, 0.0, 2.0, -1.0]))
+    assert not claims(extended=other)["century_tie"].holds
+    # alt texts that state results are refused too
+    with pytest.raises(ClaimError):
+        alt(solve(q=np.array([2.0, 1.0, 0.0, 1.0])), solve_extended())
+
+
+def test_cost_is_the_same_for_one_head_and_two():
+    c = cost()
+    assert c.params_one == c.params_two == 4 * 4 * 4
+    assert c.madds_one == c.madds_many == c.n**2 * c.d_model
+
+
+def _text(html: str) -> str:
+    html = re.sub(r"<svg.*?</svg>", " ", html, flags=re.S)
+    html = re.sub(r"<script.*?</script>", " ", html, flags=re.S)
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+def test_page_shows_both_heads_and_the_extended_example(built_site: Path, example):
+    html = (built_site / "cricket" / "index.html").read_text()
+    article = re.search(r"<article.*?</article>", html, re.S).group()
+    assert "tabbed-set" not in article  # head B's table needs no click
+    text = _text(article)
+    # the anchor: the three-token example's numbers, first table
+    first_table = re.search(r"<table>.*?</table>", article, re.S).group()
+    assert [decimals(w) for w in example.full.weights] == re.findall(
+        r"<strong>([\d.]+)</strong>", first_table
+    )
+    assert 'Head B\'s largest weight is on "his" itself' in text
+    assert "0.665 at the full head's scale" in text
+    assert text.count("Figure ") >= 2 and "Figure 2." in text
+    assert "Heads are tendencies, not job descriptions" in text
+    assert "not a trained model" in text

@@ -6,7 +6,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from mha.figures.style import new_figure
-from mha.worked.cricket import QUERY, TOKENS, Cricket
+from mha.worked.cricket import EXTENDED_TOKENS, QUERY, TOKENS, Cricket
 
 
 def three_distributions(example: Cricket) -> Figure:
@@ -31,4 +31,30 @@ def three_distributions(example: Cricket) -> Figure:
     ax.set_ylim(0, 1)
     ax.set_ylabel(f'weight from "{QUERY}"')
     ax.legend(loc="upper right", fontsize=8)
+    return fig
+
+
+def extended_distributions(extended: dict[str, Cricket]) -> Figure:
+    """The extended example: one panel per query, bars of one head, head A and head B.
+
+    ```python
+    from mha.figures.cricket import extended_distributions
+    from mha.worked.cricket import solve_extended
+
+    fig = extended_distributions(solve_extended())
+    assert [len(ax.patches) for ax in fig.axes] == [12, 12]  # 3 runs x 4 keys each
+    ```
+    """
+    fig, axes = new_figure(6.0, 5.0, nrows=len(extended), sharex=True)
+    width = 0.26
+    x = np.arange(len(EXTENDED_TOKENS))
+    for ax, (query, example) in zip(axes, extended.items(), strict=True):
+        for i, run in enumerate((example.full, example.head_a, example.head_b)):
+            bars = ax.bar(x + (i - 1) * width, run.weights, width, label=run.name)
+            ax.bar_label(bars, fmt="%.3f", fontsize=8, padding=1)
+        ax.set_ylim(0, 1)
+        ax.set_ylabel(f'weight from "{query}"')
+    axes[-1].set_xticks(x, [f'"{t}"' for t in EXTENDED_TOKENS])
+    axes[0].legend(loc="upper right", fontsize=8)
+    fig.subplots_adjust(hspace=0.25)
     return fig

@@ -1,10 +1,13 @@
 """The cricket sentence: which of "Kohli", "his", "century" does "his" attend to?
 
-Input data (seed 004): the query of "his" and the keys and values of the three
-tokens, already projected, with d_model = 4. Dimensions 1-2 carry coreference
-features, dimensions 3-4 topic/position features. One full-width head sees all
-four; head A sees dimensions 1-2 and head B dimensions 3-4, each with its own
-softmax.
+Input data: the query of "his" and the keys and values of the three tokens, already
+projected, with d_model = 4. Columns 0-1 carry coreference features, columns 2-3
+topic/position features. One full-width head sees all four; head A sees columns 0-1
+and head B columns 2-3, each with its own softmax. The vectors are constructed by
+hand, not trained: they show what a split can do, not what a trained head does.
+
+The extended example adds "over" and a query for "century" (``solve_extended``):
+"century" has two relations of its own, whose century (Kohli) and when (the over).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha.attention import scaled_dot_product_attention
+from mha.attention import softmax
 from mha.heads import split_heads
 
 TOKENS = ("Kohli", "his", "century")
@@ -89,18 +92,28 @@ class Cricket:
     writes: tuple[np.ndarray, np.ndarray]  # out_A @ W_O[:2], out_B @ W_O[2:]
 
 
-def _run(name: str, q: np.ndarray, k: np.ndarray, v: np.ndarray, dims) -> HeadRun:
-    output, weights = scaled_dot_product_attention(q[None], k, v)
+def _run(
+    name: str,
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    dims,
+    scale: float | None = None,
+) -> HeadRun:
+    """One head's run for the query ``q``, its scores divided by ``scale`` (√d_k)."""
     d_k = q.shape[-1]
+    scale = float(np.sqrt(d_k)) if scale is None else float(scale)
+    scores = k @ q / scale
+    weights = softmax(scores)
     return HeadRun(
         name=name,
         dims=tuple(dims),
         d_k=d_k,
         dots=k @ q,
-        scale=float(np.sqrt(d_k)),
-        scores=k @ q / np.sqrt(d_k),
-        weights=weights[0],
-        output=output[0],
+        scale=scale,
+        scores=scores,
+        weights=weights,
+        output=weights @ v,
     )
 
 
@@ -122,8 +135,66 @@ def solve(
     full = _run("one head (d_k = 4)", q, k, v, range(4))
     q_heads = split_heads(q[None], 2)  # (2 heads, 1 query, 2)
     k_heads, v_heads = split_heads(k, 2), split_heads(v, 2)  # (2 heads, 3 keys, 2)
-    head_a = _run("head A (dims 1-2)", q_heads[0, 0], k_heads[0], v_heads[0], (0, 1))
-    head_b = _run("head B (dims 3-4)", q_heads[1, 0], k_heads[1], v_heads[1], (2, 3))
+    head_a = _run("head A (columns 0-1)", q_heads[0, 0], k_heads[0], v_heads[0], (0, 1))
+    head_b = _run("head B (columns 2-3)", q_heads[1, 0], k_heads[1], v_heads[1], (2, 3))
     concat = np.concatenate([head_a.output, head_b.output])
     writes = (head_a.output @ w_o[:2], head_b.output @ w_o[2:])
     return Cricket(full, head_a, head_b, concat, w_o, concat @ w_o, writes)
+
+
+def split_only(
+    q: np.ndarray = Q_HIS, k: np.ndarray = K, v: np.ndarray = V
+) -> tuple[HeadRun, HeadRun]:
+    """Heads A and B with the full head's scale √4 = 2 instead of their own √2.
+
+    Splitting alone (two softmaxes, the scale kept) against splitting and rescaling
+    (``solve``): what each of the two changes.
+
+    ```python
+    from mha.worked.cricket import solve, split_only
+
+    head_a, head_b = split_only()
+    assert head_a.scale == solve().full.scale == 2.0
+    assert head_a.weights.argmax() == 0  # the split alone breaks the tie
+    assert head_a.weights[0] < solve().head_a.weights[0]  # √2 sharpens it further
+    ```
+    """
+    scale = float(np.sqrt(q.shape[-1]))
+    q_heads = split_heads(q[None], 2)
+    k_heads, v_heads = split_heads(k, 2), split_heads(v, 2)
+    return (
+        _run("head A at scale 2", q_heads[0, 0], k_heads[0], v_heads[0], (0, 1), scale),
+        _run("head B at scale 2", q_heads[1, 0], k_heads[1], v_heads[1], (2, 3), scale),
+    )
+
+
+# The extended example: a fourth token, "over", and a query for "century". The first
+# three keys and values and the query of "his" are the ones above.
+EXTENDED_TOKENS = ("Kohli", "his", "century", "over")
+EXTENDED_QUERIES = ("his", "century")
+Q_CENTURY = np.array([1.0, 2.0, 2.0, -1.0])  # whose century? (cols 0-1) when? (2-3)
+K_EXTENDED = np.vstack([K, [0.0, 0.0, 2.0, 0.0]])  # "over": a cricket term, no person
+V_EXTENDED = np.vstack([V, [0.0, 0.0, 0.0, 1.0]])
+
+
+def solve_extended(
+    q_century: np.ndarray = Q_CENTURY,
+    k: np.ndarray = K_EXTENDED,
+    v: np.ndarray = V_EXTENDED,
+) -> dict[str, Cricket]:
+    """The extended example: for each query ("his", "century"), the run of ``solve``.
+
+    Keys and values are those of ``EXTENDED_TOKENS``; ``q_century`` is the query of
+    "century" (the query of "his" is ``Q_HIS``).
+
+    ```python
+    from mha.worked.cricket import EXTENDED_TOKENS, solve_extended
+
+    ex = solve_extended()
+    century = ex["century"]
+    assert EXTENDED_TOKENS[century.head_a.weights.argmax()] == "Kohli"  # whose
+    assert EXTENDED_TOKENS[century.head_b.weights.argmax()] == "over"  # when
+    ```
+    """
+    queries = {"his": Q_HIS, "century": q_century}
+    return {token: solve(q=queries[token], k=k, v=v) for token in EXTENDED_QUERIES}
