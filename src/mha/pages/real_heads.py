@@ -40,6 +40,8 @@ from mha.support.cache import cached
 
 MAJORITY = 0.5  # a target kind needs at least half of the head's attention on average
 BROAD = 0.75  # a broad head's entropy is at least this fraction of the uniform one
+CRICKET, CAT = range(2)  # positions in Atlas.examples (SEEDS order)
+FIRST_LAYER = 0  # layers are numbered from 0
 
 # kind -> the statistic that defines it, in the order the page lists them
 KINDS: dict[str, str] = {
