@@ -36,6 +36,7 @@ from mha.support.validate import head_dim
 ROLE_THRESHOLD = 0.5  # a head "serves" a relation if this much weight goes there
 CURVE_WINDOW = 10  # training losses are smoothed by a running mean over this many steps
 CURVE_LEVEL = 0.01  # "learned": the smoothed training loss is below this (nats)
+HEATMAP_HEADS = (1, 2, 4, 8)  # the head counts whose weights the heatmaps show
 
 
 @dataclass(frozen=True)
