@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
 
+from mha.attention import causal_mask
 from mha.heads import split_heads
 from mha.kv_cache import KVCache
 from mha.layer import MultiHeadAttention
@@ -174,9 +175,39 @@ class Block:
             rms_norm(x, self.attention_norm, self.eps), cache
         )
         x = x + attended
+        return x + self.feed_forward(x)
+
+    def feed_forward(self, x: np.ndarray) -> np.ndarray:
+        """What the feed-forward sublayer adds to the residual stream ``x``:
+        ``SwiGLU(RMSNorm(x))``, same shape as ``x``.
+
+        ```python
+        import numpy as np
+        from mha.pretrained import smollm2
+
+        block = smollm2.load().blocks[0]
+        x = np.zeros((1, 2, 576), np.float32)
+        assert block.feed_forward(x).shape == x.shape
+        ```
+        """
         gate_up = rms_norm(x, self.mlp_norm, self.eps) @ self.w_gate_up
         d_ff = self.w_down.shape[1]
-        return x + (silu(gate_up[..., :d_ff]) * gate_up[..., d_ff:]) @ self.w_down.T
+        return (silu(gate_up[..., :d_ff]) * gate_up[..., d_ff:]) @ self.w_down.T
+
+
+@dataclass(frozen=True)
+class Trace:
+    """One whole-sequence forward pass, recorded layer by layer (``SmolLM2.trace``).
+
+    ``stream[i]`` is the residual stream entering block i (``stream[0]`` the
+    embeddings, ``stream[-1]`` what the final norm and head read);
+    ``stream[i + 1] = stream[i] + attention_writes[i] + mlp_writes[i]``.
+    """
+
+    stream: np.ndarray  # (layers + 1, n, d_model)
+    attention_writes: np.ndarray  # (layers, n, d_model)
+    mlp_writes: np.ndarray  # (layers, n, d_model)
+    weights: np.ndarray  # (layers, heads, n, n): each head's causal attention
 
 
 @dataclass
@@ -305,19 +336,102 @@ class SmolLM2:
         """
         return rms_norm(x, self.final_norm, self.blocks[0].eps) @ self.embedding
 
-    def logits(self, ids: Sequence[int]) -> np.ndarray:
+    def logits(
+        self, ids: Sequence[int], head_mask: np.ndarray | None = None
+    ) -> np.ndarray:
         """Next-token logits ``(len(ids), vocab)``: row i scores the token after ``ids[: i + 1]``.
 
+        ``head_mask (layers, heads)``, if given, multiplies each head's output before
+        W_O (0 removes the head), in a whole-sequence pass (``trace``).
+
         ```python
+        import numpy as np
         from mha.pretrained import smollm2
 
         model = smollm2.load()
         scores = model.logits(model.encode("One, two, three, four"))
         assert model.decode([int(scores[-1].argmax())]) == ","
+        keep = np.ones((30, 9))
+        assert np.allclose(model.logits([504, 2365], keep), model.logits([504, 2365]), atol=1e-3)
         ```
         """
         ids = self._check_ids(ids)
+        if head_mask is not None:
+            return self.head(self.trace(ids, head_mask).stream[-1])
         return self.head(self.hidden(ids, self.new_caches(len(ids)))[0])
+
+    def attentions(self, ids: Sequence[int]) -> np.ndarray:
+        """Every head's attention weights on ``ids``: ``(layers, heads, n, n)``, causal.
+
+        Row t of head ``[layer, head]`` is how query t spreads its weight over
+        tokens 0..t (each row sums to 1).
+
+        ```python
+        import numpy as np
+        from mha.pretrained import smollm2
+
+        weights = smollm2.load().attentions([504, 2365, 28])
+        assert weights.shape == (30, 9, 3, 3) and np.allclose(weights.sum(-1), 1)
+        assert weights[:, :, 0, 1:].max() == 0  # the first token sees only itself
+        ```
+        """
+        return self.trace(ids).weights
+
+    def trace(self, ids: Sequence[int], head_mask: np.ndarray | None = None) -> Trace:
+        """A whole-sequence pass over ``ids`` (no KV cache) that keeps every layer's
+        residual stream, sublayer writes and attention weights.
+
+        ``head_mask (layers, heads)`` multiplies each head's output before W_O
+        (0 removes the head); ``None`` keeps every head.
+
+        ```python
+        import numpy as np
+        from mha.pretrained import smollm2
+
+        model = smollm2.load()
+        ids = model.encode("The cat sat on the mat.")
+        trace = model.trace(ids)
+        assert trace.stream.shape == (31, len(ids), 576)
+        added = trace.stream[0] + trace.attention_writes.sum(0) + trace.mlp_writes.sum(0)
+        assert np.allclose(added, trace.stream[-1], atol=1e-3)
+        assert np.allclose(model.head(trace.stream[-1]), model.logits(ids), atol=1e-3)
+        ```
+        """
+        ids = self._check_ids(ids)
+        if head_mask is not None:
+            head_mask = self._check_head_mask(head_mask)
+        mask = causal_mask(len(ids))
+        x = self.embed(ids)  # (1, n, d_model)
+        stream, attention_writes, mlp_writes, weights = [x[0]], [], [], []
+        for i, block in enumerate(self.blocks):
+            attended, w = block.attention(
+                rms_norm(x, block.attention_norm, block.eps),
+                mask=mask,
+                head_mask=None if head_mask is None else head_mask[i],
+            )
+            x = x + attended
+            written = block.feed_forward(x)
+            x = x + written
+            stream.append(x[0])
+            attention_writes.append(attended[0])
+            mlp_writes.append(written[0])
+            weights.append(w[0])
+        return Trace(
+            np.stack(stream),
+            np.stack(attention_writes),
+            np.stack(mlp_writes),
+            np.stack(weights),
+        )
+
+    def _check_head_mask(self, head_mask: np.ndarray) -> np.ndarray:
+        shape = (self.config.n_layers, self.config.n_heads)
+        array = np.asarray(head_mask)
+        if array.shape != shape or array.dtype.kind not in "biuf":
+            raise ValueError(
+                f"head_mask: expected a numeric array of shape {shape} (layers, "
+                f"heads), got {array.dtype} {array.shape}"
+            )
+        return array.astype(np.float32)
 
     def perplexity(self, text: str) -> float:
         """exp of the mean negative log-likelihood of each token of ``text`` after the first.
