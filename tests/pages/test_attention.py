@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from mha.attention import softmax
 from mha.figures import attention as figures
 from mha.figures import to_svg
 from mha.pages import attention as scaling
+from mha.pages.attention import claims
 from mha.support.formatting import decimals, thousands
 from mha.worked import cat_sat
 
@@ -172,11 +174,75 @@ def _text(html: str) -> str:
 def test_page_renders_the_study(built_site: Path, variance, saturation) -> None:
     html = (built_site / "attention" / "index.html").read_text()
     assert html.count('<svg role="img" aria-label="') == 2
+    assert html.count("<figcaption><strong>Figure ") == 2
     text = _text(html)
     for i in range(len(variance.d_k)):
         row = f"{thousands(variance.d_k[i])} {thousands(variance.theory_unscaled[i])}"
         assert row in text
     assert f"within {decimals(100 * variance.worst_relative_error, 1)}%" in text
-    assert f"{thousands(saturation.gradient_drop(1024))} times more gradient" in text
+    spread = scaling.gradient_spread()
+    assert f"between {thousands(spread.low)} and {thousands(spread.high)} times" in text
+    # the corrected statements are on the page, the wrong ones are gone
+    assert "interleaves this operation with feed-forward layers" in text
+    assert "repeated and wrapped" not in text
+    assert "a longer query can beat it" in text
+    assert "each token scores highest against itself" not in text
+    assert "Frobenius norm divided by" in text
+    assert "permutation-equivariant" in text
     # the executed blocks ran and showed their output
     assert "every key is masked" in text and "[nan nan nan]" in text
+
+
+# --- the corrected facts (a test pins each) -------------------------------------
+
+
+def test_a_shared_matrix_does_not_make_every_token_score_itself_highest() -> None:
+    q = scaling.SELF_COUNTER_Q
+    dots = q @ q.T
+    assert dots[0, 1] > dots[0, 0]  # q0 = [1, 0] scores q1 = [3, 0] above itself
+    assert claims()["not_a_rule"].holds and claims()["shared_self"].holds
+
+
+def test_the_gradient_ratio_is_reported_as_a_spread_over_seeds() -> None:
+    spread = scaling.gradient_spread()
+    assert spread.seeds == (0, 1, 2, 3)
+    assert spread.drops == tuple(
+        scaling.saturation_study(
+            d_ks=(1024,), rng=np.random.default_rng(s)
+        ).gradient_drop(1024)
+        for s in spread.seeds
+    )
+    assert spread.low < spread.high  # one seed's figure is not the answer
+    assert spread.same_order and spread.magnitude == 10**spread.order
+
+
+def test_the_typical_gain_is_the_frobenius_norm_over_root_n() -> None:
+    rng = np.random.default_rng(3)
+    p = softmax(rng.normal(size=8) * 3)
+    jacobian = scaling.softmax_jacobian(p)
+    g = rng.normal(size=(20000, 8))
+    rms = np.sqrt(np.mean(np.sum((g @ jacobian) ** 2, 1) / np.sum(g**2, 1)))
+    gain = np.linalg.norm(jacobian) / np.sqrt(8)
+    assert np.isclose(rms, gain, rtol=0.02)
+    study = scaling.saturation_study(d_ks=(4,), n_sequences=1, n_tokens=2)
+    # two keys: ‖J‖_F = 2 p (1 - p) <= 1/2, so the gain is at most 1/(2√2)
+    assert 0 < study.scaled.gradient[0] <= 0.5 / np.sqrt(2)
+
+
+def test_shuffling_the_sentence_shuffles_the_outputs() -> None:
+    for order in [(2, 0, 1), (1, 0, 2), (0, 1, 2)]:
+        s = scaling.shuffled(order)
+        assert s.outputs_follow and s.weights_follow
+    with pytest.raises(ValueError, match=r"^order: expected a permutation"):
+        scaling.shuffled((0, 0, 1))
+
+
+def test_every_claim_of_the_page_holds_and_a_changed_value_is_refused() -> None:
+    page = scaling.page()
+    assert all(c.holds for c in claims(page).values())
+    ties = dataclasses.replace(page, counter_dots=np.array([[9.0, 3.0], [3.0, 1.0]]))
+    assert not claims(ties)["not_a_rule"].holds
+    flat = dataclasses.replace(
+        page, shuffle=dataclasses.replace(page.shuffle, output=page.shuffle.output * 2)
+    )
+    assert not claims(flat)["shuffle"].holds

@@ -57,7 +57,7 @@ def saturation_vs_dk(study: SaturationStudy) -> Figure:
     panels = (
         ("max_weight", "largest weight"),
         ("entropy", "entropy of the weights (bits)"),
-        ("gradient", "gradient size ‖J‖ (log scale)"),
+        ("gradient", "typical gradient gain ‖J‖_F/√n (log)"),
     )
     for ax, (field, label) in zip(axes, panels, strict=True):
         for run, colour, marker, name in (
@@ -88,9 +88,7 @@ def saturation_vs_dk(study: SaturationStudy) -> Figure:
         np.log10(min(study.unscaled.gradient.min(), study.scaled.gradient.min()))
     )
     levels = 10.0 ** np.arange(low, 1)
-    axes[2].set_yticks(
-        levels, [np.format_float_positional(v, trim="-") for v in levels]
-    )
+    axes[2].set_yticks(levels, [f"{v:g}" for v in levels])  # 1e-05, not 0.0000099…
     axes[2].minorticks_off()
     axes[0].legend(fontsize=8, loc="center right", frameon=False, labelcolor=INK)
     fig.subplots_adjust(wspace=0.35)
