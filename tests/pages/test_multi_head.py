@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import textwrap
 from pathlib import Path
@@ -14,6 +15,7 @@ from mha.figures import multi_head as figures
 from mha.figures import to_svg
 from mha.heads import split_heads
 from mha.pages import multi_head as mechanism
+from mha.support.claims import ClaimError
 from mha.support.formatting import decimals
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "multi-head.md"
@@ -117,8 +119,8 @@ def test_one_vs_many_picks_the_most_divided_query() -> None:
     _, weights = layer(x)
     distinct = [len(set(weights[:, t].argmax(-1).tolist())) for t in range(len(x))]
     assert len(set(contrast.head_tops)) == max(distinct) > 1
-    assert contrast.query_number == contrast.query + 1
-    assert contrast.wide_top == contrast.wide.argmax() + 1
+    assert contrast.head_tops == weights[:, contrast.query].argmax(-1).tolist()
+    assert contrast.wide_top == contrast.wide.argmax()  # positions from 0
     assert np.allclose(
         contrast.wide, mechanism.wide_head(layer)(x)[1][0, contrast.query]
     )
@@ -163,7 +165,8 @@ def test_pytorch_tab_is_kept_out_of_the_build_and_of_markdown_docs() -> None:
 
 def test_page_renders(built_site: Path) -> None:
     html = (built_site / "multi-head" / "index.html").read_text()
-    assert html.count('<svg role="img" aria-label="') == 3
+    assert html.count('<svg role="img" aria-label="') == 4
+    assert html.count("<figcaption><strong>Figure ") == 4
     assert html.count('class="tabbed-set') == 1
     assert "exec" not in re.findall(r'class="language-(\w+)', html)
     text = re.sub(
@@ -177,3 +180,74 @@ def test_page_renders(built_site: Path) -> None:
     assert f"by at least {decimals(mixed.smallest)}" in text
     assert "at tokens " + ", ".join(map(str, contrast.head_tops)) in text
     assert "with W_O: output slices each head moves = [4 4 4 4]" in text
+    assert f"the query at position {contrast.query} " in text
+    assert "cross-attention maps: (4, 3, 6)" in text
+    assert "heads (8, 8, 64) -&gt; maps (8, 8, 8)" in text  # the whole layer ran
+    assert "head_1" not in text and "i=1" not in html  # heads from 0
+
+
+# --- the whole layer, Q_i as a column block, cross-attention --------------------
+
+
+def test_whole_layer_is_the_base_shape_on_the_cat_sentence() -> None:
+    w = mechanism.whole_layer()
+    assert w.sizes == {"n": 8, "d_model": 512, "h": 8, "d_k": 64}
+    assert w.tokens == ("the", "cat", "sat", "on", "the", "warm", "mat", ".")
+    assert w.matches_layer
+    out, weights = w.layer(w.x)
+    assert np.allclose(w.out, out) and np.allclose(w.weights, weights)
+
+
+def test_whole_layer_figure_labels_the_arrays_shapes() -> None:
+    w = mechanism.whole_layer()
+    fig = figures.whole_layer(w)
+    texts = " ".join(t.get_text() for t in fig.axes[0].texts)
+    for shape in ("(8, 512)", "(512, 512)", "(8, 8, 64)", "(8, 8, 8)"):
+        assert shape in texts
+    assert [t for t in ("H0", "H7") if t in texts] == ["H0", "H7"]
+    maps = [im.get_array() for im in fig.axes[0].images]
+    assert len(maps) == 8 and np.allclose(maps[3], w.weights[3])
+
+
+def test_q_i_is_a_column_block_and_the_reshape_view() -> None:
+    layer, x = mechanism.example()
+    view = split_heads(x @ layer.w_q, layer.n_heads)
+    for i in range(layer.n_heads):
+        assert np.allclose(x @ mechanism.column_block(layer.w_q, i, 4), view[i])
+    with pytest.raises(ValueError, match=r"^i: expected a head"):
+        mechanism.column_block(layer.w_q, 4, 4)
+
+
+def test_cross_attention_reads_another_sequence_through_the_same_weights(
+    biased,
+) -> None:
+    layer, x = biased
+    memory, queries = x[0], x[1, :2]
+    out, weights = mechanism.cross_attention(layer, queries, memory)
+    assert weights.shape == (3, 2, 5) and np.allclose(weights.sum(-1), 1)
+    q = split_heads(queries @ layer.w_q + layer.b_q, 3)
+    k = split_heads(memory @ layer.w_k + layer.b_k, 3)
+    v = split_heads(memory @ layer.w_v + layer.b_v, 3)
+    heads, expected = scaled_dot_product_attention(q, k, v)
+    assert np.allclose(weights, expected)
+    concat = np.concatenate(list(heads), axis=-1)
+    assert np.allclose(out, concat @ layer.w_o + layer.b_o)
+    assert np.allclose(
+        mechanism.cross_attention(layer, memory, memory)[0], layer(memory)[0]
+    )
+    with pytest.raises(ValueError, match=r"^memory: expected width"):
+        mechanism.cross_attention(layer, queries, memory[:, :4])
+
+
+def test_claims_hold_and_a_stale_one_is_refused() -> None:
+    page = mechanism.page()
+    assert all(c.holds for c in mechanism.claims(page).values())
+    tied = dataclasses.replace(
+        page,
+        contrast=dataclasses.replace(
+            page.contrast, heads=np.ones_like(page.contrast.heads)
+        ),
+    )
+    assert not mechanism.claims(tied)["tops_differ"].holds
+    with pytest.raises(ClaimError):
+        mechanism.alt(tied)

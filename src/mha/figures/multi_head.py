@@ -9,7 +9,7 @@ from matplotlib.patches import FancyArrowPatch, Rectangle
 
 from mha.figures.style import CMAP, INK, PALETTE, new_figure
 from mha.heads import split_heads
-from mha.pages.multi_head import Contrast, Dependence
+from mha.pages.multi_head import Contrast, Dependence, WholeLayer
 
 
 def split_heads_reshape(seq: int = 3, d_model: int = 8, n_heads: int = 4) -> Figure:
@@ -190,10 +190,10 @@ def one_vs_many(contrast: Contrast) -> Figure:
     fig, ax = new_figure(0.7 * k_len + 2.0, 0.45 * (h + 1) + 1.1)
     _annotated_heatmap(ax, rows, float(rows.max()), places=3, bold=top)
     ax.axhline(h - 0.5, color=PALETTE[1], lw=2.5)
-    ax.set_yticks(range(h + 1), [f"head {i + 1}" for i in range(h)] + ["one wide head"])
-    ax.set_xticks(range(k_len), [str(j + 1) for j in range(k_len)])
+    ax.set_yticks(range(h + 1), [f"H{i}" for i in range(h)] + ["one wide head"])
+    ax.set_xticks(range(k_len), [str(j) for j in range(k_len)])
     ax.set_xlabel(
-        f"weights of query token {contrast.query_number} over the key tokens "
+        f"weights of query token {contrast.query} over the key tokens "
         "(bold: largest of the row)"
     )
     ax.xaxis.tick_top()
@@ -201,4 +201,121 @@ def one_vs_many(contrast: Contrast) -> Figure:
     ax.tick_params(length=0)
     for spine in ax.spines.values():
         spine.set_visible(False)
+    return fig
+
+
+def whole_layer(w: WholeLayer) -> Figure:
+    """The whole layer in one picture, every arrow labelled with its array's shape:
+    X → W_Q, W_K, W_V → split into h heads → h attention maps → concatenate → W_O.
+
+    Drawn from ``mha.pages.multi_head.whole_layer()``: the shapes are the arrays'
+    shapes, the maps the layer's attention weights (rows: queries, columns: keys).
+
+    ```python
+    from mha.figures.multi_head import whole_layer
+    from mha.pages.multi_head import whole_layer as run
+
+    fig = whole_layer(run())
+    assert len(fig.axes[0].images) == 8  # one attention map per head
+    ```
+    """
+    h, _, d_k = w.q_heads.shape
+    width, x_unit, y_unit = 5.2, 0.52, 0.4  # inches; 10 x-units across
+    fig, ax = new_figure(width, 1.0)
+    ax.axis("off")
+    size = 9
+
+    def box(x: float, y: float, span: float, text: str, colour: str) -> None:
+        ax.add_patch(
+            Rectangle(
+                (x - span / 2, y - 0.5),
+                span,
+                1.0,
+                facecolor=to_rgba(colour, 0.15),
+                edgecolor=colour,
+                lw=0.8,
+            )
+        )
+        ax.text(x, y, text, ha="center", va="center", fontsize=size, color=INK)
+
+    def arrow(x: float, y0: float, y1: float, label: str = "") -> None:
+        ax.add_patch(
+            FancyArrowPatch(
+                (x, y0), (x, y1), arrowstyle="-|>", mutation_scale=9, lw=0.8, color=INK
+            )
+        )
+        if label:
+            ax.text(
+                x + 0.15,
+                (y0 + y1) / 2,
+                label,
+                ha="left",
+                va="center",
+                fontsize=size,
+                color=INK,
+            )
+
+    def shape(a: np.ndarray) -> str:
+        return "(" + ", ".join(str(d) for d in a.shape) + ")"
+
+    box(5, -0.5, 9.6, "X: " + " ".join(w.tokens), PALETTE[4])
+    arrow(5, -1.0, -2.0, shape(w.x))
+    projections = ((1.7, "Q", w.q, w.layer.w_q), (5, "K", w.k, w.layer.w_k))
+    projections += ((8.3, "V", w.v, w.layer.w_v),)
+    for x0, name, result, weight in projections:
+        box(x0, -2.5, 3.1, f"× W_{name} {shape(weight)}", PALETTE[0])
+        arrow(x0, -3.0, -4.0, shape(result))
+        box(x0, -4.5, 3.1, name, PALETTE[0])
+        arrow(x0, -5.0, -6.0)
+    box(
+        5,
+        -6.5,
+        9.6,
+        f"split into h = {h} heads H0 … H{h - 1} of d_k = {d_k}",
+        PALETTE[0],
+    )
+    arrow(5, -7.0, -7.8, f"Q_i, K_i, V_i: {shape(w.q_heads)} each")
+    ax.text(
+        5,
+        -8.2,
+        f"each head: softmax(Q_i K_iᵀ / √{d_k}), all {shape(w.weights)}",
+        ha="center",
+        va="center",
+        fontsize=size,
+        color=INK,
+    )
+    cols, cell = 4, 1.9
+    cell_y = cell * x_unit / y_unit  # square maps
+    top = -8.7
+    for i in range(h):
+        row, col = divmod(i, cols)
+        x0, y0 = 0.45 + col * 2.4, top - row * (cell_y + 0.9)
+        ax.imshow(
+            w.weights[i],
+            cmap=CMAP,
+            vmin=0,
+            vmax=float(w.weights.max()),
+            extent=(x0, x0 + cell, y0 - cell_y, y0),
+            interpolation="nearest",
+        )
+        ax.text(
+            x0 + cell / 2,
+            y0 - cell_y - 0.1,
+            f"H{i}",
+            ha="center",
+            va="top",
+            fontsize=size,
+            color=INK,
+        )
+    y = top - (-(-h // cols)) * (cell_y + 0.9) + 0.2
+    arrow(5, y, y - 1.0, f"× V_i: {shape(w.heads)}")
+    box(5, y - 1.5, 9.6, f"concatenate the {h} heads", PALETTE[2])
+    arrow(5, y - 2.0, y - 3.0, shape(w.concat))
+    box(5, y - 3.5, 9.6, f"× W_O {shape(w.layer.w_o)}", PALETTE[2])
+    arrow(5, y - 4.0, y - 5.0, "output " + shape(w.out))
+    bottom = y - 5.2
+    ax.set_xlim(0, 10)
+    ax.set_ylim(bottom, 0.1)
+    ax.set_aspect("auto")
+    fig.set_size_inches(width, (0.1 - bottom) * y_unit)
     return fig

@@ -1,6 +1,6 @@
 """The multi-head mechanism on one seeded layer: heads, their writes through W_O.
 
-Page: ``docs/multi-head.md``.
+Page: ``docs/multi-head.md`` (the whole-layer figure is also on the home page).
 
 Input data: ``MultiHeadAttention(d_model=8, n_heads=4)`` and six tokens, all drawn
 from ``np.random.default_rng(SEED)``. Everything here goes through the layer's
@@ -16,8 +16,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha.heads import split_heads
+from mha.attention import scaled_dot_product_attention
+from mha.data import published
+from mha.heads import merge_heads, split_heads
 from mha.layer import MultiHeadAttention
+from mha.support.claims import Claim, check
+from mha.worked import cat_mat
 
 D_MODEL, N_HEADS, N_TOKENS, SEED = 8, 4, 6, 7
 SPLIT_TOKENS = 3  # tokens of the reshape figure (the code block below it too)
@@ -185,24 +189,24 @@ def wide_head(layer: MultiHeadAttention) -> MultiHeadAttention:
 class Contrast:
     """One query's weights under h heads and under one wide head with the same weights."""
 
-    query: int  # 0-based position of the query
+    query: int  # position of the query, from 0
     heads: np.ndarray  # (h, k_len) each head's distribution over the keys
     wide: np.ndarray  # (k_len,) the wide head's one distribution
 
     @property
-    def query_number(self) -> int:
-        """The query as a reader counts tokens, from 1."""
-        return self.query + 1
-
-    @property
     def head_tops(self) -> list[int]:
-        """For each head, the token (counted from 1) it gives the largest weight."""
-        return [int(j) + 1 for j in self.heads.argmax(axis=-1)]
+        """For each head, the token position (from 0) it gives the largest weight."""
+        return [int(j) for j in self.heads.argmax(axis=-1)]
 
     @property
     def wide_top(self) -> int:
-        """The token (counted from 1) the wide head gives the largest weight."""
-        return int(self.wide.argmax()) + 1
+        """The token position (from 0) the wide head gives the largest weight."""
+        return int(self.wide.argmax())
+
+    @property
+    def tops_differ(self) -> bool:
+        """Whether the heads' largest weights fall on more than one token."""
+        return len(set(self.head_tops)) > 1
 
 
 def one_vs_many(layer: MultiHeadAttention, x: np.ndarray) -> Contrast:
@@ -224,3 +228,358 @@ def one_vs_many(layer: MultiHeadAttention, x: np.ndarray) -> Contrast:
     distinct = [len(set(tops[:, t].tolist())) for t in range(tops.shape[1])]
     query = int(np.argmax(distinct))
     return Contrast(query=query, heads=weights[:, query], wide=wide[0, query])
+
+
+# The whole layer at the base Transformer's shape, on the cat sentence.
+BASE = published.model("Transformer base")
+
+
+def _positions(n: int, d_model: int) -> np.ndarray:
+    """The base Transformer's sinusoidal position encodings, ``(n, d_model)``."""
+    angles = np.arange(n)[:, None] / 10000 ** (np.arange(0, d_model, 2) / d_model)
+    encoding = np.zeros((n, d_model))
+    encoding[:, 0::2], encoding[:, 1::2] = np.sin(angles), np.cos(angles)
+    return encoding
+
+
+@dataclass(frozen=True)
+class WholeLayer:
+    """Every array of one forward pass, step by step, through the layer's weights."""
+
+    layer: MultiHeadAttention
+    tokens: tuple[str, ...]
+    x: np.ndarray  # (n, d_model) token embeddings + positions
+    q: np.ndarray  # (n, d_model) X W_Q, and likewise k, v
+    k: np.ndarray
+    v: np.ndarray
+    q_heads: np.ndarray  # (h, n, d_k) split_heads(q), and likewise k_heads, v_heads
+    k_heads: np.ndarray
+    v_heads: np.ndarray
+    weights: np.ndarray  # (h, n, n) one attention map per head
+    heads: np.ndarray  # (h, n, d_k) each head's output
+    concat: np.ndarray  # (n, h d_k)
+    out: np.ndarray  # (n, d_model) concat W_O
+
+    @property
+    def matches_layer(self) -> bool:
+        """Whether the steps give what the layer's own call gives."""
+        out, weights = self.layer(self.x)
+        return bool(np.allclose(out, self.out) and np.allclose(weights, self.weights))
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        """n, d_model, h, d_k, read off the arrays."""
+        h, n, d_k = self.q_heads.shape
+        return {"n": n, "d_model": self.x.shape[-1], "h": h, "d_k": d_k}
+
+
+def whole_layer(rng: np.random.Generator | None = None) -> WholeLayer:
+    """One seeded ``MultiHeadAttention`` at the base Transformer's shape on the cat
+    sentence: each step of its forward pass, from the layer's public weights.
+
+    The embeddings are a seeded random vector per word (the two "the" share one) plus
+    the sinusoidal position encoding, as in the base Transformer.
+
+    ```python
+    from mha.pages.multi_head import whole_layer
+
+    w = whole_layer()
+    assert w.sizes == {"n": 8, "d_model": 512, "h": 8, "d_k": 64} and w.matches_layer
+    ```
+    """
+    rng = np.random.default_rng(SEED) if rng is None else rng
+    d_model, h = BASE.d_model, BASE.n_heads
+    layer = MultiHeadAttention(d_model, h, rng=rng)
+    words = {word: rng.standard_normal(d_model) for word in cat_mat.VOCAB}
+    x = np.stack([words[t] for t in cat_mat.TOKENS])
+    x = x + _positions(len(cat_mat.TOKENS), d_model)
+    q, k, v = x @ layer.w_q, x @ layer.w_k, x @ layer.w_v
+    q_heads, k_heads, v_heads = (split_heads(a, h) for a in (q, k, v))
+    heads, weights = scaled_dot_product_attention(q_heads, k_heads, v_heads)
+    concat = merge_heads(heads)
+    return WholeLayer(
+        layer=layer,
+        tokens=cat_mat.TOKENS,
+        x=x,
+        q=q,
+        k=k,
+        v=v,
+        q_heads=q_heads,
+        k_heads=k_heads,
+        v_heads=v_heads,
+        weights=weights,
+        heads=heads,
+        concat=concat,
+        out=concat @ layer.w_o,
+    )
+
+
+def column_block(w: np.ndarray, i: int, n_heads: int) -> np.ndarray:
+    """``W^(i)``: the columns ``i*d_k:(i+1)*d_k`` of ``w (d_model, h*d_k)``, head i's.
+
+    ```python
+    import numpy as np
+    from mha.pages.multi_head import column_block
+
+    w = np.arange(12.0).reshape(2, 6)
+    assert column_block(w, 1, 3).tolist() == [[2.0, 3.0], [8.0, 9.0]]
+    ```
+    """
+    if not 0 <= i < n_heads:
+        raise ValueError(f"i: expected a head from 0 to {n_heads - 1}, got {i!r}")
+    d_k = w.shape[-1] // n_heads
+    return w[:, i * d_k : (i + 1) * d_k]
+
+
+def cross_attention(
+    layer: MultiHeadAttention, x: np.ndarray, memory: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Cross-attention through ``layer``'s weights: queries from ``x (n, d_model)``,
+    keys and values from ``memory (m, d_model)``; returns ``(out (n, d_model),
+    weights (h, n, m))``. ``cross_attention(layer, x, x)`` is ``layer(x)``.
+
+    ``MultiHeadAttention.__call__`` is self-attention (one input); the same weights
+    read two sequences here.
+
+    ```python
+    import numpy as np
+    from mha.pages.multi_head import cross_attention, example
+
+    layer, x = example()
+    out, weights = cross_attention(layer, x[:2], x)
+    assert out.shape == (2, 8) and weights.shape == (4, 2, 6)
+    assert np.allclose(cross_attention(layer, x, x)[0], layer(x)[0])
+    ```
+    """
+    if layer.n_kv_heads != layer.n_heads:
+        raise ValueError(
+            f"layer: expected one K/V head per query head, got n_heads={layer.n_heads} "
+            f"and n_kv_heads={layer.n_kv_heads}"
+        )
+    if memory.shape[-1] != x.shape[-1]:
+        raise ValueError(
+            f"memory: expected width {x.shape[-1]} like x, got shape {memory.shape}"
+        )
+
+    def project(a: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
+        return split_heads(a @ w + (0 if b is None else b), layer.n_heads)
+
+    heads, weights = scaled_dot_product_attention(
+        project(x, layer.w_q, layer.b_q),
+        project(memory, layer.w_k, layer.b_k),
+        project(memory, layer.w_v, layer.b_v),
+    )
+    out = merge_heads(heads) @ layer.w_o
+    return (out if layer.b_o is None else out + layer.b_o), weights
+
+
+# Cross-attention on the page: three "decoder" tokens read the example's six tokens.
+N_QUERIES = 3
+
+
+@dataclass(frozen=True)
+class SelfAndCross:
+    """The page's layer run as self-attention and as cross-attention."""
+
+    self_weights: np.ndarray  # (h, m, m)
+    cross_weights: np.ndarray  # (h, n, m)
+    cross_out: np.ndarray  # (n, d_model)
+    same_as_self: bool  # cross_attention(layer, x, x) == layer(x)
+
+
+def self_and_cross() -> SelfAndCross:
+    """The example layer on its own tokens, and with ``N_QUERIES`` other tokens asking.
+
+    ```python
+    from mha.pages.multi_head import self_and_cross
+
+    r = self_and_cross()
+    assert r.self_weights.shape == (4, 6, 6) and r.cross_weights.shape == (4, 3, 6)
+    ```
+    """
+    layer, memory = example()
+    queries = np.random.default_rng(SEED + 1).standard_normal((N_QUERIES, D_MODEL))
+    out, cross = cross_attention(layer, queries, memory)
+    _, own = layer(memory)
+    same = bool(
+        np.allclose(cross_attention(layer, memory, memory)[0], layer(memory)[0])
+    )
+    return SelfAndCross(own, cross, out, same)
+
+
+@dataclass(frozen=True)
+class Page:
+    """Every value the multi-head page (and the home page's figure) prints."""
+
+    layer: MultiHeadAttention
+    x: np.ndarray
+    bare: Dependence  # without W_O
+    mixed: Dependence  # with W_O
+    wide: MultiHeadAttention
+    contrast: Contrast
+    whole: WholeLayer
+    cross: SelfAndCross
+    params_one: int  # the example layer's parameters with one head
+    params_many: int  # ... with its n_heads
+
+
+def page() -> Page:
+    """The page's values, computed once.
+
+    ```python
+    from mha.pages.multi_head import page
+
+    p = page()
+    assert p.params_one == p.params_many and p.whole.sizes["h"] == 8
+    ```
+    """
+    layer, x = example()
+    return Page(
+        layer=layer,
+        x=x,
+        bare=dependence(without_w_o(layer), x),
+        mixed=dependence(layer, x),
+        wide=wide_head(layer),
+        contrast=one_vs_many(layer, x),
+        whole=whole_layer(),
+        cross=self_and_cross(),
+        params_one=MultiHeadAttention(D_MODEL, 1).param_count,
+        params_many=layer.param_count,
+    )
+
+
+def claims(p: Page | None = None) -> dict[str, Claim]:
+    """The page's sentences that compare computed values, checked against ``p``.
+
+    ```python
+    from mha.pages.multi_head import claims
+
+    assert all(c.holds for c in claims().values())
+    ```
+    """
+    p = page() if p is None else p
+    h = p.layer.n_heads
+    return {
+        "whole_matches": Claim(
+            "The steps give what the layer's own call gives",
+            p.whole.matches_layer,
+            "whole_layer() against layer(x)",
+        ),
+        "same_params": Claim(
+            "the same number of parameters whatever the number of heads",
+            p.params_one == p.params_many,
+            f"{p.params_one} with one head, {p.params_many} with {h}",
+        ),
+        "bare_own": Claim(
+            "Without $W_O$, changing a head moves its own slice only",
+            p.bare.slices_moved.tolist() == [1] * h and p.bare.outside_own_slice == 0,
+            f"slices moved {p.bare.slices_moved.tolist()}",
+        ),
+        "mixed_every": Claim(
+            "With $W_O$, every head moves every slice",
+            p.mixed.slices_moved.tolist() == [h] * h,
+            f"slices moved {p.mixed.slices_moved.tolist()}",
+        ),
+        "wide_same": Claim(
+            "as many as",
+            p.wide.param_count == p.layer.param_count,
+            f"{p.wide.param_count} vs {p.layer.param_count}",
+        ),
+        "tops_differ": Claim(
+            "each head's largest weight falls on a different token",
+            len(set(p.contrast.head_tops)) == h,
+            f"tops {p.contrast.head_tops}",
+        ),
+        "cross_is_self": Claim(
+            "Self-attention is the special case where both inputs are the same "
+            "sequence: given the same tokens twice, the cross-attention code returns "
+            "the layer's own output",
+            p.cross.same_as_self,
+            "cross_attention(layer, x, x) against layer(x)",
+        ),
+    }
+
+
+def whole_layer_alt(w: WholeLayer) -> str:
+    """The whole-layer figure's alt text, from the run's shapes (checked to be the
+    layer's own).
+
+    ```python
+    from mha.pages.multi_head import whole_layer, whole_layer_alt
+
+    assert "(8, 512)" in whole_layer_alt(whole_layer())
+    ```
+    """
+    check(
+        Claim("the figure's steps are the layer's", w.matches_layer, "matches_layer"),
+        "mha.pages.multi_head.whole_layer_alt",
+    )
+    s = w.sizes
+    return (
+        f"The whole multi-head attention layer, top to bottom: the {s['n']} tokens "
+        f"of the cat sentence as X of shape ({s['n']}, {s['d_model']}); three "
+        f"projections W_Q, W_K, W_V, each ({s['d_model']}, {s['d_model']}), give "
+        f"Q, K and V of shape ({s['n']}, {s['d_model']}); each is split into "
+        f"{s['h']} heads of d_k = {s['d_k']}; {s['h']} small attention maps, "
+        f"H0 to H{s['h'] - 1}, each {s['n']} by {s['n']}; the heads' outputs are "
+        f"concatenated back to ({s['n']}, {s['d_model']}) and multiplied by W_O "
+        "into the output of the same shape."
+    )
+
+
+def alt(p: Page) -> dict[str, str]:
+    """The figures' alt texts; the results they state are checked as claims.
+
+    ```python
+    from mha.pages.multi_head import alt, page
+
+    assert "H0" in alt(page())["whole_layer"]
+    ```
+    """
+    c = claims(p)
+    for name in ("bare_own", "mixed_every", "tops_differ"):
+        check(c[name], f"mha.pages.multi_head.alt ({name})")
+    return {
+        "whole_layer": whole_layer_alt(p.whole),
+        "split_heads_reshape": (
+            "A grid with one row per token and one column per feature, each cell "
+            "showing its position in the array, the columns coloured by the head that "
+            "owns them. An arrow labelled reshape, swap axes leads to one small grid "
+            "per head, holding exactly the numbers of that head's coloured columns, in "
+            "the same order."
+        ),
+        "head_dependence": (
+            "Two heatmaps of how far each output slice moves when one head changes. "
+            "Without W_O only the diagonal is non-zero: each head moves its own slice "
+            "and no other. With W_O every cell is non-zero: every head moves every "
+            "slice."
+        ),
+        "one_vs_many": (
+            "A heatmap of one query's attention weights over the key tokens, one row "
+            "per head and a last row for the wide head. Each head's largest weight "
+            "falls on a different token; the wide head has a single row, one "
+            "distribution."
+        ),
+    }
+
+
+CAPTIONS = {
+    "whole_layer": (
+        "The whole layer at the base Transformer's shape on the cat sentence, each "
+        "arrow labelled with the shape of the array it carries. Follow one token down: "
+        "one row of X becomes one row in each head's map (rows are queries, columns "
+        "keys, both in sentence order), and one row of the output."
+    ),
+    "split_heads_reshape": (
+        "Splitting into heads is a reshape. Look at the colours: each head's grid holds "
+        "its own columns of x, unchanged."
+    ),
+    "head_dependence": (
+        "How far each output slice moves when one head changes. Look at the left "
+        "panel's empty off-diagonal: without W_O the heads never mix."
+    ),
+    "one_vs_many": (
+        "One query's weights in each head and in one wide head with the same "
+        "parameters. Look at the bold cells: each head picks its own token."
+    ),
+}

@@ -1,0 +1,54 @@
+"""The home page opens with the whole layer, teaches, gives a reading order; the
+notebooks a student downloads carry their outputs and install mha themselves."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import yaml
+
+from mha.pages import index
+from tests.conftest import ROOT
+
+NOTEBOOKS = sorted((ROOT / "docs" / "notebooks").glob("*.py"))
+
+
+def _article(built_site: Path, page: str = "") -> str:
+    html = (built_site / page / "index.html").read_text()
+    return re.search(r"<article.*?</article>", html, re.S).group()
+
+
+def test_home_opens_with_the_whole_layer_figure(built_site: Path) -> None:
+    article = _article(built_site)
+    after_h1 = article[article.index("</h1>") + len("</h1>") :].lstrip()
+    assert after_h1.startswith('<figure class="mha" id="figure-1">')
+    figure = after_h1[: after_h1.index("</figure>")]
+    home = index.home()
+    assert 'aria-label="The whole multi-head attention layer' in figure
+    assert "(8, 512)" in figure and "(8, 8, 64)" in figure  # shapes on the arrows
+    assert "<figcaption><strong>Figure 1.</strong>" in figure
+    assert home.whole.sizes == {"n": 8, "d_model": 512, "h": 8, "d_k": 64}
+
+
+def test_home_teaches_then_orders_the_reading(built_site: Path) -> None:
+    article = _article(built_site)
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", article))
+    assert "one distribution over the sentence" in text
+    assert "for exactly the same number of parameters" in text
+    order = [m for m in re.findall(r'href="([^"#]+)"', article) if "://" not in m]
+    core = ["attention/", "multi-head/", "cricket/", "cost/"]
+    positions = [next(i for i, h in enumerate(order) if h.endswith(c)) for c in core]
+    assert positions == sorted(positions)  # the core path, in order
+    # the promise and the module table come after the reading order
+    assert text.index("Reading order") < text.index("The promise")
+    assert text.index("Reading order") < text.index("The code")
+    default = yaml.safe_load((ROOT / "mkdocs.yml").read_text().replace("!ENV", ""))
+    repo = os.environ.get("REPO_URL", default["repo_url"][1])
+    first_paragraphs = article[: article.index("Reading order")]
+    assert f'href="{repo}"' in first_paragraphs  # the repository, near the top
+
+
+def test_home_claims_hold() -> None:
+    assert all(c.holds for c in index.claims().values())
