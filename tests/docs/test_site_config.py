@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import material
 import pytest
 import yaml
 from mkdocs.config import load_config
@@ -131,3 +132,16 @@ def test_every_page_links_its_source_and_the_home_page_the_repository(
         html = (built_site / stem / "index.html").read_text()
         assert f'href="{repo}/edit/main/docs/{source}"' in html, source
         assert f'href="{repo}/raw/main/docs/{source}"' in html, source
+        assert 'data-md-component="source"' not in html, source
+
+
+def test_the_repository_link_differs_from_materials_only_by_fetching_nothing():
+    """Material's script fetches a GitHub repository's stars and latest release from
+    api.github.com for a link marked data-md-component="source"; ours is not marked."""
+    partial = "partials/source.html"
+    theirs = (Path(material.__file__).parent / "templates" / partial).read_text()
+    ours = (ROOT / "docs" / "_theme" / partial).read_text()
+    marker = ' data-md-component="source"'
+    assert marker in theirs, "Material's source partial changed: re-copy it"
+    body = theirs.split("-#}\n", 1)[1].replace(marker, "")
+    assert ours.split("-#}\n", 1)[1] == body, "docs/_theme/partials/source.html drifted"
