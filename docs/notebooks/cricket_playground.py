@@ -42,18 +42,20 @@ def show(example, title):
 show(solve(), "the example as given")
 
 # %% [markdown]
-# ## Make "century" look like a name
+# ## Make "century" look like Kohli
 #
-# Head A only sees the first two dimensions (name and pronoun features). Give the
-# key of "century" a name-like first coordinate, as strong as the one of "Kohli":
-# head A now has two candidates, while head B, which cannot see those dimensions,
-# does not move at all.
+# Head A only sees the first two columns (name and pronoun features). Give the key of
+# "century" the same two coordinates as the key of "Kohli": head A now has two
+# candidates, with equal weights, while head B, which cannot see those columns, does
+# not move at all.
 
 # %%
 keys = K.copy()
-keys[2, 0] = K[0, 0]  # "century" gets Kohli's name feature
+keys[2, :2] = K[0, :2]  # "century" gets Kohli's name and pronoun features
 changed = solve(k=keys)
-show(changed, "century with a name feature")
+show(changed, "century with Kohli's features")
+kohli, century = changed.head_a.weights[0], changed.head_a.weights[2]
+assert np.isclose(kohli, century)  # head A: two candidates, a tie
 assert np.allclose(changed.head_b.weights, solve().head_b.weights)  # B is blind to it
 
 # %% [markdown]
@@ -61,7 +63,7 @@ assert np.allclose(changed.head_b.weights, solve().head_b.weights)  # B is blind
 #
 # Change the query instead: a "his" that asks only for topic features (its first two
 # coordinates set to zero). Head A then has nothing to compare and spreads its weight
-# evenly; head B is unchanged.
+# evenly (the assertion below checks it); head B is unchanged.
 
 # %%
 query = Q_HIS.copy()

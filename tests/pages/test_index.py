@@ -3,10 +3,12 @@ notebooks a student downloads carry their outputs and install mha themselves."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 
 from mha.pages import index
@@ -52,3 +54,29 @@ def test_home_teaches_then_orders_the_reading(built_site: Path) -> None:
 
 def test_home_claims_hold() -> None:
     assert all(c.holds for c in index.claims().values())
+
+
+@pytest.mark.parametrize("source", NOTEBOOKS, ids=lambda p: p.name)
+def test_the_notebook_download_runs_for_a_student(built_site: Path, source: Path):
+    page = built_site / "notebooks" / source.stem
+    notebook = json.loads((page / f"{source.stem}.ipynb").read_text())
+    first, *cells = notebook["cells"]
+    default = yaml.safe_load((ROOT / "mkdocs.yml").read_text().replace("!ENV", ""))
+    repo = os.environ.get("REPO_URL", default["repo_url"][1]).rstrip("/")
+    install = "".join(first["source"])
+    assert first["cell_type"] == "code"
+    assert f'%pip install "git+{repo}"' in install and "import mha" in install
+    code = [c for c in cells if c["cell_type"] == "code"]
+    assert code and all(c["outputs"] for c in code)  # executed at build, outputs kept
+    assert [c["execution_count"] for c in code] == list(range(1, len(code) + 1))
+    site = os.environ.get("SITE_URL", default["site_url"][1])
+    for cell in cells:
+        for link in re.findall(r"\]\(([^)\s]+)\)", "".join(cell["source"])):
+            assert link.startswith(site), link  # absolute, under the site's address
+    assert all("execution" not in c["metadata"] for c in notebook["cells"])
+
+
+def test_a_notebook_tie_is_a_tie() -> None:
+    """The cricket notebook says head A has two candidates: they tie (its assert)."""
+    text = (ROOT / "docs" / "notebooks" / "cricket_playground.py").read_text()
+    assert "head A now has two" in text and "assert np.isclose(kohli, century)" in text
