@@ -1,47 +1,76 @@
-"""The drift guard: no page holds a number typed by hand (see tests/docs/drift.py)."""
+"""The drift guard (mha.support.drift): no page holds a number typed by hand.
 
+The build runs it on every page it builds (docs/_glue/drift.py); these tests plant
+each kind of hand-typed number and check it is refused with its line, in-process and,
+for a few, by `mkdocs build` end to end.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
-from tests.docs.drift import load_allowlist, notebook_markdown, numbers, scan
+from mha.support.drift import (
+    Entry,
+    call_literals,
+    check,
+    load_allowlist,
+    notebook_markdown,
+    numbers,
+    report,
+    scan,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
-ALLOWLIST = Path(__file__).with_name("drift_allowlist.toml")
+
+
+def texts(markdown: str) -> list[str]:
+    return [f.text for f in numbers(markdown)]
 
 
 def test_no_page_holds_a_hand_typed_number():
-    findings = scan(ROOT / "docs", load_allowlist(ALLOWLIST))
-    assert not findings, (
-        "hand-typed numbers (use a macro, or allowlist with a reason):\n"
-        + "\n".join(f"  docs/{f.page}:{f.line}: {f.text}" for f in findings)
-    )
+    findings = scan(ROOT / "docs", load_allowlist())
+    assert not findings, report(findings)
 
 
 @pytest.mark.parametrize(
-    "planted",
+    "planted, number",
     [
-        "Head A puts 0.768 of its weight on Kohli.",  # a decimal
-        "Head A puts 76.8% of its weight on Kohli.",  # a percentage
-        "The score matrix costs 5,120,000 multiply-adds.",  # a comma integer
-        "| head A | 3 |",  # a table cell
-        "!!! note\n    The weight is 0.45 here.",  # an admonition
-        "A cost of -2 is impossible.",  # a signed number
-        "Costs $5120000$ multiply-adds.",  # a multi-digit number in math
+        ("Head A puts 0.768 of its weight on Kohli.", "0.768"),  # a decimal
+        ("Head A puts 76.8% of its weight on Kohli.", "76.8%"),  # a percentage
+        ("The score matrix costs 5,120,000 multiply-adds.", "5,120,000"),
+        ("| head A | 3 |", "3"),  # a table cell
+        ("!!! note\n    The weight is 0.45 here.", "0.45"),  # an admonition
+        ("A cost of -2 is impossible.", "-2"),  # a signed number
+        ("Costs $5120000$ multiply-adds.", "5120000"),  # a multi-digit number in math
+        ("The cache takes 12 GB at that length.", "12"),  # a unit after a space
+        ("Grouped queries make it 10x smaller.", "10x"),  # a unit glued on
+        ("A step takes 3ms and 2.5s in all.", "3ms"),
+        ("The weights fill 12GB.", "12GB"),
+        ("A learning rate of 1e-4 works.", "1e-4"),  # scientific notation
+        ("Scores of 2.5E+3 overflow.", "2.5E+3"),
     ],
 )
-def test_the_guard_catches_a_planted_number(planted):
-    assert numbers("# Page\n\nSome prose.\n\n" + planted + "\n")
+def test_the_guard_catches_a_planted_number(planted, number):
+    assert number in texts("# Page\n\nSome prose.\n\n" + planted + "\n")
 
 
 @pytest.mark.parametrize(
     "clean",
     [
         "GPT-2 and Llama-2 70B use d_k and W_O.",
+        "SmolLM2-135M and Qwen2.5 7B are names.",
         "See arXiv 1706.03762 and [the paper](https://arxiv.org/abs/1706.03762).",
         "The weight is {{ cricket.head_a.weights[0] | dec }}.",
+        "The weight is {{ rows[3].weights | dec(2) }} and {{ x | pct(1) }}.",
+        "{{ head_table(cricket.head_a) | indent(4) }}",
         "Run `layer(x, n_heads=8)` first.",
         "```python\nx = 0.768\n```",
+        '```python exec="on" result="text"\nprint(0.768)\n```',
         "1. First step\n2. Second step",
         "The formula $4 d^2 + 4 d$ and $\\sqrt{d_k}$.",
         "reached his century in the 47th over",
@@ -53,26 +82,122 @@ def test_the_guard_leaves_identifiers_code_and_macros_alone(clean):
     assert numbers(clean) == []
 
 
+@pytest.mark.parametrize(
+    "template, literal",
+    [
+        ("{{ accounting.param_count(4, 1) | thousands }}", ["4", "1"]),
+        ("{{ figure('cost.x', alt, data, 3) }}", ["3"]),
+        ("{% set two = sweep.result(n=2) %}", ["2"]),
+        ("{{ f(g(0.5)) }}", ["0.5"]),
+        ("{{ x | round(2) }}", ["2"]),  # not a formatting filter of the site
+    ],
+)
+def test_a_literal_passed_to_a_call_is_hand_typed(template, literal):
+    assert [text for _, text in call_literals(template)] == literal
+    assert texts(template) == literal
+
+
+def test_a_literal_in_a_call_is_found_on_its_line_with_its_fix():
+    page = "# Cricket\n\nprose\n\n{{ accounting.param_count(4, 1) }} parameters\n"
+    found = numbers(page, "cricket.md")
+    assert [(f.line, f.text) for f in found] == [(5, "4"), (5, "1")]
+    assert "mha.pages.cricket" in found[0].fix
+    assert str(found[0]).startswith("docs/cricket.md:5: '4': ")
+
+
+def test_hand_typed_output_in_a_text_block_is_refused():
+    page = "Prose.\n\n```text\ntensor([0.768, 0.232])\n```\n\n```\n12 GB\n```\n"
+    assert [(f.line, f.text) for f in numbers(page)] == [
+        (4, "0.768"),
+        (4, "0.232"),
+        (8, "12"),
+    ]
+    assert "exec" in numbers(page)[0].fix
+
+
 def test_line_numbers_point_at_the_number():
-    assert numbers("```\n1.5\n```\nprose\n\nweight 0.5 here") == [(6, "0.5")]
+    found = numbers("```python\n1.5\n```\nprose\n\nweight 0.5 here")
+    assert [(f.line, f.text) for f in found] == [(6, "0.5")]
 
 
-def test_the_allowlist_excuses_exact_strings_on_its_page(tmp_path):
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.md").write_text("Vaswani et al. (2017) used 0.1 dropout.\n")
+YEAR = Entry("a.md", "2017", "Vaswani et al. (2017)", "the year of a citation")
+
+
+def test_an_entry_excuses_its_number_only_where_its_fragment_stands():
+    page = "Vaswani et al. (2017) used\ndropout.\n\nIn 2017 the cost was 0.1.\n"
+    assert [(f.line, f.text) for f in check(page, "a.md", [YEAR])] == [
+        (4, "2017"),
+        (4, "0.1"),
+    ]
+
+
+def test_a_fragment_may_wrap_across_lines():
+    page = "as Vaswani et\nal. (2017) found\n"
+    assert check(page, "a.md", [YEAR]) == []
+
+
+def test_an_entry_whose_fragment_is_gone_fails():
+    found = check("Nothing cited here.\n", "a.md", [YEAR])
+    assert [(f.line, f.text) for f in found] == [(0, "2017")]
+    assert "no longer occurs" in found[0].fix
+
+
+def test_an_entry_that_excuses_nothing_fails():
+    entry = Entry("a.md", "2018", "Vaswani et al. (2017)", "a wrong year")
+    found = check("Vaswani et al. (2017) wrote.\n", "a.md", [YEAR, entry])
+    assert [f.text for f in found] == ["2018"] and "excuses no number" in found[0].fix
+
+
+@pytest.mark.parametrize("missing", ["page", "text", "fragment", "reason"])
+def test_an_allowlist_entry_needs_every_field(tmp_path, missing):
+    fields = {"page": "a.md", "text": "2017", "fragment": "(2017)", "reason": "year"}
+    fields[missing] = ""
     allow = tmp_path / "allow.toml"
-    allow.write_text('[[allow]]\npage = "a.md"\ntext = "2017"\nreason = "year"\n')
-    assert [f.text for f in scan(docs, load_allowlist(allow))] == ["0.1"]
-
-
-def test_an_allowlist_entry_needs_a_reason(tmp_path):
-    allow = tmp_path / "allow.toml"
-    allow.write_text('[[allow]]\npage = "a.md"\ntext = "2017"\nreason = ""\n')
-    with pytest.raises(ValueError, match="no reason"):
+    allow.write_text(
+        "[[allow]]\n" + "".join(f'{k} = "{v}"\n' for k, v in fields.items())
+    )
+    with pytest.raises(ValueError, match=f"no {missing}"):
         load_allowlist(allow)
 
 
 def test_notebook_markdown_cells_are_prose():
     source = "# %% [markdown]\n# The weight is 0.768.\n\n# %%\nx = 0.5\n"
-    assert [n for _, n in numbers(notebook_markdown(source))] == ["0.768"]
+    assert texts(notebook_markdown(source)) == ["0.768"]
+
+
+def _build_with_the_hook(tmp_path: Path, page: str) -> subprocess.CompletedProcess:
+    """Build a one-page site (page ``planted.md``) with the drift hook only."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "planted.md").write_text(page)
+    config = {
+        "site_name": "planted",
+        "docs_dir": str(tmp_path / "docs"),
+        "site_dir": str(tmp_path / "site"),
+        "hooks": [str(ROOT / "docs" / "_glue" / "drift.py")],
+    }
+    (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump(config))
+    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-q"]
+    return subprocess.run(
+        [*command, "-f", str(tmp_path / "mkdocs.yml")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+
+
+def test_the_build_refuses_hand_typed_numbers_naming_file_line_and_fix(tmp_path):
+    page = (
+        "# Planted\n\nThe cache takes 12 GB.\n\nGrouped queries make it 10x smaller.\n"
+        "\n{{ accounting.param_count(4, 1) }}\n"
+    )
+    result = _build_with_the_hook(tmp_path, page)
+    assert result.returncode != 0
+    for where in ("planted.md:3: '12'", "planted.md:5: '10x'", "planted.md:7: '4'"):
+        assert f"docs/{where}" in result.stderr, result.stderr[-2000:]
+    assert "compute it in mha.pages.planted" in result.stderr
+    assert not (tmp_path / "site" / "planted" / "index.html").exists()
+
+
+def test_the_build_passes_a_page_without_hand_typed_numbers(tmp_path):
+    result = _build_with_the_hook(tmp_path, "# Fine\n\nGPT-2 has `12` layers.\n")
+    assert result.returncode == 0, result.stderr[-2000:]
