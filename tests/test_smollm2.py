@@ -203,3 +203,60 @@ def test_each_layer_projects_q_k_v_with_one_product(model):
         assert a.is_fused() and a.w_qkv.shape == (576, (9 + 2 * 3) * 64)
     variant = model.map_attention(lambda attention: attention.to_gqa(1))
     assert not variant.blocks[0].attention.is_fused()  # other arrays: readable path
+
+
+def test_attentions_and_head_mask(model):
+    ids = model.encode("The cat sat on the mat. The cat sat on the mat.")
+    weights = model.attentions(ids)
+    n = len(ids)
+    assert weights.shape == (30, 9, n, n) and weights.dtype == np.float32
+    np.testing.assert_allclose(weights.sum(-1), 1, atol=1e-5)
+    assert not np.triu(weights, k=1).any()  # causal
+    keep = np.ones((30, 9))
+    np.testing.assert_allclose(model.logits(ids, keep), model.logits(ids), atol=1e-3)
+    removed = keep.copy()
+    removed[3, 4] = 0
+    trace = model.trace(ids, removed)
+    clean = model.trace(ids)
+    # layers below the removed head are untouched; its layer's write changes
+    np.testing.assert_array_equal(trace.stream[:4], clean.stream[:4])
+    assert not np.allclose(trace.attention_writes[3], clean.attention_writes[3])
+    with pytest.raises(ValueError, match="head_mask"):
+        model.logits(ids, np.ones((30, 8)))
+    with pytest.raises(ValueError, match="head_mask"):
+        model.logits(ids, np.full((30, 9), "a"))
+
+
+@pytest.mark.reference
+def test_head_scores_equal_the_reference(model, reference_model, request):
+    """The depth page's induction and previous-token scores, from transformers'
+    attention weights: equal to 1e-3 on the page's sequences for all 270 heads; on 8
+    fresh sequences the reference's five strongest induction heads hold at least four
+    of the page's five."""
+    from mha.pages import depth
+
+    torch = reference_module("torch", request.config)
+    reference_model.config._attn_implementation = "eager"  # weights come back
+
+    def reference_scores(sequences: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        induction, previous = [], []
+        for ids in sequences:
+            with torch.no_grad():
+                out = reference_model(
+                    torch.tensor([ids.tolist()]), output_attentions=True
+                )
+            weights = np.stack([a[0].numpy() for a in out.attentions]).astype(float)
+            induction.append(depth.induction_scores(weights))
+            previous.append(depth.previous_token_scores(weights))
+        return np.mean(induction, axis=0), np.mean(previous, axis=0)
+
+    scan = depth.scan()
+    induction, previous = reference_scores(depth.repeated_sequences(model))
+    np.testing.assert_allclose(induction, scan.induction, atol=1e-3, rtol=0)
+    np.testing.assert_allclose(previous, scan.previous, atol=1e-3, rtol=0)
+
+    fresh = depth.repeated_sequences(model, np.random.default_rng(2026))
+    fresh_induction, _ = reference_scores(fresh)
+    site = set(depth.strongest(scan.induction, depth.N_ABLATED))
+    reference = set(depth.strongest(fresh_induction, depth.N_ABLATED))
+    assert len(site & reference) >= depth.N_ABLATED - 1

@@ -1,0 +1,189 @@
+"""Figures of the depth page: the residual stream, the induction circuit, the trained
+models, and SmolLM2's induction heads and attention sinks.
+
+Layers and heads are numbered from 0 (``L17H3``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from mha.experiments.induction import Circuit
+from mha.figures.style import CMAP, INK, PALETTE, new_figure
+from mha.pages.depth import Scan, Task, strongest
+
+
+def residual_norms(scan: Scan) -> Figure:
+    """Per layer: the norm of the residual stream and of what each sublayer adds to it.
+
+    ```python
+    from mha.figures.depth import residual_norms
+    from mha.pages.depth import scan
+
+    assert len(residual_norms(scan()).axes[0].lines) == 3
+    ```
+    """
+    fig, ax = new_figure(5.4, 3.0)
+    layers = np.arange(len(scan.attention_norm))
+    ax.plot(
+        np.arange(len(scan.stream_norm)),
+        scan.stream_norm,
+        "o-",
+        color=PALETTE[0],
+        ms=3,
+        label="residual stream x entering the layer",
+    )
+    ax.plot(
+        layers,
+        scan.attention_norm,
+        "s-",
+        color=PALETTE[1],
+        ms=3,
+        label="attention's write",
+    )
+    ax.plot(
+        layers,
+        scan.mlp_norm,
+        "^-",
+        color=PALETTE[2],
+        ms=3,
+        label="feed-forward's write",
+    )
+    ax.set_yscale("log")
+    ax.set_xlabel("layer (the last point: after layer 29)")
+    ax.set_ylabel("mean norm (log scale)")
+    ax.legend(loc="upper left", fontsize=9)
+    return fig
+
+
+def circuit_attention(circuit: Circuit, tokens: np.ndarray) -> Figure:
+    """The built circuit's two heads on one sequence: row t is query t's attention.
+
+    ```python
+    import numpy as np
+    from mha.experiments.induction import build
+    from mha.figures.depth import circuit_attention
+
+    fig = circuit_attention(build(6, 10), np.array([3, 0, 5, 1, 4, 2, 1, 5, 0, 3]))
+    assert len(fig.axes) == 2
+    ```
+    """
+    _, weights = circuit.run(tokens[None])
+    n = len(tokens)
+    fig, axes = new_figure(5.4, 3.0, ncols=2)
+    titles = ("L0H0: previous token", "L1H0: induction")
+    labels = [f"{t}" for t in tokens]
+    for ax, w, title in zip(axes, weights, titles, strict=True):
+        ax.imshow(w[0, 0], cmap=CMAP, vmin=0, vmax=1)
+        ax.set_title(title, fontsize=10)
+        ax.set_xticks(range(n), labels, fontsize=9)
+        ax.set_yticks(range(n), labels, fontsize=9)
+        ax.set_xlabel("key token", fontsize=9)
+        ax.tick_params(length=0)
+        for spine in ax.spines.values():
+            spine.set_visible(False)
+    axes[0].set_ylabel("query token", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def training(task: Task) -> Figure:
+    """Held-out accuracy of each trained model, per seed, against chance and twice it.
+
+    ```python
+    from mha.figures.depth import training
+    from mha.pages.depth import task
+
+    assert len(training(task()).axes[0].patches) == 6  # 2 shapes x 3 seeds
+    ```
+    """
+    fig, ax = new_figure(5.4, 2.6)
+    runs = (task.one, task.two)
+    width = 0.8 / len(runs[0].accuracy)
+    for i, run in enumerate(runs):
+        for s, value in enumerate(run.accuracy):
+            ax.bar(
+                i + (s - (len(run.accuracy) - 1) / 2) * width,
+                value,
+                width * 0.9,
+                color=PALETTE[i],
+            )
+    ax.axhline(task.chance, color=INK, linestyle=":", linewidth=1)
+    ax.axhline(2 * task.chance, color=INK, linestyle="--", linewidth=1)
+    ax.text(1.5, task.chance, " chance", va="center", fontsize=9)
+    ax.text(1.5, 2 * task.chance, " twice chance", va="center", fontsize=9)
+    ax.set_xticks(range(len(runs)), [run.shape.name for run in runs], fontsize=10)
+    ax.set_xlim(-0.5, 2.3)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("held-out accuracy")
+    return fig
+
+
+def head_scores(scan: Scan, top: int) -> Figure:
+    """The induction and previous-token score of each of SmolLM2's 270 heads.
+
+    Rows are layers, columns heads; the ``top`` strongest induction heads are framed.
+
+    ```python
+    from mha.figures.depth import head_scores
+    from mha.pages.depth import scan
+
+    assert len(head_scores(scan(), 5).axes) == 3  # two grids and their colour bar
+    ```
+    """
+    n_layers, n_heads = scan.induction.shape
+    fig, axes = new_figure(4.8, 7.0, ncols=2, sharey=True)
+    image = None
+    grids = (
+        ("induction score", scan.induction),
+        ("previous-token score", scan.previous),
+    )
+    for ax, (title, grid) in zip(axes, grids, strict=True):
+        image = ax.imshow(grid, cmap=CMAP, vmin=0, vmax=1, aspect="auto")
+        ax.set_title(title, fontsize=10)
+        ax.set_xticks(range(n_heads), [str(h) for h in range(n_heads)], fontsize=9)
+        ax.set_xlabel("head", fontsize=10)
+        ax.tick_params(length=0)
+        for spine in ax.spines.values():
+            spine.set_visible(False)
+    axes[0].set_yticks(range(n_layers), [str(i) for i in range(n_layers)], fontsize=9)
+    axes[0].set_ylabel("layer", fontsize=10)
+    for layer, head in strongest(scan.induction, top):
+        axes[0].add_patch(
+            Rectangle(
+                (head - 0.5, layer - 0.5), 1, 1, fill=False, edgecolor=PALETTE[5], lw=2
+            )
+        )
+    fig.colorbar(image, ax=axes, orientation="horizontal", fraction=0.04, pad=0.08)
+    return fig
+
+
+def attention_sinks(scan: Scan) -> Figure:
+    """Per layer, the share of attention that queries put on the first token.
+
+    ```python
+    from mha.figures.depth import attention_sinks
+    from mha.pages.depth import scan
+
+    assert len(attention_sinks(scan()).axes[0].patches) == 30
+    ```
+    """
+    fig, ax = new_figure(5.4, 2.6)
+    layers = np.arange(len(scan.first_token))
+    ax.bar(layers, scan.first_token, color=PALETTE[0])
+    ax.axhline(scan.uniform_first_token, color=INK, linestyle="--", linewidth=1)
+    ax.text(
+        len(layers) - 0.5,
+        scan.uniform_first_token,
+        "if spread evenly",
+        ha="right",
+        va="bottom",
+        fontsize=9,
+    )
+    ax.set_xticks(layers[::3], [str(i) for i in layers[::3]], fontsize=9)
+    ax.set_xlabel("layer")
+    ax.set_ylabel("weight on token 0")
+    ax.set_ylim(0, 1)
+    return fig
