@@ -13,9 +13,12 @@ assert all(m.d_model % m.n_heads == 0 for m in MODELS)
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
+
+from mha.data import voita2019
 
 T = TypeVar("T", bound=Any)  # a row with a ``name``
 
@@ -38,6 +41,8 @@ class ModelShape:
     n_heads: int
     n_layers: int
     source: Source
+    params: int  # the total parameter count the source states (see mha.data.totals)
+    params_source: Source
 
     @property
     def d_k(self) -> int:
@@ -54,7 +59,15 @@ _BERT = "https://github.com/google-research/bert/blob/master/README.md"
 _GPT2 = "https://github.com/openai/gpt-2/blob/master/src/model.py"
 
 MODELS: tuple[ModelShape, ...] = (
-    ModelShape("Transformer base", 512, 8, 6, _VASWANI),
+    ModelShape(
+        "Transformer base",
+        512,
+        8,
+        6,
+        _VASWANI,
+        65_000_000,
+        Source(_VASWANI.title, _VASWANI.url, "Table 3, row 'base': params 65 x 10^6"),
+    ),
     ModelShape(
         "BERT-base",
         768,
@@ -65,6 +78,13 @@ MODELS: tuple[ModelShape, ...] = (
             _BERT,
             "BERT-Base, Uncased: 12-layer, 768-hidden, 12-heads "
             "(uncased_L-12_H-768_A-12); Devlin et al. 2018, section 3",
+        ),
+        110_000_000,
+        Source(
+            "Devlin, Chang, Lee, Toutanova 2018, BERT: Pre-training of Deep "
+            "Bidirectional Transformers for Language Understanding",
+            "https://arxiv.org/abs/1810.04805",
+            "section 3: BERT-BASE (L=12, H=768, A=12, Total Parameters=110M)",
         ),
     ),
     ModelShape(
@@ -78,6 +98,13 @@ MODELS: tuple[ModelShape, ...] = (
             "BERT-Large, Uncased: 24-layer, 1024-hidden, 16-heads "
             "(uncased_L-24_H-1024_A-16); Devlin et al. 2018, section 3",
         ),
+        340_000_000,
+        Source(
+            "Devlin, Chang, Lee, Toutanova 2018, BERT: Pre-training of Deep "
+            "Bidirectional Transformers for Language Understanding",
+            "https://arxiv.org/abs/1810.04805",
+            "section 3: BERT-LARGE (L=24, H=1024, A=16, Total Parameters=340M)",
+        ),
     ),
     ModelShape(
         "GPT-2 small",
@@ -89,6 +116,14 @@ MODELS: tuple[ModelShape, ...] = (
             _GPT2,
             "default_hparams(): n_embd=768, n_head=12, n_layer=12 "
             "(the released 124M model)",
+        ),
+        124_000_000,
+        Source(
+            "openai/gpt-2, README",
+            "https://github.com/openai/gpt-2/blob/master/README.md",
+            "the released checkpoint is named 124M (download_model.py); 'our original "
+            "parameter counts were wrong due to an error (in our previous blog posts "
+            "and paper). Thus you may have seen small referred to as 117M'",
         ),
     ),
 )
@@ -126,17 +161,12 @@ class PruningResult:
     source: Source
 
 
-VOITA_2019 = PruningResult(
-    heads_pruned=38,
-    heads_total=48,
-    bleu_drop=0.15,
-    model="Transformer base",
-    source=Source(
-        "Voita, Talbot, Moiseev, Sennrich, Titov 2019, Analyzing Multi-Head "
-        "Self-Attention: Specialized Heads Do the Heavy Lifting, the Rest Can Be Pruned",
-        "https://arxiv.org/abs/1905.09418",
-        "abstract: English-Russian WMT, 38 of 48 encoder heads pruned for 0.15 BLEU",
-    ),
+VOITA_2019 = PruningResult(  # the facts live in mha.data.voita2019, with the citation
+    heads_pruned=voita2019.PRUNED_HEADS,
+    heads_total=voita2019.ENCODER_HEADS,
+    bleu_drop=voita2019.BLEU_COST,
+    model=voita2019.MODEL,
+    source=Source(voita2019.CITATION, voita2019.URL, voita2019.WHERE),
 )
 
 
@@ -536,3 +566,9 @@ GQA_TABLE_1: tuple[SpeedQuality, ...] = (
 )
 GQA_UPTRAIN_FRACTION = 0.05  # of the original pre-training steps (section 3.1)
 GQA_GROUPS = 8  # the paper's choice (section 4)
+
+
+# Each model above must add up to the total its source states: mha.data.totals counts
+# them part by part and refuses a contradiction when imported, so data that disagrees
+# with its source fails every build that uses it.
+importlib.import_module("mha.data.totals")

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mha.data import published
+
 CITATION = (
     "Vaswani, Shazeer, Parmar, Uszkoreit, Jones, Gomez, Kaiser, Polosukhin (2017), "
     "Attention Is All You Need, NeurIPS 2017, Table 3, rows (base) and (A)"
 )
 URL = "https://arxiv.org/abs/1706.03762"
-D_MODEL = 512
+D_MODEL = published.model("Transformer base").d_model  # every row of Table 3 (A)
 
 
 @dataclass(frozen=True)

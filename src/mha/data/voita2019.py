@@ -19,6 +19,13 @@ URL = "https://arxiv.org/abs/1905.09418"
 ENCODER_HEADS = 48  # abstract
 PRUNED_HEADS = 38  # of them pruned (abstract)
 BLEU_COST = 0.15  # BLEU lost by pruning them (abstract)
+MODEL = (
+    "Transformer base"  # the shape of the pruned model (a name in mha.data.published)
+)
+WHERE = (
+    f"abstract: English-Russian WMT, {PRUNED_HEADS} of {ENCODER_HEADS} encoder heads "
+    f"pruned for {BLEU_COST} BLEU"
+)
 
 
 def pruned_share() -> float:

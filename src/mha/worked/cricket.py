@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mha.attention import softmax
+from mha.data import published
 from mha.heads import split_heads
 
 TOKENS = ("Kohli", "his", "century")
@@ -37,7 +38,9 @@ V = np.array(
     ]
 )
 # The seed's cost example: n tokens at the base Transformer's width and head count.
-COST_N, COST_D_MODEL, COST_HEADS = 100, 512, 8
+COST_N = 100
+COST_D_MODEL = published.model("Transformer base").d_model
+COST_HEADS = published.model("Transformer base").n_heads
 
 # An output projection for the "what W_O does" step: each output coordinate reads
 # from both heads (rows 0-1 are head A's, rows 2-3 head B's).

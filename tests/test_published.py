@@ -1,0 +1,158 @@
+"""Published data checks itself: every model's parts add up to the total its source states.
+
+The check (mha.data.totals) runs when mha.data.published is imported, so it runs in
+every build that prints published figures. These tests plant the faults it exists
+for: GPT-2 small given a thirteenth layer, in-process and in a real `mkdocs build`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from mha.data import published, totals
+
+ROOT = Path(__file__).resolve().parent.parent
+NAMES = [row.name for row in (*published.MODELS, *published.DECODERS)]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_published_model_carries_its_parts_with_a_source(name):
+    arch = totals.ARCHITECTURES[name]
+    assert arch.vocab > 0 and arch.d_ff > 0
+    assert arch.source.url.startswith("https://") and arch.source.where.strip()
+    assert arch.positions in {"learned", "sinusoidal", "rotary"}
+    assert (arch.learned_positions > 0) == (arch.positions == "learned")
+    b = totals.breakdown(name)
+    assert b.total == b.embeddings + b.attention + b.ffn + b.norms + b.other
+    assert b.stated_source.url.startswith("https://")
+
+
+def test_no_published_total_contradicts_its_source():
+    assert totals.contradictions() == []
+
+
+def test_counts_known_from_the_released_checkpoints():
+    """Totals of released weights, as transformers' num_parameters() reports them."""
+    assert totals.breakdown("GPT-2 small").total == 124_439_808
+    assert totals.breakdown("BERT-base").total == 109_482_240
+    assert totals.breakdown("SmolLM2-135M").total == 134_515_008
+    assert totals.breakdown("Llama-2 7B").total == 6_738_415_616
+    # Gemma's paper counts every part exactly; the non-embedding part matches to the unit
+    gemma = totals.breakdown("Gemma 2B")
+    assert gemma.attention + gemma.ffn + gemma.norms == 1_981_884_416
+
+
+def test_a_known_mismatch_is_listed_not_hidden_by_the_tolerance():
+    base = totals.breakdown("Transformer base")
+    assert abs(base.total - base.stated) > totals.tolerance(base.stated)
+    assert 62_500_000 < base.total < 63_500_000  # "about 63M" with "about 37000" tokens
+
+
+@pytest.mark.parametrize(
+    "stated, low, high",
+    [
+        (7_000_000_000, 6_500_000_000, 7_500_000_000),  # "7B"
+        (70_000_000_000, 65_000_000_000, 75_000_000_000),  # "70B"
+        (7_300_000_000, 7_250_000_000, 7_350_000_000),  # "7.3B"
+        (124_000_000, 123_500_000, 124_500_000),  # "124M"
+    ],
+)
+def test_a_nominal_size_means_its_rounding(stated, low, high):
+    assert totals.tolerance(stated) == (high - low) / 2 == stated - low
+
+
+def _with_gpt2_layers(monkeypatch, layers: int) -> None:
+    models = tuple(
+        dataclasses.replace(m, n_layers=layers) if m.name == "GPT-2 small" else m
+        for m in published.MODELS
+    )
+    monkeypatch.setattr(totals, "MODELS", models)
+
+
+def test_gpt2_small_with_13_layers_is_refused(monkeypatch):
+    _with_gpt2_layers(monkeypatch, 13)
+    found = totals.contradictions()
+    assert len(found) == 1 and found[0].startswith("GPT-2 small: ")
+    assert "131,527,680" in found[0] and "124,000,000" in found[0]
+    with pytest.raises(ValueError, match="GPT-2 small"):
+        totals._refuse_contradictions()
+
+
+def test_a_listed_mismatch_that_matches_is_refused(monkeypatch):
+    monkeypatch.setitem(totals.KNOWN_MISMATCHES, "GPT-2 small", "no longer true")
+    assert totals.contradictions() == [
+        "GPT-2 small: listed in KNOWN_MISMATCHES but its count matches"
+    ]
+
+
+def test_a_model_without_its_parts_is_refused(monkeypatch):
+    parts = {k: v for k, v in totals.ARCHITECTURES.items() if k != "Falcon-7B"}
+    monkeypatch.setattr(totals, "ARCHITECTURES", parts)
+    assert totals.contradictions() == ["Falcon-7B: no Architecture in mha.data.totals"]
+
+
+def test_the_build_refuses_gpt2_small_with_13_layers(tmp_path):
+    """End to end: a copy of src/ with the fault planted, a one-page strict build."""
+    src = tmp_path / "src"
+    shutil.copytree(
+        ROOT / "src" / "mha", src / "mha", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    data = src / "mha" / "data" / "published.py"
+    text = data.read_text()
+    planted = text.replace(
+        '"GPT-2 small",\n        768,\n        12,\n        12,',
+        '"GPT-2 small",\n        768,\n        12,\n        13,',
+    )
+    assert planted != text, (
+        "the GPT-2 small row changed shape: update the planted fault"
+    )
+    data.write_text(planted)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "planted.md").write_text(
+        '# Planted\n\n{{ core("data.published").model("GPT-2 small").n_layers }}\n'
+    )
+    config = {
+        "site_name": "planted",
+        "docs_dir": str(docs),
+        "site_dir": str(tmp_path / "site"),
+        "plugins": [
+            {
+                "macros": {
+                    "module_name": str(ROOT / "docs" / "_glue" / "macros"),
+                    "on_undefined": "strict",
+                    "on_error_fail": True,
+                }
+            }
+        ],
+    }
+    (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump(config))
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "-f",
+            str(tmp_path / "mkdocs.yml"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(src), "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert (
+        "GPT-2 small: the shape and architecture in mha.data count 131,527,680"
+        in output
+    )
