@@ -55,8 +55,6 @@ def on_post_build(config, **kwargs):
         importlib.import_module("mha.support.cache").prune(_BUILD["started"])
     explorer = importlib.import_module("mha.pages.heads_explorer")  # the heads explorer
     explorer.write(Path(config["site_dir"]) / explorer.SITE_PATH)
-    kv_memory = importlib.import_module("mha.pages.kv_cache")  # the KV-cache calculator
-    kv_memory.write(Path(config["site_dir"]) / kv_memory.SITE_PATH)
 
 
 # Notebook pages (mkdocs-jupyter, sources in docs/notebooks/*.py). nbconvert gives

@@ -16,24 +16,30 @@ from mha import KVCache, MultiHeadAttention
 from mha.accounting import kv_cache_bytes
 from mha.data.published import DECODERS, GQA_TABLE_1, decoder
 from mha.figures import to_svg
-from mha.figures.kv_cache import cache_vs_context, fit_in_memory
+from mha.figures.kv_cache import cache_vs_context, fit_in_memory, head_sharing
 from mha.pages.kv_cache import (
-    DTYPES,
     EXAMPLE_CONTEXT,
     EXAMPLE_MEMORY,
     FIT_MODELS,
     GIB,
+    Shape,
     attention_kind,
     bytes_per_token,
     cache_bytes,
-    calculator_text,
+    calculator_data,
+    calculator_json,
+    calculator_view,
+    claims,
+    figure_texts,
     gqa_tradeoff,
     head_dim_from_d_model,
-    payload,
+    kv_head_of_query,
     sequences_that_fit,
+    size_text,
     table,
     tokens_held,
     weight_bytes,
+    what_fits,
 )
 
 REQUIRED = [
@@ -162,21 +168,100 @@ def test_weights_bytes_come_from_the_published_parameter_counts():
     assert weight_bytes(decoder("GPT-3 175B")) == 350 * 10**9
 
 
-def test_calculator_payload_and_text():
-    data = payload()
-    assert [m["name"] for m in data["models"]] == [c.name for c in DECODERS]
-    assert data["unit"]["bytes"] == GIB
-    for model, c in zip(data["models"], DECODERS, strict=True):
-        assert model["window"] == c.sliding_window
-        for d in DTYPES:
-            assert model["bytes_per_token"][d.id] == bytes_per_token(c, d.bytes)
-    assert calculator_text("Llama-2 70B", 4096, 1, "fp16") == (
-        "1.25 GiB (1,342,177,280 bytes)"
+def test_every_published_decoder_has_its_context_with_a_source():
+    for c in DECODERS:
+        assert isinstance(c.max_context, int) and c.max_context >= 2048, c.name
+        assert c.context_source.url.startswith("https://"), c.name
+        assert f"{c.max_context}" in c.context_source.where.replace(",", "") or (
+            c.max_context == 4096 and "4k" in c.context_source.where
+        ), c.name
+    assert decoder("Llama-2 70B").max_context == 4096
+    assert decoder("GPT-3 175B").max_context == 2048
+
+
+def test_what_fits_is_the_largest_context_and_batch_that_fit():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        layers, h_kv, d = (int(x) for x in rng.integers(1, 100, size=3))
+        n, b, s = int(rng.integers(1, 10**5)), int(rng.integers(1, 64)), 2
+        params, memory = int(rng.integers(1, 10**10)), int(rng.integers(1, 2**36))
+        fit = what_fits(layers, h_kv, d, n, b, s, params, memory)
+        assert fit.cache == layers * kv_cache_bytes(b, h_kv, d, n, s)
+        assert fit.weights == params * s and fit.free == max(memory - params * s, 0)
+        per_token = layers * kv_cache_bytes(b, h_kv, d, 1, s)
+        per_sequence = layers * kv_cache_bytes(1, h_kv, d, n, s)
+        used = fit.weights + fit.longest_context * per_token
+        assert fit.longest_context == 0 or used <= memory
+        assert fit.weights + (fit.longest_context + 1) * per_token > memory
+        assert fit.weights + (fit.largest_batch + 1) * per_sequence > memory
+    with pytest.raises(ValueError, match="layers: expected a positive integer"):
+        what_fits(0, 1, 1, 1, 1, 1, 1, 1)
+    with pytest.raises(ValueError, match="n_kv_heads: expected a positive integer"):
+        what_fits(1, 0, 1, 1, 1, 1, 1, 1)
+
+
+def test_sizes_are_written_to_three_figures_in_a_scaling_unit():
+    assert size_text(1_342_177_280) == "1.25 GiB"
+    assert size_text(10 * GIB) == "10 GiB" and size_text(160 * 2**20) == "160 MiB"
+    assert size_text(999) == "999 bytes" and size_text(1000) == "0.977 KiB"
+    assert size_text(9 * 2**27) == "1.13 GiB"  # 1.125 exactly: the half goes up
+    assert size_text(1023 * 2**20 + 2**19) == "1 GiB"  # 1,023.5 MiB rounds up a unit
+    assert size_text(3 * 2**60) == "3 EiB"
+
+
+def test_the_calculator_reads_llama_2_70b_as_the_page_says():
+    view = calculator_view(Shape.of("Llama-2 70B"))
+    assert view["kv-cache-given"] == "1.25 GiB"
+    assert view["kv-cache-mha"] == "10 GiB" and view["kv-cache-mqa"] == "160 MiB"
+    assert view["kv-kind"] == "GQA-8" and view["kv-heads-mha"] == "64"
+    assert (
+        "alone exceed" in view["kv-weights"] and view["kv-batch-given"] == "0 sequences"
     )
-    with pytest.raises(ValueError, match="dtype_id: expected one of 'fp32'"):
-        calculator_text("Llama-2 70B", 4096, 1, "fp64")
-    with pytest.raises(ValueError, match="name: expected one of"):
-        calculator_text("Llama-4", 4096, 1, "fp16")
+    bigger = calculator_view(Shape(80, 64, 8, 128, 4096, 1, 2, 70 * 10**9, 160))
+    assert bigger["kv-batch-given"] == "23 sequences"  # (160 GiB - 140 GB) / 1.25 GiB
+    assert bigger["kv-warning"] == ""  # no model chosen: nothing to warn against
+    past = calculator_view(Shape.of("Llama-2 70B", context=4097))
+    assert past["kv-warning"].startswith("4,097 tokens is past the 4,096 tokens")
+    assert calculator_view(Shape.of("Llama-2 70B", context=4096))["kv-warning"] == ""
+
+
+def test_the_calculator_data_is_embedded_small_and_complete():
+    data = calculator_data()
+    assert [m["name"] for m in data["models"]] == [c.name for c in DECODERS]
+    for m, c in zip(data["models"], DECODERS, strict=True):
+        assert (m["layers"], m["kv_heads"], m["head_dim"], m["params"]) == (
+            c.n_layers,
+            c.n_kv_heads,
+            c.head_dim,
+            c.params,
+        )
+        assert m["max_context"] == c.max_context
+    assert len(calculator_json().encode()) <= 150_000
+
+
+def test_which_kv_head_each_query_head_reads_comes_from_repeat_kv():
+    assert kv_head_of_query(8, 8) == list(range(8))
+    assert kv_head_of_query(8, 2) == [0] * 4 + [1] * 4
+    assert kv_head_of_query(64, 8)[8:16] == [1] * 8  # Llama-2 70B: groups of 8
+    with pytest.raises(ValueError, match="n_kv_heads: expected a divisor"):
+        kv_head_of_query(8, 3)
+    fig = head_sharing(8, [8, 2, 1])
+    for ax, h_kv in zip(fig.axes, [8, 2, 1], strict=True):
+        ends = {tuple(line.get_xdata()) for line in ax.lines}
+        assert len(ax.lines) == 8 and len({end[1] for end in ends}) == h_kv
+
+
+def test_the_pages_claims_hold_and_follow_the_values():
+    found = claims()
+    assert all(c.holds for c in found.values()), {
+        k: c.because for k, c in found.items() if not c.holds
+    }
+    assert found["palm_trap"].text == "a cache 1.5 times too large"
+    assert found["gemma_trap"].text == "a cache only 0.75 of the true one"
+    assert "more than" in found["mha_beyond_weights"].text
+    texts = figure_texts()
+    assert "8 times the published grouped-query model" in texts["cache_vs_context"].alt
+    assert all(t.alt and t.caption for t in texts.values())
 
 
 def test_gqa_tradeoff_reads_table_1():

@@ -1,50 +1,178 @@
-// KV-cache calculator: model, context length, batch and dtype -> cache size.
-// The per-token bytes of every model come from the JSON the build writes
-// (src/mha/pages/kv_cache.py documents its schema); this script only multiplies them by
-// the tokens held (the context, capped by a sliding window) and the batch.
+// KV-cache calculator of docs/kv-cache.md: any model's shape -> its cache, side by
+// side for the K/V heads entered, full MHA and MQA, and what fits beside the weights.
+//
+// Its data (the published models) is embedded in the page as JSON
+// (mha.pages.kv_cache.calculator_json), so it works from a file:// too. The one
+// arithmetic here is a port of two functions of the core, one function each, and a
+// browser test (tests/browser/test_kv_calculator.py) compares them with the core on
+// generated shapes and every published model:
+//   kvCacheBytes  <- mha.accounting.kv_cache_bytes
+//   whatFits      <- mha.pages.kv_cache.what_fits
+// sizeText writes a size as mha.pages.kv_cache.size_text does (compared the same way).
+// Sizes are BigInt: exact for any shape, as Python's integers are.
 (() => {
   "use strict";
-  const DATA = new URL("../data/kv-cache.json", document.currentScript.src);
+
+  function positive(name, value) {
+    if (typeof value !== "bigint" || value < 1n) {
+      throw new RangeError(`${name}: expected a positive integer, got ${value}`);
+    }
+    return value;
+  }
+
+  // mha.accounting.kv_cache_bytes: 2 * batch * h_kv * d_k * length * itemsize.
+  function kvCacheBytes(batch, nKvHeads, dK, length, itemsize) {
+    positive("batch", batch);
+    positive("n_kv_heads", nKvHeads);
+    positive("d_k", dK);
+    positive("length", length);
+    positive("itemsize", itemsize);
+    return 2n * batch * nKvHeads * dK * length * itemsize;
+  }
+
+  // mha.pages.kv_cache.what_fits: the cache, and what fits beside the weights.
+  function whatFits(layers, kvHeads, headDim, context, batch, itemsize, params, memory) {
+    positive("layers", layers);
+    positive("params", params);
+    positive("memory", memory);
+    const cache = layers * kvCacheBytes(batch, kvHeads, headDim, context, itemsize);
+    const perToken = layers * kvCacheBytes(batch, kvHeads, headDim, 1n, itemsize);
+    const perSequence = layers * kvCacheBytes(1n, kvHeads, headDim, context, itemsize);
+    const weights = params * itemsize;
+    const free = memory > weights ? memory - weights : 0n;
+    return {
+      cache, weights, memory, free,
+      longestContext: free / perToken,
+      largestBatch: free / perSequence,
+    };
+  }
+
+  const UNITS = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+
+  // mha.pages.kv_cache.size_text: 3 significant figures, halves up, trailing zeros
+  // dropped, in the largest unit that keeps the size at least 1.
+  function sizeText(bytes) {
+    positive("n_bytes", bytes);
+    let k = 0;
+    while (k < UNITS.length - 1 && bytes >= 1024n ** BigInt(k + 1)) k += 1;
+    let rounded = Number((Number(bytes) / 1024 ** k).toPrecision(3));
+    if (rounded >= 1000 && k < UNITS.length - 1) {
+      k += 1;
+      rounded = Number((Number(bytes) / 1024 ** k).toPrecision(3));
+    }
+    return `${rounded} ${UNITS[k]}`;
+  }
 
   const grouped = (n) => n.toLocaleString("en-US");
+  const count = (n, unit) => `${grouped(n)} ${unit}${n === 1n ? "" : "s"}`;
 
-  function show(form, data) {
-    const model = data.models.find((m) => m.name === form.elements.model.value);
-    const dtype = form.elements.dtype.value;
-    const context = Number(form.elements.context.value);
-    const batch = Number(form.elements.batch.value);
-    const output = form.querySelector("output");
-    if (!model || !(dtype in model.bytes_per_token)
-        || !Number.isInteger(context) || context < 1
-        || !Number.isInteger(batch) || batch < 1) {
-      output.textContent = "enter a whole number of at least one token and one sequence";
-      return;
-    }
-    const held = model.window === null ? context : Math.min(context, model.window);
-    const bytes = model.bytes_per_token[dtype] * held * batch;
-    if (!Number.isSafeInteger(bytes)) {
-      output.textContent = "too large to count exactly: lower the context or the batch";
-      return;
-    }
-    const note = held < context ? ` (its sliding window holds ${grouped(held)} tokens)` : "";
-    output.textContent = `${(bytes / data.unit.bytes).toFixed(2)} ${data.unit.name} `
-      + `(${grouped(bytes)} bytes)${note}`;
-    output.dataset.bytes = String(bytes);
+  // The fields, by input name: their accessible names and what they accept.
+  const WHOLE = /^[0-9]+$/;
+  const DECIMAL = /^[0-9]+(\.[0-9]+)?$/;
+  const FIELDS = [
+    ["layers", "layers"], ["query_heads", "query heads"], ["kv_heads", "K/V heads"],
+    ["head_dim", "head dim"], ["context", "context"], ["batch", "batch"],
+    ["itemsize", "bytes per value"], ["params", "parameters"],
+    ["memory_gib", "memory (GiB)"],
+  ];
+
+  function kind(h, hKv) {
+    if (hKv === h) return "MHA";
+    return hKv === 1n ? "MQA" : `GQA-${hKv}`;
   }
 
-  async function start() {
-    const forms = document.querySelectorAll("form.kv-calculator");
-    if (forms.length === 0) return;
-    const response = await fetch(DATA);
-    if (!response.ok) throw new Error(`kv-calculator: ${DATA} answered ${response.status}`);
-    const data = await response.json();
-    for (const form of forms) {
-      form.addEventListener("input", () => show(form, data));
-      form.addEventListener("submit", (event) => event.preventDefault());
-      show(form, data);
-      form.dataset.ready = "true";
+  // The inputs as numbers, or the first problem, naming its field.
+  function read(form) {
+    const shape = {};
+    for (const [name, label] of FIELDS) {
+      const text = form.elements[name].value.trim();
+      if (name === "memory_gib") {
+        if (!DECIMAL.test(text) || Math.floor(Number(text) * 2 ** 30) < 1) {
+          return { error: `${label}: enter a positive number of GiB`, field: name };
+        }
+        shape.memory = BigInt(Math.floor(Number(text) * 2 ** 30));
+      } else {
+        if (!WHOLE.test(text) || BigInt(text) < 1n) {
+          return { error: `${label}: enter a whole number of at least 1`, field: name };
+        }
+        shape[name] = BigInt(text);
+      }
+    }
+    if (shape.query_heads % shape.kv_heads !== 0n) {
+      return {
+        error: `K/V heads: enter a divisor of the query heads (${grouped(shape.query_heads)})`,
+        field: "kv_heads",
+      };
+    }
+    return { shape };
+  }
+
+  function show(form, models) {
+    const set = (id, text) => { form.querySelector(`#${id}`).textContent = text; };
+    for (const [name] of FIELDS) form.elements[name].removeAttribute("aria-invalid");
+    const { shape, error, field } = read(form);
+    form.dataset.valid = error ? "false" : "true";
+    set("kv-error", error || "");
+    if (error) {
+      form.elements[field].setAttribute("aria-invalid", "true");
+      for (const cell of form.querySelectorAll(".kv-calculator__out")) cell.textContent = "–";
+      return;
+    }
+    const columns = { given: shape.kv_heads, mha: shape.query_heads, mqa: 1n };
+    let fit;
+    for (const [column, kvHeads] of Object.entries(columns)) {
+      fit = whatFits(shape.layers, kvHeads, shape.head_dim, shape.context, shape.batch,
+        shape.itemsize, shape.params, shape.memory);
+      set(`kv-heads-${column}`, grouped(kvHeads));
+      set(`kv-cache-${column}`, sizeText(fit.cache));
+      set(`kv-context-${column}`, count(fit.longestContext, "token"));
+      set(`kv-batch-${column}`, count(fit.largestBatch, "sequence"));
+    }
+    set("kv-kind", kind(shape.query_heads, shape.kv_heads));
+    set("kv-weights", `Weights: ${sizeText(fit.weights)} (${grouped(shape.params)} `
+      + `parameters × ${shape.itemsize} bytes) in ${sizeText(fit.memory)} of memory, `
+      + (fit.free > 0n ? `which leaves ${sizeText(fit.free)} for the cache.`
+        : "which they alone exceed: no cache fits."));
+    const model = models.find((m) => m.name === form.elements.model.value);
+    let warning = "";
+    if (model && shape.context > BigInt(model.max_context)) {
+      warning = `${grouped(shape.context)} tokens is past the ${grouped(model.max_context)} `
+        + `tokens ${model.name} was published for (${model.context_source.title}: `
+        + `${model.context_source.where}); past it, quality is unknown.`;
+    }
+    set("kv-warning", warning);
+  }
+
+  // Fill the shape of the chosen model (batch 1, 2 bytes per value, as published).
+  function fill(form, model, defaults) {
+    const values = {
+      layers: model.layers, query_heads: model.query_heads, kv_heads: model.kv_heads,
+      head_dim: model.head_dim, params: model.params,
+      batch: defaults.batch, itemsize: defaults.itemsize,
+    };
+    for (const [name, value] of Object.entries(values)) {
+      form.elements[name].value = String(value);
     }
   }
+
+  function start() {
+    const form = document.querySelector("form.kv-calculator");
+    const source = document.getElementById("kv-calculator-data");
+    if (!form || !source) return;
+    const data = JSON.parse(source.textContent);
+    form.addEventListener("submit", (event) => event.preventDefault());
+    form.elements.model.addEventListener("change", () => {
+      const model = data.models.find((m) => m.name === form.elements.model.value);
+      if (model) fill(form, model, data.default);
+    });
+    form.addEventListener("input", () => show(form, data.models));
+    form.addEventListener("change", () => show(form, data.models));
+    show(form, data.models);
+    form.dataset.ready = "true";
+  }
+
+  // For the browser test, which compares the port with the core.
+  window.mhaKvCalculator = { kvCacheBytes, whatFits, sizeText };
 
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", start);

@@ -1,4 +1,5 @@
-"""Figures of the KV-cache page: cache size against context, and what fits in memory."""
+"""Figures of the KV-cache page: which K/V head each query head reads, cache size
+against context, and what fits in memory."""
 
 from __future__ import annotations
 
@@ -10,7 +11,47 @@ from matplotlib.ticker import FuncFormatter, LogLocator
 
 from mha.data.published import DecoderConfig, decoder
 from mha.figures.style import INK, PALETTE, new_figure
-from mha.pages.kv_cache import GIB, attention_kind, cache_bytes, sequences_that_fit
+from mha.pages.kv_cache import (
+    GIB,
+    attention_kind,
+    cache_bytes,
+    kv_head_of_query,
+    sequences_that_fit,
+)
+
+
+def head_sharing(n_heads: int, kv_heads: Sequence[int]) -> Figure:
+    """Query heads above, K/V heads below, a line from each query head to the K/V head
+    it reads (``kv_head_of_query``, from ``repeat_kv``): one panel per K/V head count,
+    stacked (MHA, GQA, MQA, as in Ainslie et al.'s Figure 2).
+
+    ```python
+    from mha.figures.kv_cache import head_sharing
+
+    fig = head_sharing(8, [8, 2, 1])
+    assert len(fig.axes) == 3 and len(fig.axes[1].lines) == 8  # one line a query head
+    ```
+    """
+    fig, axes = new_figure(4.6, 1.7 * len(kv_heads), nrows=len(kv_heads), squeeze=False)
+    x_query = np.arange(n_heads, dtype=float)
+    for ax, h_kv in zip(axes[:, 0], kv_heads, strict=True):
+        reads = kv_head_of_query(n_heads, h_kv)
+        x_kv = np.array([x_query[np.equal(reads, j)].mean() for j in range(h_kv)])
+        for i, j in enumerate(reads):
+            ax.plot([x_query[i], x_kv[j]], [1, 0], color=PALETTE[j % 3], lw=1.2)
+        ax.scatter(x_query, np.ones(n_heads), s=150, color=PALETTE[4], zorder=3)
+        ax.scatter(x_kv, np.zeros(h_kv), s=150, color=PALETTE[1], marker="s", zorder=3)
+        for i in range(n_heads):
+            ax.text(x_query[i], 1.22, f"Q{i}", ha="center", va="bottom", fontsize=9)
+        for j in range(h_kv):
+            ax.text(x_kv[j], -0.22, f"KV{j}", ha="center", va="top", fontsize=9)
+        kind = attention_kind(n_heads, h_kv)
+        ax.set_title(f"{kind}: {h_kv} K/V head{'s' if h_kv > 1 else ''}", fontsize=10)
+        ax.set_xlim(-0.6, n_heads - 0.4)
+        ax.set_ylim(-0.7, 1.7)
+        ax.axis("off")
+    fig.subplots_adjust(hspace=0.35)
+    return fig
 
 
 def _tokens(x: float, _pos: int) -> str:
