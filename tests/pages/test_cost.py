@@ -29,10 +29,11 @@ def test_every_head_count_holds_4d_squared_parameters():
 
 
 def test_the_count_comes_from_the_arrays_not_the_formula():
-    layer = MultiHeadAttention(64, 4, n_kv_heads=2)
+    layer = MultiHeadAttention(64, 4, n_kv_heads=2, bias=True)
     assert layer.w_k.shape == (64, 32)  # 2 K/V heads of d_k = 16
-    layer.w_k = layer.w_k[:, :8]  # shrink an array: the count must follow it
-    assert layer.param_count == param_count(64, 4, n_kv_heads=2) - 64 * 24
+    arrays = ("w_q", "w_k", "w_v", "w_o", "b_q", "b_k", "b_v", "b_o")
+    assert layer.param_count == sum(getattr(layer, a).size for a in arrays)
+    assert layer.param_count == param_count(64, 4, n_kv_heads=2, bias=True)
 
 
 def test_the_formula_is_written_independently():
@@ -125,3 +126,44 @@ def test_the_reading_on_the_page_holds_for_the_committed_timings():
 def test_cost_figures_are_deterministic(ranks):
     for draw, data in ((head_timings, timings()), (rank_figure, ranks)):
         assert to_svg(draw(data), "alt") == to_svg(draw(data), "alt")
+
+
+def test_the_base_transformer_has_18_attention_sublayers():
+    """Vaswani et al. section 3.1: 6 encoder layers (self-attention) and 6 decoder
+    layers (masked self-attention and encoder-decoder attention)."""
+    from mha.pages.cost import attention_sublayers, sublayers_sentence
+
+    base = model("Transformer base")
+    kinds = dict(attention_sublayers(base))
+    assert kinds == {
+        "encoder self-attention": 6,
+        "masked decoder self-attention": 6,
+        "encoder-decoder attention": 6,
+    }
+    cost = next(c for c in published_costs() if c.shape.name == "Transformer base")
+    assert cost.sublayers == 18
+    assert cost.all_layers == 18 * 1_050_624 == 18_911_232  # with biases
+    assert 18 * cost.params == 18_874_368  # without
+    assert sublayers_sentence().startswith(
+        "18 multi-head attention sublayers: 6 encoder"
+    )
+    one_stack = {c.shape.name: c.sublayers for c in published_costs()}
+    assert one_stack["BERT-base"] == 12 and one_stack["GPT-2 small"] == 12
+
+
+def test_the_cost_pages_claims_hold():
+    from mha.pages.cost import claims, figure_texts
+
+    found = claims()
+    assert all(c.holds for c in found.values()), {
+        k: c.because for k, c in found.items() if not c.holds
+    }
+    texts = figure_texts()
+    assert all(t.alt and t.caption for t in texts.values())
+    assert "on the dashed bound line" in texts["score_ranks"].alt
+
+
+def test_the_rank_table_prints_what_the_module_computes():
+    for r in score_ranks(d_model=16, heads=(1, 4, 16), n=20):
+        assert r.heads == r.n_heads
+        assert r.ranks_text == str(r.bound)  # every head on its bound: one number

@@ -1,10 +1,21 @@
-"""The answers to the six active-recall questions of seed 004, as the page shows them."""
+"""The answers to the six active-recall questions, as the page shows them, and the
+exercises' place in the reading order."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 
-from mha.pages.exercises import bert_base, flops, four_heads, pruning, score_variance
+from mha.pages.exercises import (
+    bert_base,
+    claims,
+    flops,
+    four_heads,
+    pruning,
+    score_variance,
+)
 from mha.worked.cricket import solve, tripled_century
 
 
@@ -49,3 +60,32 @@ def test_the_seed_flops_comparison():
     ans = flops()
     assert ans.one_head == ans.many_heads == 5_120_000
     assert ans.per_head == 640_000 and ans.many_heads_flops == 10_240_000
+
+
+def test_the_flat_head_is_named_from_0_and_its_claim_holds():
+    found = claims()["flat_head"]
+    assert found.holds and found.text.startswith("Head 2's")  # 0-based: the third head
+    assert np.allclose(four_heads().weights[2], 1 / 3)
+
+
+PAGE = Path(__file__).parents[2] / "docs" / "exercises.md"
+
+
+def test_exercises_needing_gqa_or_the_cache_come_after_it_or_link_it_first():
+    """Issue: an exercise on GQA or the KV cache must not come before its lesson."""
+    nav = (Path(__file__).parents[2] / "mkdocs.yml").read_text()
+    after = nav.index("exercises.md") > nav.index("kv-cache.md")
+    text = PAGE.read_text()
+    sections = re.split(r"\n### ", text.split("## Exercises", 1)[1])[1:]
+    needing = [s for s in sections if re.search(r"grouped-query|K/V|KV cache", s)]
+    assert len(needing) == 2
+    for section in needing:
+        first_code = section.index("```")
+        assert after or "(kv-cache.md)" in section[:first_code], section[:60]
+
+
+def test_the_recall_says_encoder_heads_and_a_per_layer_cache():
+    text = PAGE.read_text()
+    question = text.split('"Question: pruning against parameter counts"')[1]
+    assert "pruned most encoder heads" in question.split("??? success")[0]
+    assert "one layer's cache" in text and "per layer" in text

@@ -78,3 +78,13 @@ def test_the_ffn_is_relu_with_identity_weights():
 def test_the_hull_figure_is_deterministic():
     demo = hull_demo()
     assert to_svg(hull_figure(demo), "alt") == to_svg(hull_figure(demo), "alt")
+
+
+def test_the_ffn_pages_claims_and_figure_texts_hold():
+    from mha.pages.ffn import claims, hull_demo, hull_texts
+
+    assert all(c.holds for c in claims().values())
+    demo = hull_demo()
+    alt, caption = hull_texts(demo)
+    assert f"{demo.count} outputs" in alt and demo.inside_count == demo.count
+    assert caption

@@ -19,14 +19,16 @@ assert rows[0].params == rows[1].params == 4 * 64**2
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
 from mha.accounting import param_count, score_flops, score_multiply_adds
-from mha.data import published
+from mha.data import published, vaswani2017
 from mha.heads import split_heads
 from mha.layer import MultiHeadAttention
 from mha.support import measured
+from mha.support.claims import Claim
 from mha.support.validate import generator
 
 D_MODEL = 512  # the base Transformer's width
@@ -103,7 +105,8 @@ class PublishedCost:
     shape: published.ModelShape
     params: int  # one layer's W_Q, W_K, W_V, W_O
     params_bias: int  # the same with their biases
-    all_layers: int  # params × layers (biases included)
+    sublayers: int  # multi-head attention sublayers in the whole model
+    all_layers: int  # params × sublayers (biases included)
 
 
 def published_costs() -> tuple[PublishedCost, ...]:
@@ -112,19 +115,22 @@ def published_costs() -> tuple[PublishedCost, ...]:
     ```python
     from mha.pages.cost import published_costs
 
-    bert = next(c for c in published_costs() if c.shape.name == "BERT-base")
-    assert bert.params == 4 * 768**2
+    costs = {c.shape.name: c for c in published_costs()}
+    assert costs["BERT-base"].params == 4 * 768**2
+    assert costs["Transformer base"].sublayers == 18  # 6 encoder, 12 decoder
     ```
     """
     costs = []
     for shape in published.MODELS:
         with_bias = param_count(shape.d_model, shape.n_heads, bias=True)
+        sublayers = sum(n for _, n in attention_sublayers(shape))
         costs.append(
             PublishedCost(
                 shape,
                 param_count(shape.d_model, shape.n_heads),
                 with_bias,
-                with_bias * shape.n_layers,
+                sublayers,
+                with_bias * sublayers,
             )
         )
     return tuple(costs)
@@ -139,6 +145,17 @@ class ScoreRank:
     n: int
     ranks: np.ndarray  # (n_heads,) rank of each head's score matrix
     bound: int  # min(n, d_k): a product of n × d_k and d_k × n matrices
+
+    @property
+    def heads(self) -> int:
+        """How many heads were measured (one rank each)."""
+        return len(self.ranks)
+
+    @property
+    def ranks_text(self) -> str:
+        """The heads' ranks as the page's table shows them: ``"16"`` or ``"15 to 16"``."""
+        low, high = int(self.ranks.min()), int(self.ranks.max())
+        return f"{low}" if low == high else f"{low} to {high}"
 
 
 def score_ranks(
@@ -276,3 +293,186 @@ def one_head_params(shape: published.ModelShape) -> int:
     ```
     """
     return param_count(shape.d_model, 1)
+
+
+# --- Attention sublayers of the published shapes -------------------------------------
+
+# Vaswani et al. (2017), section 3.1: the base Transformer stacks N encoder layers, each
+# with one self-attention sublayer, and N decoder layers, each with a masked
+# self-attention sublayer and an encoder-decoder attention sublayer over the encoder's
+# output. The other published shapes are one stack: BERT an encoder, GPT-2 a decoder.
+SUBLAYERS_PER_LAYER = {
+    "Transformer base": (
+        "encoder self-attention",
+        "masked decoder self-attention",
+        "encoder-decoder attention",
+    ),
+    "BERT-base": ("self-attention",),
+    "BERT-large": ("self-attention",),
+    "GPT-2 small": ("masked self-attention",),
+}
+
+
+def attention_sublayers(shape: published.ModelShape) -> tuple[tuple[str, int], ...]:
+    """Each kind of multi-head attention sublayer of ``shape`` and how many it has.
+
+    ```python
+    from mha.data.published import model
+    from mha.pages.cost import attention_sublayers
+
+    kinds = attention_sublayers(model("Transformer base"))
+    assert [n for _, n in kinds] == [6, 6, 6]  # 18 in all
+    ```
+    """
+    kinds = SUBLAYERS_PER_LAYER.get(shape.name)
+    if kinds is None:
+        raise ValueError(
+            f"shape: expected one of {sorted(SUBLAYERS_PER_LAYER)}, got {shape.name!r}"
+        )
+    return tuple((kind, shape.n_layers) for kind in kinds)
+
+
+def sublayers_sentence(name: str = "Transformer base") -> str:
+    """Which attention sublayers a published model has, as the page says it.
+
+    ```python
+    from mha.pages.cost import sublayers_sentence
+
+    assert sublayers_sentence().startswith("18 multi-head attention sublayers: 6 ")
+    ```
+    """
+    kinds = attention_sublayers(published.model(name))
+    total = sum(n for _, n in kinds)
+    parts = ", ".join(f"{n} {kind}" for kind, n in kinds[:-1])
+    listed = f"{parts} and {kinds[-1][1]} {kinds[-1][0]}" if parts else kinds[0][0]
+    return f"{total} multi-head attention sublayers: {listed}"
+
+
+@dataclass(frozen=True)
+class FigureText:
+    """A figure's alt text (what it shows) and caption (what to look at)."""
+
+    alt: str
+    caption: str
+
+
+def figure_texts(
+    t: Timings | None = None, ranks: tuple[ScoreRank, ...] | None = None
+) -> dict[str, FigureText]:
+    """Alt texts and captions of the page's figures, from the values they draw.
+
+    ```python
+    from mha.pages.cost import figure_texts, score_ranks
+
+    texts = figure_texts(ranks=score_ranks(d_model=16, heads=(1, 16), n=20))
+    assert "on the dashed bound line" in texts["score_ranks"].alt
+    ```
+    """
+    t = timings() if t is None else t
+    ranks = score_ranks() if ranks is None else ranks
+    first, last = t.rows[0], t.rows[-1]
+    layer_rises = last.layer_ms > first.layer_ms
+    core_rises = last.attention_ms > first.attention_ms
+    steeper = t.attention_ratio(last.n_heads, first.n_heads) > t.ratio(
+        last.n_heads, first.n_heads
+    )
+    trend = (
+        "both rise"
+        if layer_rises and core_rises
+        else "the whole layer rises"
+        if layer_rises
+        else "neither rises steadily"
+    )
+    on_bound = all(int(r.ranks.min()) == int(r.ranks.max()) == r.bound for r in ranks)
+    return {
+        "head_timings": FigureText(
+            alt="Median time per call against the number of heads, on log scales. The "
+            "whole layer is the upper line and the attention core the lower one; "
+            f"{trend} as the number of heads grows from {first.n_heads} to "
+            f"{last.n_heads}"
+            + (", the core's line most steeply" if steeper else "")
+            + ", with shaded bands for the spread between rounds.",
+            caption="Measured time of one layer and of its attention core for each "
+            "number of heads, at a fixed width: look at the lower line, the core, "
+            "which grows while the multiply-adds stay the same.",
+        ),
+        "score_ranks": FigureText(
+            alt="Rank of each head's score matrix against d_k on log scales: "
+            + (
+                "every head's rank sits exactly on the dashed bound line"
+                if on_bound
+                else "the heads' ranks fall below the dashed bound line"
+            )
+            + f", falling from {ranks[0].bound} to {ranks[-1].bound} as the heads get "
+            "narrower.",
+            caption="Rank of each head's n × n score matrix against its width d_k: the "
+            "dots sit on the dashed line min(n, d_k), so a narrower head can express "
+            "fewer independent patterns.",
+        ),
+    }
+
+
+def claims() -> dict[str, Claim]:
+    """The page's sentences that compare computed values, checked against them.
+
+    ```python
+    from mha.pages.cost import claims
+
+    assert all(c.holds for c in claims().values())
+    ```
+    """
+    rows = sweep()
+    costs = {c.shape.name: c for c in published_costs()}
+    bert, gpt2 = costs["BERT-base"], costs["GPT-2 small"]
+    t = timings()
+    ranks = score_ranks()
+    first, last = t.rows[0], t.rows[-1]
+    rest = [r.projection_ms for r in t.rows]
+    core_growth = last.attention_ms - first.attention_ms
+    rest_spread = max(rest) - min(rest)
+    bleu = [row.bleu for row in vaswani2017.ROW_A]
+    best = bleu.index(max(bleu))
+    return {
+        "flat": Claim(
+            "Every row is the same number, and it is the formula's.",
+            {r.params for r in rows} == {formula_param_count(D_MODEL)}
+            and {r.params_bias for r in rows}
+            == {formula_param_count(D_MODEL, bias=True)},
+            f"params {sorted({r.params for r in rows})}",
+        ),
+        "shared_shape": Claim(
+            "BERT-base and GPT-2 small share a shape, so they share a count.",
+            (bert.shape.d_model, bert.shape.n_heads)
+            == (gpt2.shape.d_model, gpt2.shape.n_heads)
+            and bert.params == gpt2.params,
+            f"{bert.shape} vs {gpt2.shape}",
+        ),
+        "scores_grow": Claim(
+            "The last column is the one that is not flat",
+            all(a.scores < b.scores for a, b in pairwise(rows))
+            and len({r.multiply_adds for r in rows}) == 1,
+            f"scores {[r.scores for r in rows]}",
+        ),
+        "growth_in_core": Claim(
+            "The growth is in the attention core",
+            core_growth > 0 and core_growth > rest_spread,
+            f"core grows {core_growth:.2f} ms; the rest spans {rest_spread:.2f} ms",
+        ),
+        "rest_flat": Claim(
+            "the difference of two noisy medians, with no steady trend of the size of "
+            "the core's",
+            rest_spread < core_growth,
+            f"rest spans {rest_spread:.2f} ms, core grows {core_growth:.2f} ms",
+        ),
+        "on_bound": Claim(
+            "Every head reaches its bound and none exceeds it.",
+            all(int(r.ranks.min()) == int(r.ranks.max()) == r.bound for r in ranks),
+            f"ranks {[(int(r.ranks.min()), int(r.ranks.max()), r.bound) for r in ranks]}",
+        ),
+        "vaswani_heads": Claim(
+            "found that translation quality rises from one head to several and falls "
+            "again with too many",
+            0 < best < len(bleu) - 1 and bleu[0] < bleu[best] > bleu[-1],
+            f"dev BLEU by heads {bleu}",
+        ),
+    }

@@ -32,6 +32,7 @@ from mha.attention import scaled_dot_product_attention
 from mha.data import published
 from mha.heads import split_heads
 from mha.layer import MultiHeadAttention
+from mha.support.claims import Claim
 from mha.support.validate import generator
 from mha.worked import cricket
 
@@ -411,3 +412,26 @@ def flops(n: int = cricket.COST_N, d_model: int = cricket.COST_D_MODEL) -> Flops
         one_head_flops=score_flops(n, d_model, 1),
         many_heads_flops=score_flops(n, d_model, h),
     )
+
+
+def claims() -> dict[str, Claim]:
+    """The recall answers' sentences that compare computed values, checked.
+
+    ```python
+    from mha.pages.exercises import claims
+
+    assert all(c.holds for c in claims().values())
+    ```
+    """
+    weights = four_heads().weights  # (heads, keys)
+    flat = [i for i, row in enumerate(weights) if np.allclose(row, row[0])]
+    return {
+        "flat_head": Claim(
+            f"Head {flat[0]}'s query coordinate is zero, so every key gets the same "
+            "score and the head spreads its weight evenly"
+            if len(flat) == 1
+            else "no head's query coordinate is zero",
+            len(flat) == 1 and cricket.Q_HIS[flat[0]] == 0,
+            f"weights of 'his' per head: {np.round(weights, 3).tolist()}",
+        ),
+    }

@@ -26,6 +26,7 @@ import numpy as np
 from mha.attention import causal_mask
 from mha.heads import split_heads
 from mha.layer import MultiHeadAttention
+from mha.support.claims import Claim
 from mha.support.validate import generator
 
 
@@ -95,6 +96,16 @@ class HullDemo:
     hull: np.ndarray  # (k, 2) vertices of the convex hull of the values
     inside: np.ndarray  # (n,) bool: each output lies in that hull
 
+    @property
+    def inside_count(self) -> int:
+        """How many outputs lie in the hull."""
+        return int(self.inside.sum())
+
+    @property
+    def count(self) -> int:
+        """How many outputs there are (one per query)."""
+        return len(self.inside)
+
 
 def hull_demo(
     n: int = 8,
@@ -102,7 +113,7 @@ def hull_demo(
     n_heads: int = 4,
     rng: np.random.Generator | None = None,
 ) -> HullDemo:
-    """Run a random layer with heads of width 2 and place head 1's outputs in its plane.
+    """Run a random layer with heads of width 2 and place head 0's outputs in its plane.
 
     ```python
     from mha.pages.ffn import hull_demo
@@ -120,7 +131,7 @@ def hull_demo(
         )
     x = rng.normal(size=(n, d_model))  # (seq, d_model)
     _, weights = layer(x)  # (h, n, n)
-    values = split_heads(x @ layer.w_v, n_heads)[0]  # head 1: (n, 2)
+    values = split_heads(x @ layer.w_v, n_heads)[0]  # head 0: (n, 2)
     outputs = weights[0] @ values  # (n, 2)
     hull = convex_hull(values)
     return HullDemo(values, outputs, weights[0], hull, in_convex_polygon(outputs, hull))
@@ -136,6 +147,11 @@ class BoundsCheck:
     within: int  # how many lie between the smallest and largest value coordinate
     min_weight: float  # the smallest attention weight seen (never negative)
     max_row_sum_error: float  # max |Σ_j w_ij - 1|
+
+    @property
+    def min_weight_text(self) -> str:
+        """The smallest weight in scientific notation, as the page prints it."""
+        return f"{self.min_weight:.1e}"
 
 
 def bounds_check(
@@ -244,3 +260,62 @@ def relu_demo(
     ffn = feed_forward(x, eye, zero, eye, zero)
     ffn_error = float(((ffn - target) ** 2).sum() / spread)
     return ReluDemo(samples, d_model, linear_gap, attention_error, ffn_error)
+
+
+def hull_texts(demo: HullDemo | None = None) -> tuple[str, str]:
+    """The alt text and the caption of the convex-hull figure, from its values.
+
+    ```python
+    from mha.pages.ffn import hull_texts
+
+    alt, caption = hull_texts()
+    assert "all of which fall inside the polygon" in alt and caption
+    ```
+    """
+    demo = hull_demo() if demo is None else demo
+    where = (
+        "all of which fall inside the polygon"
+        if demo.inside.all()
+        else f"{demo.inside_count} of which fall inside the polygon"
+    )
+    alt = (
+        "Scatter of the head's value vectors as dots, the shaded polygon of their "
+        f"convex hull, and the head's {demo.count} outputs as crosses, {where}."
+    )
+    caption = (
+        "One head's values (dots) and outputs (crosses) in the plane of its two "
+        "coordinates: every cross lies in the shaded hull of the dots, because each "
+        "output is a weighted average of the values."
+    )
+    return alt, caption
+
+
+def claims() -> dict[str, Claim]:
+    """The page's sentences that compare computed values, checked against them.
+
+    ```python
+    from mha.pages.ffn import claims
+
+    assert all(c.holds for c in claims().values())
+    ```
+    """
+    hull, bounds, relu = hull_demo(), bounds_check(), relu_demo()
+    return {
+        "never_negative": Claim(
+            "never negative",
+            bounds.min_weight >= 0,
+            f"smallest weight {bounds.min_weight}",
+        ),
+        "all_within": Claim(
+            "So attention can average, never amplify: no output coordinate is larger "
+            "than the largest value in that coordinate",
+            bounds.within == bounds.checks and hull.inside.all(),
+            f"{bounds.within} of {bounds.checks} coordinates, "
+            f"{hull.inside_count} of {hull.count} outputs",
+        ),
+        "ffn_exact": Claim(
+            "the FFN has the nonlinearity attention lacks",
+            relu.ffn_error == 0 < relu.attention_error,
+            f"unexplained: FFN {relu.ffn_error}, attention {relu.attention_error}",
+        ),
+    }
