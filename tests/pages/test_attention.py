@@ -173,7 +173,7 @@ def _text(html: str) -> str:
 
 def test_page_renders_the_study(built_site: Path, variance, saturation) -> None:
     html = (built_site / "attention" / "index.html").read_text()
-    assert html.count('<svg role="img" aria-label="') == 2
+    assert html.count('<figure class="mha"') == 2
     assert html.count("<figcaption><strong>Figure ") == 2
     text = _text(html)
     for i in range(len(variance.d_k)):

@@ -165,7 +165,7 @@ def test_pytorch_tab_is_kept_out_of_the_build_and_of_markdown_docs() -> None:
 
 def test_page_renders(built_site: Path) -> None:
     html = (built_site / "multi-head" / "index.html").read_text()
-    assert html.count('<svg role="img" aria-label="') == 4
+    assert html.count('<figure class="mha"') == 4
     assert html.count("<figcaption><strong>Figure ") == 4
     assert html.count('class="tabbed-set') == 1
     assert "exec" not in re.findall(r'class="language-(\w+)', html)

@@ -29,8 +29,10 @@ def _top(weights: np.ndarray) -> int:
 def claims(
     example: cricket.Cricket | None = None,
     extended: dict[str, cricket.Cricket] | None = None,
+    tripled: cricket.Cricket | None = None,
 ) -> dict[str, Claim]:
-    """The page's sentences about ``example`` and ``extended`` (default: the page's).
+    """The page's sentences about ``example``, ``extended`` and ``tripled`` (the
+    example with v(century) tripled), by default the page's own.
 
     ```python
     import numpy as np
@@ -53,7 +55,33 @@ def claims(
     because = f"one head's weights on Kohli, his, century: {np.round(full, 3).tolist()}"
     his, century = extended["his"], extended["century"]
     c_full = century.full.weights
+    tripled = cricket.solve(v=cricket.tripled_century()) if tripled is None else tripled
+    runs = ("full", "head_a", "head_b")
+    c = cost()
     return {
+        "no_weight_moves": Claim(
+            "**no weight moves** in any head",
+            all(
+                np.allclose(getattr(tripled, r).weights, getattr(example, r).weights)
+                for r in runs
+            ),
+            "weights before and after tripling v(century)",
+        ),
+        "a_unmoved": Claim(
+            "its output does not move at all",
+            bool(np.array_equal(tripled.head_a.output, example.head_a.output)),
+            f"head A output {tripled.head_a.output.tolist()}",
+        ),
+        "b_tripled": Claim(
+            "Head B's output is multiplied by exactly the factor the value was",
+            bool(np.allclose(tripled.head_b.output, 3 * example.head_b.output)),
+            f"head B output {tripled.head_b.output.tolist()}",
+        ),
+        "same_cost": Claim(
+            "Nothing",
+            c.params_one == c.params_two and c.madds_one == c.madds_many,
+            f"{c}",
+        ),
         "tie": Claim("but exactly as much to itself", tie, because),
         "tie_verdict": Claim("the distribution is a tie, not a decision", tie, because),
         "a_commits": Claim(
