@@ -477,3 +477,88 @@ def claims() -> dict[str, Claim]:
             f"dev BLEU by heads {bleu}",
         ),
     }
+
+
+# --- Where a real model's parameters go (mha.data.totals) ------------------------------
+
+
+@dataclass(frozen=True)
+class ModelParts:
+    """One published model's parameters by part, in millions, with attention's share."""
+
+    name: str
+    embeddings_m: int  # token, position and segment tables
+    attention_m: int
+    ffn_m: int
+    rest_m: int  # norms, an untied output projection, BERT's pooler
+    total_m: int  # counted from the parts
+    stated_m: int  # what the model's source states
+    attention_share: float
+    source: published.Source  # where the stated total was read
+
+
+def model_parts() -> tuple[ModelParts, ...]:
+    """Every published model counted part by part (``mha.data.totals.breakdown``).
+
+    Importing ``mha.data.totals`` checks every count against its source first.
+
+    ```python
+    from mha.pages.cost import model_parts
+
+    gpt2 = next(p for p in model_parts() if p.name == "GPT-2 small")
+    assert gpt2.total_m == 124 and 0.2 < gpt2.attention_share < 0.25
+    ```
+    """
+    from mha.data import totals
+
+    def millions(n: int) -> int:
+        return round(n / 1e6)
+
+    parts = []
+    for name in totals.ARCHITECTURES:
+        b = totals.breakdown(name)
+        parts.append(
+            ModelParts(
+                name,
+                millions(b.embeddings),
+                millions(b.attention),
+                millions(b.ffn),
+                millions(b.norms + b.other),
+                millions(b.total),
+                millions(b.stated),
+                b.attention_share,
+                b.stated_source,
+            )
+        )
+    return tuple(parts)
+
+
+def attention_share_extremes() -> tuple[ModelParts, ModelParts]:
+    """The published models with the smallest and the largest attention share.
+
+    ```python
+    from mha.pages.cost import attention_share_extremes
+
+    low, high = attention_share_extremes()
+    assert low.attention_share <= high.attention_share
+    ```
+    """
+    parts = model_parts()
+    by_share = sorted(parts, key=lambda p: p.attention_share)
+    return by_share[0], by_share[-1]
+
+
+def known_mismatches() -> tuple[tuple[ModelParts, str], ...]:
+    """Each model whose counted total does not match its source, with the reason.
+
+    ```python
+    from mha.pages.cost import known_mismatches
+
+    base, reason = known_mismatches()[0]
+    assert base.name == "Transformer base" and base.total_m < base.stated_m
+    ```
+    """
+    from mha.data import totals
+
+    parts = {p.name: p for p in model_parts()}
+    return tuple((parts[name], why) for name, why in totals.KNOWN_MISMATCHES.items())
