@@ -51,6 +51,7 @@ def test_no_page_holds_a_hand_typed_number():
         ("Grouped queries make it 10x smaller.", "10x"),  # a unit glued on
         ("A step takes 3ms and 2.5s in all.", "3ms"),
         ("The weights fill 12GB.", "12GB"),
+        ("The weights hold 7.24B parameters.", "7.24B"),  # a decimal size
         ("A learning rate of 1e-4 works.", "1e-4"),  # scientific notation
         ("Scores of 2.5E+3 overflow.", "2.5E+3"),
     ],

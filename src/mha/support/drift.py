@@ -6,8 +6,9 @@ line and the fix. Three kinds of hand-typed number:
 
 - **in prose**, tables and admonitions: a run of digits with an optional sign,
   decimal point, thousands commas or percent sign; glued to a unit (``10x``,
-  ``3ms``, ``12GB``; ``12 GB`` is the number ``12`` anyway); in scientific notation
-  (``1e-4``). A multi-digit or decimal number in math counts; a single-digit
+  ``3ms``, ``12GB``; ``12 GB`` is the number ``12`` anyway); a decimal count of
+  millions or billions (``7.24B``; ``7B`` and ``70B`` name models); in scientific
+  notation (``1e-4``). A multi-digit or decimal number in math counts; a single-digit
   constant of a formula (``$4d^2$``) does not;
 - **passed to a call** inside ``{{ }}`` or ``{% %}``: ``param_count(4, 1)``. A
   subscript (``rows[3]``) and the digits of a formatting filter (``dec(1)``) are
@@ -63,6 +64,8 @@ _DIGITS = r"\d+(?:,\d{3})*(?:\.\d+)?"
 SCIENTIFIC = re.compile(r"[-+−]?(?<![\w.,])\d+(?:\.\d+)?[eE][-+−]?\d+(?![\w.])")
 UNITS = r"x|×|ms|µs|us|ns|s|min|GB|MB|kB|KB|TB|GiB|MiB|KiB|px|pt|GHz|MHz|tok/s"
 WITH_UNIT = re.compile(rf"[-+−]?(?<![\w.,]){_DIGITS}(?:{UNITS})(?![\w])")
+# A decimal count of millions or billions (7.24B) is a number; 7B or 70B names a model.
+DECIMAL_SIZE = re.compile(r"(?<![\w.,])\d+\.\d+[KMBT](?![\w])")
 NUMBER = re.compile(rf"[-+−]?(?<![\w.,]){_DIGITS}%?(?![\w])")
 
 
@@ -162,7 +165,7 @@ def prose(markdown: str) -> str:
 def _numbers_in_line(line: str) -> list[str]:
     """The numbers of one line of prose: scientific, with a unit glued, plain."""
     found = []
-    for pattern in (SCIENTIFIC, WITH_UNIT):
+    for pattern in (SCIENTIFIC, WITH_UNIT, DECIMAL_SIZE):
         for match in pattern.finditer(line):
             if not re.search(r"\w$", line[: match.start()]):
                 found.append((match.start(), match.group(0)))
