@@ -1,18 +1,20 @@
-// Heads explorer: renders heatmaps and the softmax arithmetic of one row.
-// Every number comes from the JSON that the build writes (src/mha/pages/heads_explorer.py,
-// which documents its schema); this script only draws and formats, no attention math.
+// Heads explorer: heatmaps of attention weights and the arithmetic of one row.
+// Every number comes from the JSON embedded in the page (written at build time by
+// src/mha/pages/heads_explorer.py, which documents its schema); this script only
+// draws and formats: no attention arithmetic, no request.
 (() => {
   "use strict";
-  const DATA = new URL("../data/heads-explorer.json", document.currentScript.src);
   // cividis (colour-blind safe), nine evenly spaced stops from weight 0 to weight 1.
   const CIVIDIS = ["#00224e", "#1a386f", "#434e6c", "#61656f", "#7d7c78",
     "#9b9476", "#bcae6c", "#dec958", "#fee838"];
   const SVG = "http://www.w3.org/2000/svg";
-  const CELL = 28, LEFT = 64, TOP = 64; // heatmap geometry in SVG units
-  let data = null;
+  const CELL = 24, LEFT = 58, TOP = 58; // heatmap geometry in SVG units (text: 16)
   let idCount = 0;
 
-  const fmt = (x) => x.toFixed(4);
+  // Formatting only: each value is printed as stored, to a fixed precision.
+  const fixed = (x, d) => x.toFixed(d);
+  const dot = (x) => (Number.isInteger(x) ? String(x) : x.toFixed(2));
+  const big = (x) => (x >= 100 ? Math.round(x).toLocaleString("en-US") : x >= 10 ? x.toFixed(2) : x.toFixed(3));
   const name = (t) => `“${t.token}” (position ${t.position})`;
 
   function colour(w) {
@@ -29,15 +31,23 @@
     return node;
   }
 
-  function heatmap(ex, config, h, state) {
-    const head = config.heads[h];
+  const variant = (state) => state.ex.variants[state.variant];
+  const configOf = (state, n) => variant(state).configs.find((c) => c.n_heads === n);
+  const headLabel = (config, h) => `H${h} of ${config.label}`;
+
+  // The maps a mode shows: [n_heads, head index] pairs.
+  function mapsOf(state) {
+    const counts = state.mode === "side" ? [state.least, state.most] : [state.mode];
+    return counts.flatMap((n) => configOf(state, n).heads.map((_, h) => [n, h]));
+  }
+
+  function heatmap(state, m, n, h) {
+    const ex = state.ex, config = configOf(state, n), head = config.heads[h];
     const nq = ex.queries.length, nk = ex.keys.length;
     const figure = el("figure", { class: "mhx-map" });
-    const caption = el("figcaption", { id: `mhx-${++idCount}` }, `Head ${h + 1}: ${head.name}`);
-    const svg = el("svg", {
-      viewBox: `0 0 ${LEFT + nk * CELL + 4} ${TOP + nq * CELL + 4}`,
-      width: (LEFT + nk * CELL + 4) * 1.25, role: "group", "aria-labelledby": caption.id,
-    }, "", SVG);
+    const caption = el("figcaption", { id: `mhx-${++idCount}` }, `${config.label} · H${h}: ${head.name}`);
+    const width = LEFT + nk * CELL + 4, height = TOP + nq * CELL + 4;
+    const svg = el("svg", { viewBox: `0 0 ${width} ${height}`, role: "group", "aria-labelledby": caption.id }, "", SVG);
     ex.keys.forEach((k, j) => {
       const x = LEFT + (j + 0.5) * CELL, y = TOP - 6;
       svg.append(el("text", { x, y, class: "mhx-key", transform: `rotate(-90 ${x} ${y})` }, k.token, SVG));
@@ -45,19 +55,20 @@
     const rows = head.rows.map((row, i) => {
       const g = el("g", {
         class: "mhx-row", role: "button", tabindex: i === state.query ? "0" : "-1",
-        "aria-label": `${ex.queries[i].token}, position ${ex.queries[i].position}, head ${h + 1}`,
+        "aria-label": `${ex.queries[i].token}, position ${ex.queries[i].position}, ${headLabel(config, h)}`,
       }, "", SVG);
       const y = TOP + i * CELL;
       g.append(el("rect", { class: "mhx-frame", x: 1, y: y + 1, width: LEFT + nk * CELL, height: CELL - 2 }, "", SVG));
-      g.append(el("text", { x: LEFT - 8, y: y + CELL / 2, class: "mhx-query" }, ex.queries[i].token, SVG));
+      g.append(el("text", { x: LEFT - 6, y: y + CELL / 2, class: "mhx-query" }, ex.queries[i].token, SVG));
       row.weights.forEach((w, j) => {
         const cell = el("rect", { x: LEFT + j * CELL, y, width: CELL, height: CELL, fill: colour(w), class: "mhx-cell" }, "", SVG);
-        cell.append(el("title", {}, `${ex.queries[i].token} → ${ex.keys[j].token}: ${fmt(w)}`, SVG));
+        cell.append(el("title", {}, `${ex.queries[i].token} → ${ex.keys[j].token}: ${fixed(w, 3)}`, SVG));
         g.append(cell);
       });
-      if (state.selected && state.selected.head === h && state.selected.query === i) g.setAttribute("aria-current", "true");
-      g.addEventListener("click", () => select(state, h, i));
-      g.addEventListener("keydown", (event) => onKey(event, state, h, i));
+      const sel = state.selected;
+      if (sel && sel.n === n && sel.h === h && sel.query === i) g.setAttribute("aria-current", "true");
+      g.addEventListener("click", () => select(state, m, i));
+      g.addEventListener("keydown", (event) => onKey(event, state, m, i));
       svg.append(g);
       return g;
     });
@@ -66,107 +77,193 @@
     return figure;
   }
 
-  function onKey(event, state, h, i) {
-    const nq = state.rows[h].length, nh = state.rows.length;
-    const moves = { ArrowDown: [h, i + 1], ArrowUp: [h, i - 1], Home: [h, 0], End: [h, nq - 1],
-      ArrowRight: [h + 1, i], ArrowLeft: [h - 1, i] };
+  function onKey(event, state, m, i) {
+    const nq = state.rows[m].length, nm = state.rows.length;
+    const moves = { ArrowDown: [m, i + 1], ArrowUp: [m, i - 1], Home: [m, 0], End: [m, nq - 1],
+      ArrowRight: [m + 1, i], ArrowLeft: [m - 1, i] };
     if (event.key === "Enter" || event.key === " ") {
       event.preventDefault();
-      select(state, h, i);
+      select(state, m, i);
     } else if (event.key in moves) {
       event.preventDefault();
-      const [h2, i2] = moves[event.key];
-      if (h2 >= 0 && h2 < nh && i2 >= 0 && i2 < nq) focusRow(state, h2, i2);
+      const [m2, i2] = moves[event.key];
+      if (m2 >= 0 && m2 < nm && i2 >= 0 && i2 < nq) focusRow(state, m2, i2);
     }
   }
 
-  function focusRow(state, h, i) {
+  function roving(state, i) {
     state.query = i;
     state.rows.forEach((rows) => rows.forEach((g, k) => g.setAttribute("tabindex", k === i ? "0" : "-1")));
-    state.rows[h][i].focus();
   }
 
-  function select(state, h, i) {
-    state.selected = { head: h, query: i };
-    state.query = i;
-    state.rows.forEach((rows, hh) => rows.forEach((g, k) => {
-      g.setAttribute("tabindex", k === i ? "0" : "-1");
-      if (hh === h && k === i) g.setAttribute("aria-current", "true");
+  function focusRow(state, m, i) {
+    roving(state, i);
+    state.rows[m][i].focus();
+  }
+
+  function select(state, m, i) {
+    const [n, h] = state.maps[m];
+    const relation = configOf(state, n).heads[h].relations[0];
+    state.selected = { n, h, query: i, relation };
+    roving(state, i);
+    state.rows.forEach((rows, mm) => rows.forEach((g, k) => {
+      if (mm === m && k === i) g.setAttribute("aria-current", "true");
       else g.removeAttribute("aria-current");
     }));
     arithmetic(state);
+    place(state);
+    reveal(state);
+  }
+
+  // The panel goes right under the row of maps that holds the selected map.
+  function place(state) {
+    const figures = [...state.mapBox.querySelectorAll(".mhx-map")];
+    state.mapBox.append(state.panel); // measure the maps without the panel among them
+    const m = state.selectedMap();
+    if (m < 0) return;
+    const top = figures[m].offsetTop;
+    const last = figures.filter((f) => Math.abs(f.offsetTop - top) < 2).pop();
+    last.after(state.panel);
+  }
+
+  // Bring the panel's heading and breakdown into view, keeping the map's top in view.
+  function reveal(state) {
+    const m = state.selectedMap();
+    if (m < 0) return;
+    const figure = state.mapBox.querySelectorAll(".mhx-map")[m];
+    const header = document.querySelector(".md-header");
+    const top = header ? header.getBoundingClientRect().bottom : 0;
+    const bottom = state.breakdown.getBoundingClientRect().bottom + 8;
+    const need = bottom - window.innerHeight;
+    if (need > 0) {
+      const room = figure.getBoundingClientRect().top - top - 4;
+      window.scrollBy({ top: Math.min(need, Math.max(room, 0)), behavior: "instant" });
+    }
   }
 
   function arithmetic(state) {
-    const panel = state.panel;
+    const panel = state.panel, ex = state.ex, rel = ex.relations;
     panel.replaceChildren();
+    const heading = el("h3", { id: state.headingId });
+    panel.append(heading);
     if (!state.selected) {
-      panel.append(el("p", { class: "mhx-hint" }, "Select a row (click it, or focus it and press Enter) to see its arithmetic."));
+      heading.textContent = "The arithmetic of a row";
+      panel.append(el("p", { class: "mhx-hint" }, "Select a row (click it, or focus it and press Enter) to see its arithmetic here."));
+      state.breakdown = heading;
       return;
     }
-    const { ex, config } = state, { head: h, query: i } = state.selected;
-    const head = config.heads[h], row = head.rows[i];
-    panel.append(el("h3", {}, `The softmax arithmetic of ${name(ex.queries[i])} in head ${h + 1} of ${config.n_heads}: ${head.name}`));
-    panel.append(el("p", {}, `Scale: √d_k = √${config.d_k} = ${fmt(config.scale)}. Each weight is exp(score) divided by the sum of the exps.`));
-    const wrap = el("div", { class: "mhx-scroll", tabindex: "0", role: "region", "aria-label": "Arithmetic table" });
-    const table = el("table", { class: "mhx-table" });
+    const { n, h, query: i } = state.selected;
+    const config = configOf(state, n), head = config.heads[h], row = head.rows[i];
+    const parts = variant(state).contributions;
+    heading.textContent = `The arithmetic of ${name(ex.queries[i])} in ${headLabel(config, h)}: ${head.name}`;
+    const mine = head.relations.map((r) => rel[r]);
+    const others = rel.filter((_, r) => !head.relations.includes(r));
+    const joined = (names) => names.join(" + ");
+    let intro = mine.length > 1
+      ? `q·k = ${joined(mine)}: this head holds all ${mine.length} relations' columns, so each q·k is the sum of their contributions.`
+      : `q·k = ${mine[0]}: this head holds only the ${mine[0]} relation's columns.`;
+    if (others.length) intro += ` ${others.join(", ")} ${others.length > 1 ? "live" : "lives"} in other heads and add${others.length > 1 ? "" : "s"} nothing here.`;
+    panel.append(el("p", { class: "mhx-step" }, `1. Contributions. ${intro}`));
+    const table = el("table", { class: "mhx-table mhx-breakdown" });
+    table.append(el("caption", {}, `Row “${ex.queries[i].token}”: one line per key`));
     const headRow = el("tr");
-    for (const t of ["key", "q·k", "score = q·k / √d_k", "exp(score)", "weight"]) headRow.append(el("th", { scope: "col" }, t));
+    for (const t of ["key", joined(mine), "q·k", "score", "exp(score)", "weight"]) headRow.append(el("th", { scope: "col" }, t));
     table.append(el("thead"), el("tbody"), el("tfoot"));
     table.tHead.append(headRow);
     ex.keys.forEach((k, j) => {
       const tr = el("tr");
-      tr.append(el("th", { scope: "row" }, `${k.token} (${k.position})`));
-      for (const v of [row.dots[j], row.scores[j], row.exps[j], row.weights[j]]) tr.append(el("td", {}, fmt(v)));
+      tr.append(el("th", { scope: "row" }, k.token));
+      tr.append(el("td", { class: "mhx-part" }, head.relations.map((r) => dot(parts[r][i][j])).join(" + ")));
+      tr.append(el("td", {}, dot(row.dots[j])), el("td", {}, fixed(row.scores[j], 3)),
+        el("td", {}, big(row.exps[j])), el("td", { class: "mhx-weight" }, fixed(row.weights[j], 3)));
       table.tBodies[0].append(tr);
     });
     const sum = el("tr");
-    sum.append(el("th", { scope: "row" }, "sum"), el("td"), el("td"), el("td", {}, fmt(row.sum)), el("td"));
+    sum.append(el("th", { scope: "row", colspan: "4" }, "Σ exp(score)"), el("td", {}, big(row.sum)), el("td"));
     table.tFoot.append(sum);
+    const wrap = el("div", { class: "mhx-scroll", tabindex: "0", role: "region", "aria-label": "Breakdown table" });
     wrap.append(table);
     panel.append(wrap);
-    panel.append(el("p", { class: "mhx-output" }, `Output, Σ weight · v (d_k = ${config.d_k} numbers): [${row.output.map(fmt).join(", ")}]`));
+    state.breakdown = table;
+    panel.append(el("p", { class: "mhx-step" }, `2. Scaling: score = q·k / √d_k, with √${config.d_k} = ${fixed(config.scale, 3)}.`));
+    panel.append(el("p", { class: "mhx-step" }, `3. Softmax: weight = exp(score) / Σ exp(score), with Σ = ${big(row.sum)}. The weights are the row of the map.`));
   }
 
-  function render(state, n) {
-    const ex = state.ex;
-    state.config = ex.configs.find((c) => c.n_heads === n);
+  function render(state) {
+    const old = state.selected;
+    state.maps = mapsOf(state);
+    if (old) { // keep the row; keep the head, or else the head that holds its relation
+      const found = state.maps.find(([n, h]) => n === old.n && h === old.h)
+        || state.maps.find(([n, h]) => configOf(state, n).heads[h].relations.includes(old.relation));
+      state.selected = { n: found[0], h: found[1], query: old.query, relation: old.relation };
+    }
     state.rows = [];
-    if (state.selected) state.selected = { head: 0, query: state.selected.query };
-    state.buttons.forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.heads === String(n))));
-    state.maps.replaceChildren(...state.config.heads.map((_, h) => heatmap(ex, state.config, h, state)));
+    state.buttons.forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.mode === String(state.mode))));
+    state.mapBox.replaceChildren(...state.maps.map(([n, h], m) => heatmap(state, m, n, h)));
     arithmetic(state);
+    place(state);
   }
 
   function mount(root) {
-    const ex = data.examples[root.dataset.example];
-    const state = { ex, query: 0, selected: null };
+    const ex = JSON.parse(root.querySelector("script.mhx-data").textContent);
+    const counts = ex.variants[0].configs.map((c) => c.n_heads);
+    const state = { ex, variant: ex.default, query: 0, selected: null, least: Math.min(...counts), most: Math.max(...counts) };
+    state.headingId = `mhx-${++idCount}`;
+    state.selectedMap = () => (state.selected
+      ? state.maps.findIndex(([n, h]) => n === state.selected.n && h === state.selected.h) : -1);
     const bar = el("div", { class: "mhx-toolbar", role: "group", "aria-label": "Number of heads" });
-    state.buttons = ex.configs.map((c) => {
-      const b = el("button", { type: "button", class: "mhx-toggle", "data-heads": c.n_heads, "aria-pressed": "false" }, c.label);
-      b.addEventListener("click", () => render(state, c.n_heads));
+    const modes = [...counts.map((n) => [String(n), configOf(state, n).label]),
+      ["side", `${state.least} and ${state.most} heads side by side`]];
+    state.buttons = modes.map(([mode, label]) => {
+      const b = el("button", { type: "button", class: "mhx-toggle", "data-mode": mode, "aria-pressed": "false" }, label);
+      b.addEventListener("click", () => {
+        state.mode = mode === "side" ? "side" : Number(mode);
+        render(state);
+      });
       bar.append(b);
       return b;
     });
+    const parts = [bar];
+    if (ex.sinks.length) {
+      const id = `mhx-${++idCount}`;
+      const box = el("div", { class: "mhx-slider" });
+      const label = el("label", { for: id }, "Sink strength");
+      const input = el("input", { id, type: "range", min: "0", max: String(ex.sinks.length - 1), step: "1", value: String(ex.default) });
+      const shown = el("output", { for: id, class: "mhx-sink" });
+      const summary = el("p", { class: "mhx-summary", "aria-live": "polite" });
+      const update = () => {
+        state.variant = Number(input.value);
+        const sink = ex.sinks[state.variant];
+        input.setAttribute("aria-valuetext", String(sink));
+        shown.textContent = String(sink);
+        summary.textContent = variant(state).summary;
+      };
+      input.addEventListener("input", () => {
+        update();
+        render(state);
+      });
+      update();
+      box.append(label, input, shown);
+      parts.push(box, summary);
+    }
     const legend = el("p", { class: "mhx-legend" });
     legend.append(el("span", {}, "weight 0"), el("span", { class: "mhx-ramp", "aria-hidden": "true" }), el("span", {}, "1"));
-    const help = el("p", { class: "mhx-hint" }, "Rows are queries, columns are keys. Tab to a heatmap, move between rows with the arrow keys, press Enter to show a row's arithmetic.");
-    state.maps = el("div", { class: "mhx-maps" });
-    state.panel = el("section", { class: "mhx-arithmetic", "aria-live": "polite" });
-    root.replaceChildren(bar, help, legend, state.maps, state.panel);
+    parts.push(legend);
+    state.mapBox = el("div", { class: "mhx-maps" });
+    state.panel = el("section", { class: "mhx-arithmetic", role: "region", "aria-labelledby": state.headingId, "aria-live": "polite" });
+    parts.push(state.mapBox);
+    root.replaceChildren(...parts);
     root.classList.add("mhx-live");
-    render(state, Math.max(...ex.configs.map((c) => c.n_heads)));
+    state.mode = "side";
+    render(state);
+    let width = window.innerWidth;
+    window.addEventListener("resize", () => {
+      if (window.innerWidth !== width) { width = window.innerWidth; place(state); }
+    });
   }
 
-  async function init() {
-    const roots = document.querySelectorAll(".mha-explorer:not(.mhx-live)");
-    if (!roots.length) return;
-    if (!data) {
-      const response = await fetch(DATA);
-      if (!response.ok) throw new Error(`heads explorer: ${DATA} answered ${response.status}`);
-      data = await response.json();
-    }
-    roots.forEach(mount);
+  function init() {
+    document.querySelectorAll(".mha-explorer:not(.mhx-live)").forEach(mount);
   }
 
   if (window.document$) window.document$.subscribe(() => init());

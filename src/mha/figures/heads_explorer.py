@@ -16,10 +16,10 @@ def heatmaps(example: dict) -> Figure:
     heatmap of each head count (the others share its rows and columns).
 
     ```python
-    from mha.pages.heads_explorer import cat_mat_example
+    from mha.pages.heads_explorer import static_example
     from mha.figures.heads_explorer import heatmaps
 
-    fig = heatmaps(cat_mat_example())
+    fig = heatmaps(static_example())
     assert sum(len(ax.images) for ax in fig.axes) == 4 + 2 + 1
     ```
     """
@@ -47,7 +47,7 @@ def heatmaps(example: dict) -> Figure:
             weights = np.array([r["weights"] for r in head["rows"]])  # (n_q, n_k)
             image = ax.imshow(weights, cmap=CMAP, vmin=0, vmax=1, interpolation="none")
             name = head["name"].replace(" + ", "\n+ ")
-            ax.set_title(f"{config['label']}: {name}", fontsize=7, loc="left")
+            ax.set_title(f"{config['label']}, H{i}: {name}", fontsize=7, loc="left")
             first = i == 0  # token labels on a config's first heatmap only
             ax.set_xticks(np.arange(len(keys)), keys if first else [])
             ax.set_yticks(np.arange(len(queries)), queries if first else [])

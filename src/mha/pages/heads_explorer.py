@@ -1,65 +1,66 @@
-"""The heads explorer's data: every number the widget shows, computed by the core.
+"""The heads explorer: the widget's data, the page's values, sentences and captions.
 
-Page: ``docs/heads-explorer.md``.
+Page: ``docs/heads-explorer.md`` (the cricket page, ``docs/cricket.md``, embeds the
+same widget on its own example with ``widget("cricket")``).
 
-The page's JavaScript only renders this payload; it does no attention arithmetic.
-The build writes it to ``SITE_PATH`` inside the site output (an mkdocs hook calls
-``write``), never into ``docs/``.
+The page's JavaScript (``docs/assets/js/heads-explorer.js``) only renders the payload
+that ``widget`` embeds in the page as JSON; it does no attention arithmetic. Every
+number is computed here by the core at build time (through the content-hash cache)
+and rounded to what the widget shows.
 
-Schema (every float rounded to ``DECIMALS`` places; positions count from 1)::
+Schema of one example (``example(name)``; floats rounded to ``DECIMALS`` places,
+positions counted from 0)::
 
     {
-      "version": 1,
-      "examples": {
-        "<example id>": {                       # "cat_mat", "cricket"
-          "title": str,
-          "queries": [{"token": str, "position": int}, ...],   # n_q rows
-          "keys":    [{"token": str, "position": int}, ...],   # n_k columns
-          "configs": [                          # one per head count, ascending
-            {
-              "n_heads": int,
-              "label": str,                     # "1 head", "2 heads", "4 heads"
-              "d_k": int,
-              "scale": float,                   # √d_k
-              "heads": [                        # n_heads of them
-                {
-                  "name": str,
-                  "rows": [                     # one per query, n_q of them
-                    {
-                      "dots":    [float] * n_k, # q·k
-                      "scores":  [float] * n_k, # q·k / √d_k
-                      "exps":    [float] * n_k, # exp(score)
-                      "sum":     float,         # Σ exp(score)
-                      "weights": [float] * n_k, # softmax, from the core
-                      "output":  [float] * d_k  # Σ weight · v, from the core
-                    }
-                  ]
-                }
-              ]
-            }
-          ]
-        }
-      }
+      "version": 2,
+      "title": str,
+      "queries": [{"token": str, "position": int}, ...],   # n_q rows
+      "keys":    [{"token": str, "position": int}, ...],   # n_k columns
+      "relations": [str, ...],          # what q·k is the sum of, in column blocks
+      "sinks": [float, ...],            # the slider's sink strengths ([] : no slider)
+      "default": int,                   # index of the variant shown first
+      "variants": [{                    # one per sink strength (one if no slider)
+        "sink": float | null,
+        "summary": str,                 # what the one-head map does, from the values
+        "contributions": [[[float] * n_k] * n_q] * n_relations,  # per relation q·k
+        "configs": [{                   # one per head count, ascending
+          "n_heads": int, "label": str, "d_k": int, "scale": float,   # scale = √d_k
+          "heads": [{
+            "name": str,
+            "relations": [int, ...],    # the relations whose columns the head holds
+            "rows": [{                  # one per query
+              "dots": [float] * n_k,    # q·k, the sum of the head's contributions
+              "scores": [float] * n_k,  # q·k / √d_k
+              "exps": [float] * n_k,    # exp(score)
+              "sum": float,             # Σ exp(score)
+              "weights": [float] * n_k  # softmax, from the core
+            }]
+          }]
+        }]
+      }]
     }
-
-``weights`` and ``output`` come from ``scaled_dot_product_attention``; the other
-fields spell out the steps that produce them (``exps / sum`` equals ``weights``).
 """
 
 from __future__ import annotations
 
+import html
 import json
-from pathlib import Path
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
 from mha.attention import scaled_dot_product_attention
 from mha.heads import split_heads
+from mha.support.cache import cached
+from mha.support.claims import Claim
 from mha.worked import cat_mat, cricket
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DECIMALS = 4
-SITE_PATH = "assets/data/heads-explorer.json"  # relative to the site output
+EXAMPLES = ("cat_mat", "cricket")
+# Two maps "look alike" below this mean absolute difference of their weights.
+ALIKE = 0.1
 
 
 def _numbers(values: np.ndarray) -> list | float:
@@ -73,21 +74,28 @@ def _label(n_heads: int) -> str:
 
 
 def config(
-    q: np.ndarray, k: np.ndarray, v: np.ndarray, n_heads: int, names: tuple[str, ...]
+    q: np.ndarray,
+    k: np.ndarray,
+    n_heads: int,
+    names: tuple[str, ...],
+    n_relations: int | None = None,
 ) -> dict:
-    """One head count's arithmetic for projected ``q (n_q, d)``, ``k, v (n_k, d)``.
+    """One head count's arithmetic for projected ``q (n_q, d)`` and ``k (n_k, d)``.
 
     The width d is split into ``n_heads`` heads (``split_heads``) and each head runs
-    the core's ``scaled_dot_product_attention``; ``names`` names the heads.
+    the core's ``scaled_dot_product_attention``; ``names`` names the heads. The width
+    holds ``n_relations`` equal column blocks (default ``n_heads``), and each head
+    lists the blocks it holds.
 
     ```python
     import numpy as np
     from mha.pages.heads_explorer import config
 
     q, k = np.array([[1.0, 0.0]]), np.array([[1.0, 0.0], [0.0, 1.0]])
-    one = config(q, k, np.eye(2), 1, ("only head",))
+    one = config(q, k, 1, ("only head",), n_relations=2)
     row = one["heads"][0]["rows"][0]
     assert row["dots"] == [1.0, 0.0] and one["scale"] == 1.4142
+    assert one["heads"][0]["relations"] == [0, 1]
     assert abs(sum(row["weights"]) - 1) < 1e-4
     ```
     """
@@ -95,15 +103,21 @@ def config(
         raise ValueError(
             f"names: expected {n_heads} head names, got {len(names)}: {names!r}"
         )
-    q_h, k_h, v_h = (split_heads(a, n_heads) for a in (q, k, v))  # (h, n, d_k)
-    outputs, weights = scaled_dot_product_attention(q_h, k_h, v_h)  # (h, n_q, *)
+    n_relations = n_heads if n_relations is None else n_relations
+    if n_relations % n_heads:
+        raise ValueError(
+            f"n_relations: expected a multiple of n_heads={n_heads}, got {n_relations}"
+        )
+    q_h, k_h = split_heads(q, n_heads), split_heads(k, n_heads)  # (h, n, d_k)
+    _, weights = scaled_dot_product_attention(q_h, k_h, k_h)  # (h, n_q, n_k)
     d_k = q_h.shape[-1]
     scale = np.sqrt(d_k)
     dots = q_h @ np.swapaxes(k_h, -1, -2)  # (h, n_q, n_k)
     exps = np.exp(dots / scale)
+    per_head = n_relations // n_heads
     heads = []
-    for name, head_dots, head_exps, head_w, head_out in zip(
-        names, dots, exps, weights, outputs, strict=True
+    for h, (name, head_dots, head_exps, head_w) in enumerate(
+        zip(names, dots, exps, weights, strict=True)
     ):
         rows = [
             {
@@ -112,13 +126,13 @@ def config(
                 "exps": _numbers(row_exps),
                 "sum": _numbers(row_exps.sum()),
                 "weights": _numbers(row_w),
-                "output": _numbers(row_out),
             }
-            for row_dots, row_exps, row_w, row_out in zip(
-                head_dots, head_exps, head_w, head_out, strict=True
+            for row_dots, row_exps, row_w in zip(
+                head_dots, head_exps, head_w, strict=True
             )
         ]
-        heads.append({"name": name, "rows": rows})
+        relations = list(range(h * per_head, (h + 1) * per_head))
+        heads.append({"name": name, "relations": relations, "rows": rows})
     return {
         "n_heads": n_heads,
         "label": _label(n_heads),
@@ -128,89 +142,434 @@ def config(
     }
 
 
-def _tokens(tokens: tuple[str, ...], first: int = 1) -> list[dict]:
-    """Tokens with their positions in the sentence, counted from 1."""
+def contributions(q: np.ndarray, k: np.ndarray, n_relations: int) -> np.ndarray:
+    """Each relation's share of q·k: ``(n_relations, n_q, n_k)``, summing to ``q @ k.T``.
+
+    Relation r owns the r-th of ``n_relations`` equal column blocks of q and k.
+
+    ```python
+    import numpy as np
+    from mha.pages.heads_explorer import contributions
+
+    q, k = np.array([[1.0, 2.0]]), np.array([[3.0, 4.0]])
+    parts = contributions(q, k, 2)
+    assert parts[:, 0, 0].tolist() == [3.0, 8.0] and parts.sum(0) == q @ k.T
+    ```
+    """
+    q_r, k_r = split_heads(q, n_relations), split_heads(k, n_relations)
+    return q_r @ np.swapaxes(k_r, -1, -2)
+
+
+def _tokens(tokens: tuple[str, ...], first: int = 0) -> list[dict]:
+    """Tokens with their positions in the sentence, counted from 0."""
     return [{"token": t, "position": p} for p, t in enumerate(tokens, start=first)]
 
 
-def cat_mat_example() -> dict:
-    """The four constructed heads on "the cat sat on the warm mat ." with 1, 2, 4 heads.
+@dataclass(frozen=True)
+class Dominance:
+    """How much the one-head map of the cat/mat sentence is taken by "."."""
+
+    sink: float  # the sink's strength
+    rows_led: int  # rows whose largest weight is on "."
+    rows: int  # rows in all
+    mean_weight: float  # mean weight on "." over the rows
+
+    @property
+    def dominated(self) -> bool:
+        """ "." takes the largest weight in more than half of the rows."""
+        return 2 * self.rows_led > self.rows
+
+
+def dominance(sink: float | None = None) -> Dominance:
+    """The one-head map's lean towards "." at sink strength ``sink`` (default: the page's).
 
     ```python
-    from mha.pages.heads_explorer import cat_mat_example
+    from mha.pages.heads_explorer import dominance
 
-    ex = cat_mat_example()
-    assert [c["label"] for c in ex["configs"]] == ["1 head", "2 heads", "4 heads"]
+    assert not dominance(0.0).dominated and dominance(32.0).dominated
     ```
     """
+    strength = cat_mat.strengths(sink)
+    one = cat_mat.attention_weights(1, strength)[0]  # (8, 8)
+    stop = cat_mat.TOKENS.index(".")
+    return Dominance(
+        sink=strength["sink"],
+        rows_led=int((one.argmax(axis=-1) == stop).sum()),
+        rows=one.shape[0],
+        mean_weight=float(one[:, stop].mean()),
+    )
+
+
+def _summary(d: Dominance) -> str:
+    verdict = "dominated by" if d.dominated else "not dominated by"
+    return (
+        f"Sink strength {d.sink:g}: in the one-head map “.” takes the largest weight "
+        f"in {d.rows_led} of {d.rows} rows, {d.mean_weight:.3f} of each row on "
+        f"average: the merged head is {verdict} “.”."
+    )
+
+
+def _cat_mat_variant(sink: float) -> dict:
+    strength = cat_mat.strengths(sink)
+    p = cat_mat.projections(strength)
     x = cat_mat.features()
-    tokens = _tokens(cat_mat.TOKENS)
-    configs = []
-    for n_heads in cat_mat.HEAD_COUNTS:
-        layer = cat_mat.layer(n_heads)
-        q, k, v = x @ layer.w_q, x @ layer.w_k, x @ layer.w_v  # (8, d_model)
-        configs.append(config(q, k, v, n_heads, cat_mat.head_names(n_heads)))
+    q, k = x @ p.w_q, x @ p.w_k  # (8, d_model)
+    n_rel = len(cat_mat.HEADS)
     return {
+        "sink": strength["sink"],
+        "summary": _summary(dominance(sink)),
+        "contributions": _numbers(contributions(q, k, n_rel)),
+        "configs": [
+            config(q, k, h, cat_mat.head_names(h), n_rel) for h in cat_mat.HEAD_COUNTS
+        ],
+    }
+
+
+def _cat_mat() -> dict:
+    tokens = _tokens(cat_mat.TOKENS)
+    sinks = list(cat_mat.SINK_STRENGTHS)
+    return {
+        "version": SCHEMA_VERSION,
         "title": " ".join(cat_mat.TOKENS),
         "queries": tokens,
         "keys": tokens,
-        "configs": configs,
+        "relations": list(cat_mat.HEADS),
+        "sinks": sinks,
+        "default": sinks.index(cat_mat.STRENGTH["sink"]),
+        "variants": [_cat_mat_variant(s) for s in sinks],
     }
 
 
-def cricket_example() -> dict:
-    """The cricket example: the query "his" over Kohli, his, century; 1 or 2 heads.
+CRICKET_RELATIONS = ("coreference dimensions", "topic dimensions")
 
-    ```python
-    from mha.pages.heads_explorer import cricket_example
 
-    ex = cricket_example()
-    assert ex["queries"] == [{"token": "his", "position": 2}]
-    assert ex["configs"][1]["heads"][0]["rows"][0]["weights"][0] == 0.7679
-    ```
-    """
-    q = cricket.Q_HIS[None]  # (1 query, d_model)
-    names = {  # what each head sees, and the cricket page's name for it
+def _cricket() -> dict:
+    q, k = cricket.Q_HIS[None], cricket.K  # (1 query, d_model), (3 keys, d_model)
+    names = {
         1: ("all four dimensions",),
-        2: ("coreference dimensions (head A)", "topic dimensions (head B)"),
+        2: tuple(
+            f"{r} (head {n})" for r, n in zip(CRICKET_RELATIONS, "AB", strict=True)
+        ),
     }
-    return {
-        "title": f'"{cricket.QUERY}" over ' + ", ".join(cricket.TOKENS),
-        "queries": _tokens((cricket.QUERY,), cricket.TOKENS.index(cricket.QUERY) + 1),
-        "keys": _tokens(cricket.TOKENS),
-        "configs": [config(q, cricket.K, cricket.V, h, names[h]) for h in names],
-    }
-
-
-def payload() -> dict:
-    """The whole JSON payload: every example the widget can show.
-
-    ```python
-    from mha.pages.heads_explorer import payload
-
-    assert set(payload()["examples"]) == {"cat_mat", "cricket"}
-    ```
-    """
     return {
         "version": SCHEMA_VERSION,
-        "examples": {"cat_mat": cat_mat_example(), "cricket": cricket_example()},
+        "title": f'"{cricket.QUERY}" over ' + ", ".join(cricket.TOKENS),
+        "queries": _tokens((cricket.QUERY,), cricket.TOKENS.index(cricket.QUERY)),
+        "keys": _tokens(cricket.TOKENS),
+        "relations": list(CRICKET_RELATIONS),
+        "sinks": [],
+        "default": 0,
+        "variants": [
+            {
+                "sink": None,
+                "summary": "",
+                "contributions": _numbers(contributions(q, k, 2)),
+                "configs": [config(q, k, h, names[h], 2) for h in names],
+            }
+        ],
     }
 
 
-def write(path: str | Path) -> Path:
-    """Write ``payload()`` as compact JSON to ``path`` (parents created); return it.
+def _example(name: str) -> dict:
+    if name == "cat_mat":
+        return _cat_mat()
+    if name == "cricket":
+        return _cricket()
+    raise ValueError(f"name: expected one of {EXAMPLES}, got {name!r}")
+
+
+def example(name: str) -> dict:
+    """The widget's data for ``name`` (``"cat_mat"`` or ``"cricket"``), cached.
 
     ```python
-    import json, tempfile
-    from pathlib import Path
-    from mha.pages.heads_explorer import write
+    from mha.pages.heads_explorer import example
 
-    out = write(Path(tempfile.mkdtemp()) / "data" / "explorer.json")
-    assert json.loads(out.read_text())["version"] == 1
+    ex = example("cat_mat")
+    default = ex["variants"][ex["default"]]
+    assert [c["label"] for c in default["configs"]] == ["1 head", "2 heads", "4 heads"]
+    cricket = example("cricket")["variants"][0]["configs"][1]
+    assert cricket["heads"][0]["rows"][0]["weights"][0] == 0.7679
     ```
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(payload(), separators=(",", ":"), ensure_ascii=False)
-    path.write_text(text + "\n", encoding="utf-8")
-    return path
+    if name not in EXAMPLES:
+        raise ValueError(f"name: expected one of {EXAMPLES}, got {name!r}")
+    return cached(_example, name)
+
+
+def payload_json(name: str) -> str:
+    """``example(name)`` as compact JSON, safe inside a ``<script>`` element.
+
+    ```python
+    import json
+    from mha.pages.heads_explorer import example, payload_json
+
+    text = payload_json("cricket")
+    assert json.loads(text) == example("cricket") and "</" not in text
+    ```
+    """
+    text = json.dumps(example(name), separators=(",", ":"), ensure_ascii=False)
+    return text.replace("</", "<\\/")
+
+
+def widget(name: str) -> str:
+    """The widget's HTML for a page: its container with its data embedded as JSON.
+
+    The data travels inside the page (no request: it works from a file), and the
+    page's script draws it. Without JavaScript, the ``noscript`` note shows.
+
+    ```python
+    from mha.pages.heads_explorer import widget
+
+    html = widget("cricket")
+    assert html.startswith('<div class="mha-explorer" data-example="cricket">')
+    assert 'type="application/json"' in html and "noscript" in html
+    ```
+    """
+    data = payload_json(name)
+    note = html.escape(
+        "The interactive explorer needs JavaScript; the figure on this page shows "
+        "the same weights."
+    )
+    return (
+        f'<div class="mha-explorer" data-example="{name}">'
+        f'<script type="application/json" class="mhx-data">{data}</script>'
+        f"<noscript><p>{note}</p></noscript></div>"
+    )
+
+
+# What the page prints ------------------------------------------------------------
+
+
+def default_weights(n_heads: int) -> np.ndarray:
+    """The page's layer's attention weights, ``(n_heads, 8, 8)``, at the default strengths.
+
+    ```python
+    from mha.pages.heads_explorer import default_weights
+
+    assert default_weights(4).shape == (4, 8, 8)
+    ```
+    """
+    return cat_mat.attention_weights(n_heads)
+
+
+def map_differences() -> dict[tuple[str, str], float]:
+    """Mean absolute difference of every two of the four heads' 8 x 8 maps.
+
+    ```python
+    from mha.pages.heads_explorer import ALIKE, map_differences
+
+    assert min(map_differences().values()) >= ALIKE  # no two heads look alike
+    ```
+    """
+    four = default_weights(4)
+    names = cat_mat.HEADS
+    return {
+        (names[a], names[b]): float(np.abs(four[a] - four[b]).mean())
+        for a in range(len(names))
+        for b in range(a + 1, len(names))
+    }
+
+
+@dataclass(frozen=True)
+class FeatureRow:
+    """One token of the sentence as the feature table prints it."""
+
+    position: int
+    token: str
+    tag: str
+    delimiter: str  # "yes" or "no"
+
+
+def feature_rows() -> tuple[FeatureRow, ...]:
+    """The sentence's tokens with their position (from 0), tag and delimiter flag.
+
+    ```python
+    from mha.pages.heads_explorer import feature_rows
+
+    rows = feature_rows()
+    assert rows[0].position == 0 and rows[-1].delimiter == "yes"
+    ```
+    """
+    return tuple(
+        FeatureRow(i, t, tag, "yes" if t in cat_mat.DELIMITERS else "no")
+        for i, (t, tag) in enumerate(zip(cat_mat.TOKENS, cat_mat.TAGS, strict=True))
+    )
+
+
+@dataclass(frozen=True)
+class Facts:
+    """The values the page prints about the constructed heads."""
+
+    n_tags: int  # parts of speech
+    n_words: int  # distinct words
+    n_tokens: int
+    used: dict[str, int]  # columns used in each feature block
+    patterns: cat_mat.Patterns
+    entropy: tuple[
+        tuple[int, float], ...
+    ]  # (heads, mean row entropy), most heads first
+    dominance: tuple[Dominance, ...]  # one per slider strength
+    default: Dominance  # at the page's strengths
+    exceptions: tuple[str, ...]  # tokens whose one-head row does not peak on "."
+    exception_sum: float  # q·k of those rows' peak (part of speech + same word)
+    smallest_difference: float  # least mean |difference| of two heads' maps
+    first_dominated: float  # the smallest slider strength at which "." dominates
+
+
+def facts() -> Facts:
+    """Everything the page prints, computed from the layer.
+
+    ```python
+    from mha.pages.heads_explorer import facts
+
+    f = facts()
+    assert f.n_tokens == 8 and f.entropy[0][0] == 4 and f.default.dominated
+    ```
+    """
+    s = cat_mat.STRENGTH
+    one = default_weights(1)[0]
+    stop = cat_mat.TOKENS.index(".")
+    exceptions = tuple(
+        cat_mat.TOKENS[i] for i in range(len(one)) if one[i].argmax() != stop
+    )
+    levels = tuple(dominance(v) for v in cat_mat.SINK_STRENGTHS)
+    return Facts(
+        n_tags=len(cat_mat.POS_TAGS),
+        n_words=len(cat_mat.VOCAB),
+        n_tokens=len(cat_mat.TOKENS),
+        used={
+            "position": len(cat_mat.TOKENS),
+            "part of speech": len(cat_mat.POS_TAGS),
+            "word": len(cat_mat.VOCAB),
+            "delimiter": len(cat_mat.DELIMITERS),
+        },
+        patterns=cat_mat.solve(),
+        entropy=tuple(
+            (h, cat_mat.solve().entropy_bits[h])
+            for h in sorted(cat_mat.HEAD_COUNTS)[::-1]
+        ),
+        dominance=levels,
+        default=dominance(),
+        exceptions=exceptions,
+        exception_sum=s["part of speech"] + s["same word"],
+        smallest_difference=min(map_differences().values()),
+        first_dominated=min(d.sink for d in levels if d.dominated),
+    )
+
+
+def claims(values: Facts | None = None) -> dict[str, Claim]:
+    """The page's sentences that compare computed values, checked against ``values``.
+
+    ```python
+    from mha.pages.heads_explorer import claims
+
+    assert all(c.holds for c in claims().values())
+    ```
+    """
+    f = facts() if values is None else values
+    s = cat_mat.STRENGTH
+    p = f.patterns
+    sink_strongest = s["sink"] == max(s.values())
+    neighbour_next = s["neighbour"] == sorted(s.values())[-2]
+    d = f.default
+    the_rows = f.exceptions == ("the", "the")
+    return {
+        "sink_strongest": Claim(
+            "The sink is the strongest signal by construction, the neighbour band next.",
+            sink_strongest and neighbour_next,
+            f"strengths {s}",
+        ),
+        "same_word_spreads": Claim(
+            'but "cat", whose word occurs only once, matches nothing and spreads its '
+            "weight evenly",
+            np.allclose(default_weights(4)[cat_mat.HEADS.index("same word"), 1], 1 / 8),
+            f"cat's same-word row {default_weights(4)[2, 1].round(3).tolist()}",
+        ),
+        "heads_differ": Claim(
+            "no two of the four maps look alike",
+            f.smallest_difference >= ALIKE,
+            f"smallest mean |difference| {f.smallest_difference:.3f}, threshold {ALIKE}",
+        ),
+        "one_head_dominated": Claim(
+            "“.” takes the largest weight in most rows",
+            d.dominated,
+            f"{d.rows_led} of {d.rows} rows",
+        ),
+        "the_exception": Claim(
+            'The exceptions are the two "the": for them part of speech and same word '
+            "add up to more than the sink",
+            the_rows and f.exception_sum > s["sink"],
+            f"rows not led by '.': {f.exceptions}; {f.exception_sum} vs {s['sink']}",
+        ),
+        "slider_turns": Claim(
+            "below it, “.” leads at most half of the rows",
+            all(not x.dominated for x in f.dominance if x.sink < f.first_dominated),
+            f"dominance by strength {[(x.sink, x.rows_led) for x in f.dominance]}",
+        ),
+        "two_heads_drowned": Claim(
+            "the sink drowns the same-word relation",
+            p.two_heads_the_to_the[1] < p.the_to_the[2],
+            f"{p.two_heads_the_to_the[1]:.3f} vs {p.the_to_the[2]:.3f}",
+        ),
+        "blur_order": Claim(
+            "the one-head rows are the blurriest",
+            p.entropy_bits[1] > max(p.entropy_bits[2], p.entropy_bits[4]),
+            f"entropy {p.entropy_bits}",
+        ),
+    }
+
+
+def _alt_heatmaps(f: Facts) -> str:
+    return (
+        "Attention heatmaps of the sentence, rows are queries and columns keys. With "
+        "four heads: a band beside the diagonal (neighbour), the two “the” and cat/mat "
+        "paired with each other and themselves (part of speech), the two “the” paired "
+        "and every other row spread evenly (same word), and a bright column on “.” "
+        "(sink). With two heads and with one head: a bright column on “.” in "
+        f"{f.default.rows_led} of {f.default.rows} rows of the one-head map, "
+        "the two “the” rows pointing at each other."
+    )
+
+
+def alt() -> dict[str, str]:
+    """Alt texts of the page's figures, by figure.
+
+    ```python
+    from mha.pages.heads_explorer import alt
+
+    assert "sink" in alt()["heatmaps"]
+    ```
+    """
+    return {"heatmaps": _alt_heatmaps(facts())}
+
+
+def caption() -> dict[str, str]:
+    """Captions of the page's figures: what to look at.
+
+    ```python
+    from mha.pages.heads_explorer import caption
+
+    assert "one head" in caption()["heatmaps"]
+    ```
+    """
+    return {
+        "heatmaps": (
+            "Every heatmap of the explorer at once (rows are queries, columns keys, "
+            "brighter is more weight). Compare each of the four heads' single pattern "
+            "with the one head below them, where the column of “.” outshines the rest."
+        )
+    }
+
+
+def static_example() -> Mapping:
+    """The default variant of the cat/mat example, as the static figure draws it.
+
+    ```python
+    from mha.pages.heads_explorer import static_example
+
+    assert [c["n_heads"] for c in static_example()["configs"]] == [1, 2, 4]
+    ```
+    """
+    ex = example("cat_mat")
+    variant = ex["variants"][ex["default"]]
+    return {"queries": ex["queries"], "keys": ex["keys"], "configs": variant["configs"]}

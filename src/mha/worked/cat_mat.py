@@ -3,26 +3,29 @@
 These heads are built by hand from token features, not trained: each head's W_Q and
 W_K are written down openly so that it computes one relation and nothing else.
 
-Token features (``features()``, shape ``(8, d_model = 32)``) sit in four blocks of
-eight columns, one block per head:
+Token features (``features()``, shape ``(8, d_model = 64)``) sit in four blocks of
+sixteen columns, one block per head (columns no feature uses stay zero):
 
-- columns 0-7: the position, one-hot;
-- columns 8-15: the part of speech, one-hot over ``POS_TAGS`` (two columns unused);
-- columns 16-23: the word, one-hot over ``VOCAB`` (one column unused);
-- columns 24-31: the delimiter flag in column 24 (seven columns unused).
+- columns 0-15: the position, one-hot (8 used);
+- columns 16-31: the part of speech, one-hot over ``POS_TAGS`` (6 used);
+- columns 32-47: the word, one-hot over ``VOCAB`` (7 used);
+- columns 48-63: the delimiter flag in column 48.
 
-The four heads (d_k = 8 each, head i owns columns ``8*i:8*(i+1)`` of W_Q and W_K):
+The four heads (d_k = 16 each, head i owns columns ``16*i:16*(i+1)`` of W_Q and W_K):
 
 - neighbour: a query at position i matches keys at positions i-1 and i+1;
 - part of speech: a query matches keys with the same tag (the two determiners, the
-  two nouns);
-- same word: a query matches keys with the same word (the two "the", not cat/mat);
+  two nouns, and each token itself);
+- same word: a query matches the *other* occurrences of its word (the two "the" each
+  other, nothing else): the query carries its word and its position, the key its word
+  and minus its position, so a token's match with itself cancels; a token whose word
+  occurs once matches nothing and spreads its weight evenly;
 - sink: every query is the same vector, and only the delimiter's key points its way.
 
 ``STRENGTH`` is the dot product q·k of a match (0 otherwise). W_V and W_O are the
 identity, so each head hands over its own block of features.
 
-The one-head and two-head layers are the same d_model = 32 split into fewer, wider
+The one-head and two-head layers are the same d_model = 64 split into fewer, wider
 heads: the same W_Q, W_K, W_V, W_O read by ``MultiHeadAttention`` with n_heads 1 or 2,
 so the four-head projections are concatenated two by two (or all four) and each wider
 head has one softmax over the sum of its parts' dot products.
@@ -30,6 +33,7 @@ head has one softmax over the sum of its parts' dot products.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,27 +47,29 @@ POS_TAGS = ("DET", "NOUN", "VERB", "ADP", "ADJ", "PUNCT")
 VOCAB = ("the", "cat", "sat", "on", "warm", "mat", ".")
 DELIMITERS = (".",)
 
-BLOCK = 8  # columns per feature block = d_k of each of the four heads
+BLOCK = 16  # columns per feature block = d_k of each of the four heads
 D_MODEL = 4 * BLOCK
 HEADS = ("neighbour", "part of speech", "same word", "sink")
 HEAD_COUNTS = (1, 2, 4)
 # q·k between a query and a key that match in a head's relation (0 when they do not).
 # The sink is the strongest signal, the neighbour band next.
-STRENGTH = {"neighbour": 16.0, "part of speech": 12.0, "same word": 12.0, "sink": 24.0}
+STRENGTH = {"neighbour": 20.0, "part of speech": 12.0, "same word": 16.0, "sink": 24.0}
+# The sink strengths the heads explorer's slider offers (STRENGTH["sink"] among them).
+SINK_STRENGTHS = (0.0, 8.0, 16.0, 24.0, 32.0)
 
 _POSITION, _TAG, _WORD, _DELIMITER = (BLOCK * b for b in range(4))  # first columns
 
 
 def features() -> np.ndarray:
-    """The token features ``x``, shape ``(8 tokens, d_model = 32)``, one-hot blocks.
+    """The token features ``x``, shape ``(8 tokens, d_model = 64)``, one-hot blocks.
 
     ```python
     from mha.worked.cat_mat import TOKENS, features
 
     x = features()
-    assert x.shape == (8, 32)
-    assert x[TOKENS.index("."), 24] == 1  # the delimiter flag
-    assert (x[0] == x[4])[8:].all()  # the two "the" differ only in position
+    assert x.shape == (8, 64)
+    assert x[TOKENS.index("."), 48] == 1  # the delimiter flag
+    assert (x[0] == x[4])[16:].all()  # the two "the" differ only in position
     ```
     """
     x = np.zeros((len(TOKENS), D_MODEL))
@@ -76,17 +82,17 @@ def features() -> np.ndarray:
 
 
 def feature_names() -> tuple[str, ...]:
-    """A name for each of the 32 feature columns (``"unused"`` for padding).
+    """A name for each of the 64 feature columns (``"unused"`` for padding).
 
     ```python
     from mha.worked.cat_mat import feature_names
 
     names = feature_names()
-    assert names[0] == "position 1" and names[8] == "tag DET" and names[24] == "delimiter"
+    assert names[0] == "position 0" and names[16] == "tag DET" and names[48] == "delimiter"
     ```
     """
     blocks = (
-        [f"position {i + 1}" for i in range(len(TOKENS))],
+        [f"position {i}" for i in range(len(TOKENS))],
         [f"tag {tag}" for tag in POS_TAGS],
         [f'word "{word}"' for word in VOCAB],
         ["delimiter"],
@@ -106,24 +112,55 @@ class Projections:
     w_o: np.ndarray
 
 
-def _head_block(head: str) -> tuple[np.ndarray, np.ndarray]:
-    """One head's W_Q and W_K columns, each ``(d_model, d_k = 8)``."""
+def strengths(sink: float | None = None) -> dict[str, float]:
+    """``STRENGTH``, with the sink's strength replaced by ``sink`` if given.
+
+    ```python
+    from mha.worked.cat_mat import STRENGTH, strengths
+
+    assert strengths() == STRENGTH and strengths(0.0)["sink"] == 0.0
+    ```
+    """
+    chosen = dict(STRENGTH)
+    if sink is not None:
+        if not isinstance(sink, int | float) or isinstance(sink, bool):
+            raise TypeError(f"sink: expected a number, got {type(sink).__name__}")
+        if not np.isfinite(sink) or sink < 0:
+            raise ValueError(f"sink: expected a finite number >= 0, got {sink!r}")
+        chosen["sink"] = float(sink)
+    return chosen
+
+
+def _strength(strength: Mapping[str, float] | None) -> dict[str, float]:
+    """``strength`` checked: a number for each of ``HEADS`` (``STRENGTH`` if None)."""
+    if strength is None:
+        return dict(STRENGTH)
+    if not isinstance(strength, Mapping) or set(strength) != set(HEADS):
+        raise ValueError(
+            f"strength: expected a mapping with keys {HEADS}, got {strength!r}"
+        )
+    return {head: float(strength[head]) for head in HEADS}
+
+
+def _head_block(head: str, s: float) -> tuple[np.ndarray, np.ndarray]:
+    """One head's W_Q and W_K columns, each ``(d_model, d_k = 16)``, match strength s."""
     w_q, w_k = np.zeros((D_MODEL, BLOCK)), np.zeros((D_MODEL, BLOCK))
-    s = STRENGTH[head]
-    positions = slice(_POSITION, _POSITION + len(TOKENS))
+    n = len(TOKENS)
+    positions = slice(_POSITION, _POSITION + n)
     if head == "neighbour":
-        w_q[positions] = s * np.eye(BLOCK)  # query of position i: s·e_i
-        w_k[positions] = np.eye(BLOCK, k=1) + np.eye(
-            BLOCK, k=-1
-        )  # key: e_(j-1) + e_(j+1)
+        w_q[positions, :n] = s * np.eye(n)  # query of position i: s·e_i
+        w_k[positions, :n] = np.eye(n, k=1) + np.eye(n, k=-1)  # key: e_(j-1) + e_(j+1)
     elif head == "part of speech":
         tags = slice(_TAG, _TAG + len(POS_TAGS))
         w_q[tags, : len(POS_TAGS)] = s * np.eye(len(POS_TAGS))  # query: s·e_tag
         w_k[tags, : len(POS_TAGS)] = np.eye(len(POS_TAGS))  # key: e_tag
     elif head == "same word":
-        words = slice(_WORD, _WORD + len(VOCAB))
-        w_q[words, : len(VOCAB)] = s * np.eye(len(VOCAB))  # query: s·e_word
-        w_k[words, : len(VOCAB)] = np.eye(len(VOCAB))  # key: e_word
+        v = len(VOCAB)
+        words = slice(_WORD, _WORD + v)
+        w_q[words, :v] = s * np.eye(v)  # query: s·e_word ...
+        w_k[words, :v] = np.eye(v)  # key: e_word ...
+        w_q[positions, v : v + n] = s * np.eye(n)  # ... and s·e_position
+        w_k[positions, v : v + n] = -np.eye(n)  # ... and -e_position: self cancels
     elif head == "sink":
         w_q[positions, 0] = s  # every position asks the same: s·e_0
         w_k[_DELIMITER, 0] = 1.0  # only a delimiter's key is e_0
@@ -132,20 +169,29 @@ def _head_block(head: str) -> tuple[np.ndarray, np.ndarray]:
     return w_q, w_k
 
 
-def projections() -> Projections:
+def projections(strength: Mapping[str, float] | None = None) -> Projections:
     """W_Q and W_K: the four heads' blocks side by side; W_V = W_O = identity.
+
+    ``strength`` maps each head of ``HEADS`` to its match strength (``STRENGTH`` if
+    None).
 
     ```python
     import numpy as np
-    from mha.worked.cat_mat import features, projections
+    from mha.worked.cat_mat import features, projections, strengths
 
+    x = features()
     p = projections()
-    q, k = features() @ p.w_q, features() @ p.w_k
-    sink = q[:, 24:32] @ k[:, 24:32].T  # head 4's dot products, (8, 8)
+    q, k = x @ p.w_q, x @ p.w_k
+    sink = q[:, 48:64] @ k[:, 48:64].T  # head 3's dot products, (8, 8)
     assert (sink[:, 7] == 24).all() and (sink[:, :7] == 0).all()
+    word = q[:, 32:48] @ k[:, 32:48].T  # same word: the two "the", not themselves
+    assert word[0, 4] == word[4, 0] == 16 and (np.diag(word) == 0).all()
+    off = projections(strengths(sink=0.0))
+    assert not (x @ off.w_q)[:, 48:64].any()
     ```
     """
-    blocks = [_head_block(head) for head in HEADS]
+    chosen = _strength(strength)
+    blocks = [_head_block(head, chosen[head]) for head in HEADS]
     identity = np.eye(D_MODEL)
     return Projections(
         w_q=np.hstack([q for q, _ in blocks]),
@@ -162,28 +208,33 @@ def _head_count(n_heads: int) -> int:
     return int(n_heads)
 
 
-def layer(n_heads: int = 4) -> MultiHeadAttention:
+def layer(
+    n_heads: int = 4, strength: Mapping[str, float] | None = None
+) -> MultiHeadAttention:
     """The ``MultiHeadAttention`` layer with the constructed weights and ``n_heads``.
 
-    The same four matrices for 1, 2 or 4 heads; only the split changes.
+    The same four matrices for 1, 2 or 4 heads; only the split changes. ``strength``
+    as in ``projections``.
 
     ```python
     import numpy as np
     from mha.worked.cat_mat import layer
 
     one, four = layer(1), layer(4)
-    assert one.d_k == 32 and four.d_k == 8
+    assert one.d_k == 64 and four.d_k == 16
     assert np.array_equal(one.w_q, four.w_q)
     ```
     """
     n_heads = _head_count(n_heads)
     mha = MultiHeadAttention(D_MODEL, n_heads)
-    p = projections()
+    p = projections(strength)
     mha.w_q, mha.w_k, mha.w_v, mha.w_o = p.w_q, p.w_k, p.w_v, p.w_o
     return mha
 
 
-def attention_weights(n_heads: int = 4) -> np.ndarray:
+def attention_weights(
+    n_heads: int = 4, strength: Mapping[str, float] | None = None
+) -> np.ndarray:
     """The layer's attention weights on the sentence, shape ``(n_heads, 8, 8)``.
 
     ```python
@@ -191,10 +242,11 @@ def attention_weights(n_heads: int = 4) -> np.ndarray:
 
     w = attention_weights(4)
     assert w.shape == (4, 8, 8)
-    assert w[3, :, 7].min() > 0.99  # the sink head: almost everything on "."
+    assert w[3, :, 7].min() > 0.98  # the sink head: almost everything on "."
+    assert (w[2, 1] == 1 / 8).all()  # "cat" occurs once: same word spreads evenly
     ```
     """
-    _, weights = layer(n_heads)(features())
+    _, weights = layer(n_heads, strength)(features())
     return weights
 
 
@@ -254,7 +306,7 @@ def solve() -> Patterns:
     from mha.worked.cat_mat import solve
 
     p = solve()
-    assert p.sink_min > 0.99 and p.entropy_bits[1] > p.entropy_bits[4]
+    assert p.sink_min > 0.98 and p.entropy_bits[1] > p.entropy_bits[4]
     ```
     """
     w = {h: attention_weights(h) for h in HEAD_COUNTS}
