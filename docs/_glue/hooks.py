@@ -1,7 +1,7 @@
 """mkdocs hooks: build-time files that belong in the site output, never in docs/.
 
-Writing into docs/ would make `mkdocs serve` rebuild in a loop, so data for the
-page widgets is written into the built site after each build. Thin: call the core.
+Writing into docs/ would make `mkdocs serve` rebuild in a loop, so such files (the
+notebooks' .ipynb downloads) are written into the built site. Thin: call the core.
 """
 
 import copy
@@ -49,12 +49,10 @@ def on_pre_build(config, **kwargs):
 
 
 def on_post_build(config, **kwargs):
-    """Write the widgets' JSON payloads into the site output; after a full build,
-    delete cached results that neither it nor a recent test run read."""
+    """After a full build, delete cached results that neither it nor a recent test
+    run read. (The widgets' data is embedded in their pages.)"""
     if not _BUILD["dirty"]:
         importlib.import_module("mha.support.cache").prune(_BUILD["started"])
-    explorer = importlib.import_module("mha.pages.heads_explorer")  # the heads explorer
-    explorer.write(Path(config["site_dir"]) / explorer.SITE_PATH)
 
 
 # Notebook pages (mkdocs-jupyter, sources in docs/notebooks/*.py). nbconvert gives
