@@ -5,7 +5,9 @@ Every test runs on tiny configurations; the site's full sweep is never run here.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -18,6 +20,8 @@ from mha.experiments.toy_task import D_MODEL, N_POSITIONS, N_WORDS
 from mha.figures import one_head_or_many as figures
 from mha.figures import to_svg
 from mha.pages import one_head_or_many as head_sweep
+from mha.support.claims import ClaimError, check
+from tests.conftest import ROOT
 
 # --- the task ---------------------------------------------------------------------
 
@@ -330,3 +334,47 @@ def test_vaswani_row_a_keeps_the_width_and_names_its_source():
     )
     assert [row.n_heads for row in vaswani2017.ROW_A if row.base] == [8]
     assert "1706.03762" in vaswani2017.URL and "Table 3" in vaswani2017.CITATION
+
+
+# --- the page's values and claims ---------------------------------------------------
+
+
+def _scored(sweep: head_sweep.Sweep, accuracy: dict, loss: dict) -> head_sweep.Sweep:
+    """``sweep`` with every seed's accuracy and loss set per head count."""
+    results = tuple(
+        dataclasses.replace(
+            r,
+            test_accuracy=np.full_like(r.test_accuracy, accuracy[r.n_heads]),
+            test_loss=np.full_like(r.test_loss, loss[r.n_heads]),
+        )
+        for r in sweep.results
+    )
+    return dataclasses.replace(sweep, results=results)
+
+
+def test_the_page_rows_are_the_results(tiny_sweep):
+    for row, r in zip(head_sweep.rows(tiny_sweep), tiny_sweep.results, strict=True):
+        assert row.loss == (r.test_loss.mean(), r.test_loss.min(), r.test_loss.max())
+        assert row.accuracy[0] == pytest.approx(r.accuracy.mean())
+        assert row.roles == tuple(r.roles().mean(axis=0))
+        assert row.first_step == (r.steps_to() if r.steps_to() is not None else "never")
+
+
+def test_a_stale_claim_is_refused_when_the_numbers_change(tiny_sweep):
+    """One head failing is asserted from the values: make it succeed, the claim goes."""
+    fails = _scored(tiny_sweep, {1: 0.5, 2: 1.0, 32: 0.9}, {1: 0.6, 2: 0.01, 32: 0.2})
+    assert head_sweep.claims(fails)["one_fails"].holds
+    assert head_sweep.claims(fails)["narrow_worse"].holds
+    solves = _scored(tiny_sweep, {1: 1.0, 2: 1.0, 32: 0.9}, {1: 0.01, 2: 0.01, 32: 0.2})
+    assert not head_sweep.claims(solves)["one_fails"].holds
+    with pytest.raises(ClaimError, match=r"one-head-or-many\.md:7"):
+        check(head_sweep.claims(solves)["one_fails"], "docs/one-head-or-many.md:7")
+
+
+def test_every_claim_on_the_page_exists_and_figures_have_captions(tiny_sweep):
+    page = (ROOT / "docs" / "one-head-or-many.md").read_text()
+    used = set(re.findall(r'claim\("(\w+)"\)', page))
+    assert used == set(head_sweep.claims(tiny_sweep)), used
+    figures_on_page = re.findall(r'figure\("one_head_or_many\.(\w+)"', page)
+    assert sorted(figures_on_page) == sorted(head_sweep.alt())
+    assert page.count("caption=caption[") == len(figures_on_page)
