@@ -244,6 +244,7 @@ INVALID = [  # (field, value typed, what the message must name)
     ("bytes per value", "0", "bytes per value"),
     ("parameters", "1e9", "parameters"),
     ("memory (GiB)", "0", "memory (GiB)"),
+    ("memory (GiB)", "9" * 400, "memory (GiB)"),  # beyond a double: no crash
 ]
 
 

@@ -87,10 +87,11 @@
     for (const [name, label] of FIELDS) {
       const text = form.elements[name].value.trim();
       if (name === "memory_gib") {
-        if (!DECIMAL.test(text) || Math.floor(Number(text) * 2 ** 30) < 1) {
+        const bytes = Math.floor(Number(text) * 2 ** 30);
+        if (!DECIMAL.test(text) || !Number.isFinite(bytes) || bytes < 1) {
           return { error: `${label}: enter a positive number of GiB`, field: name };
         }
-        shape.memory = BigInt(Math.floor(Number(text) * 2 ** 30));
+        shape.memory = BigInt(bytes);
       } else {
         if (!WHOLE.test(text) || BigInt(text) < 1n) {
           return { error: `${label}: enter a whole number of at least 1`, field: name };
