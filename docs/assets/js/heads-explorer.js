@@ -48,6 +48,7 @@
     const caption = el("figcaption", { id: `mhx-${++idCount}` }, `${config.label} · H${h}: ${head.name}`);
     const width = LEFT + nk * CELL + 4, height = TOP + nq * CELL + 4;
     const svg = el("svg", { viewBox: `0 0 ${width} ${height}`, role: "group", "aria-labelledby": caption.id }, "", SVG);
+    svg.style.maxWidth = `${Math.round(width * 0.75)}px`; // a map of few keys stays small
     ex.keys.forEach((k, j) => {
       const x = LEFT + (j + 0.5) * CELL, y = TOP - 6;
       svg.append(el("text", { x, y, class: "mhx-key", transform: `rotate(-90 ${x} ${y})` }, k.token, SVG));
@@ -155,38 +156,37 @@
     const { n, h, query: i } = state.selected;
     const config = configOf(state, n), head = config.heads[h], row = head.rows[i];
     const parts = variant(state).contributions;
-    heading.textContent = `The arithmetic of ${name(ex.queries[i])} in ${headLabel(config, h)}: ${head.name}`;
+    heading.textContent = `The arithmetic of ${name(ex.queries[i])} in ${headLabel(config, h)}`;
     const mine = head.relations.map((r) => rel[r]);
     const others = rel.filter((_, r) => !head.relations.includes(r));
     const joined = (names) => names.join(" + ");
     let intro = mine.length > 1
-      ? `q·k = ${joined(mine)}: this head holds all ${mine.length} relations' columns, so each q·k is the sum of their contributions.`
-      : `q·k = ${mine[0]}: this head holds only the ${mine[0]} relation's columns.`;
-    if (others.length) intro += ` ${others.join(", ")} ${others.length > 1 ? "live" : "lives"} in other heads and add${others.length > 1 ? "" : "s"} nothing here.`;
-    panel.append(el("p", { class: "mhx-step" }, `1. Contributions. ${intro}`));
+      ? `q·k = ${joined(mine)}: the sum of the contributions of the relations this head holds.`
+      : `q·k = ${mine[0]}, the one relation this head holds.`;
+    if (others.length) intro += ` (${others.join(", ")}: in other heads.)`;
+    panel.append(el("p", { class: "mhx-step" }, `1. ${intro}`));
     const table = el("table", { class: "mhx-table mhx-breakdown" });
-    table.append(el("caption", {}, `Row “${ex.queries[i].token}”: one line per key`));
     const headRow = el("tr");
-    for (const t of ["key", joined(mine), "q·k", "score", "exp(score)", "weight"]) headRow.append(el("th", { scope: "col" }, t));
+    for (const t of ["key", joined(mine), "q·k", "score", "exp", "weight"]) headRow.append(el("th", { scope: "col" }, t));
     table.append(el("thead"), el("tbody"), el("tfoot"));
     table.tHead.append(headRow);
     ex.keys.forEach((k, j) => {
       const tr = el("tr");
       tr.append(el("th", { scope: "row" }, k.token));
-      tr.append(el("td", { class: "mhx-part" }, head.relations.map((r) => dot(parts[r][i][j])).join(" + ")));
+      tr.append(el("td", { class: "mhx-part" }, head.relations.map((r) => dot(parts[r][i][j])).join("+")));
       tr.append(el("td", {}, dot(row.dots[j])), el("td", {}, fixed(row.scores[j], 3)),
         el("td", {}, big(row.exps[j])), el("td", { class: "mhx-weight" }, fixed(row.weights[j], 3)));
       table.tBodies[0].append(tr);
     });
     const sum = el("tr");
-    sum.append(el("th", { scope: "row", colspan: "4" }, "Σ exp(score)"), el("td", {}, big(row.sum)), el("td"));
+    sum.append(el("th", { scope: "row", colspan: "4" }, "Σ exp"), el("td", {}, big(row.sum)), el("td"));
     table.tFoot.append(sum);
     const wrap = el("div", { class: "mhx-scroll", tabindex: "0", role: "region", "aria-label": "Breakdown table" });
     wrap.append(table);
     panel.append(wrap);
     state.breakdown = table;
     panel.append(el("p", { class: "mhx-step" }, `2. Scaling: score = q·k / √d_k, with √${config.d_k} = ${fixed(config.scale, 3)}.`));
-    panel.append(el("p", { class: "mhx-step" }, `3. Softmax: weight = exp(score) / Σ exp(score), with Σ = ${big(row.sum)}. The weights are the row of the map.`));
+    panel.append(el("p", { class: "mhx-step" }, `3. Softmax: exp = exp(score), weight = exp / Σ exp, with Σ exp = ${big(row.sum)}. The weights are the row of the map.`));
   }
 
   function render(state) {

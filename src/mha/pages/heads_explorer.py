@@ -53,7 +53,7 @@ import numpy as np
 from mha.attention import scaled_dot_product_attention
 from mha.heads import split_heads
 from mha.support.cache import cached
-from mha.support.claims import Claim
+from mha.support.claims import Claim, check
 from mha.worked import cat_mat, cricket
 
 SCHEMA_VERSION = 2
@@ -203,9 +203,9 @@ def dominance(sink: float | None = None) -> Dominance:
 def _summary(d: Dominance) -> str:
     verdict = "dominated by" if d.dominated else "not dominated by"
     return (
-        f"Sink strength {d.sink:g}: in the one-head map “.” takes the largest weight "
+        f'Sink strength {d.sink:g}: in the one-head map "." takes the largest weight '
         f"in {d.rows_led} of {d.rows} rows, {d.mean_weight:.3f} of each row on "
-        f"average: the merged head is {verdict} “.”."
+        f'average: the merged head is {verdict} ".".'
     )
 
 
@@ -491,7 +491,7 @@ def claims(values: Facts | None = None) -> dict[str, Claim]:
             f"smallest mean |difference| {f.smallest_difference:.3f}, threshold {ALIKE}",
         ),
         "one_head_dominated": Claim(
-            "“.” takes the largest weight in most rows",
+            '"." takes the largest weight in most rows',
             d.dominated,
             f"{d.rows_led} of {d.rows} rows",
         ),
@@ -502,7 +502,7 @@ def claims(values: Facts | None = None) -> dict[str, Claim]:
             f"rows not led by '.': {f.exceptions}; {f.exception_sum} vs {s['sink']}",
         ),
         "slider_turns": Claim(
-            "below it, “.” leads at most half of the rows",
+            'below it, "." leads at most half of the rows',
             all(not x.dominated for x in f.dominance if x.sink < f.first_dominated),
             f"dominance by strength {[(x.sink, x.rows_led) for x in f.dominance]}",
         ),
@@ -522,13 +522,20 @@ def claims(values: Facts | None = None) -> dict[str, Claim]:
 def _alt_heatmaps(f: Facts) -> str:
     return (
         "Attention heatmaps of the sentence, rows are queries and columns keys. With "
-        "four heads: a band beside the diagonal (neighbour), the two “the” and cat/mat "
-        "paired with each other and themselves (part of speech), the two “the” paired "
-        "and every other row spread evenly (same word), and a bright column on “.” "
-        "(sink). With two heads and with one head: a bright column on “.” in "
-        f"{f.default.rows_led} of {f.default.rows} rows of the one-head map, "
-        "the two “the” rows pointing at each other."
+        'four heads: a band beside the diagonal (neighbour), the two "the" and cat/mat '
+        'paired with each other and themselves (part of speech), the two "the" paired '
+        'and every other row spread evenly (same word), and a bright column on "." '
+        '(sink). With one head: the column of "." brightest in '
+        f"{f.default.rows_led} of {f.default.rows} rows, the two "
+        '"the" rows pointing at each other.'
     )
+
+
+def _checked(*names: str) -> None:
+    """Refuse a caption or alt text whose comparisons (these claims) no longer hold."""
+    held = claims()
+    for name in names:
+        check(held[name], f"mha.pages.heads_explorer: the claim {name!r}")
 
 
 def alt() -> dict[str, str]:
@@ -540,6 +547,7 @@ def alt() -> dict[str, str]:
     assert "sink" in alt()["heatmaps"]
     ```
     """
+    _checked("same_word_spreads", "the_exception", "heads_differ")
     return {"heatmaps": _alt_heatmaps(facts())}
 
 
@@ -552,11 +560,12 @@ def caption() -> dict[str, str]:
     assert "one head" in caption()["heatmaps"]
     ```
     """
+    _checked("one_head_dominated")
     return {
         "heatmaps": (
             "Every heatmap of the explorer at once (rows are queries, columns keys, "
             "brighter is more weight). Compare each of the four heads' single pattern "
-            "with the one head below them, where the column of “.” outshines the rest."
+            'with the one head, where the column of "." is the brightest in most rows.'
         )
     }
 
