@@ -303,3 +303,19 @@ def test_calculator_fits_the_screen(new_page, size) -> None:
     assert overflow == 0  # every column of the results in view, at 375 px too
     assert page.evaluate("document.documentElement.scrollWidth") <= size[0]
     assert not seen.problems(), seen.problems()
+
+
+def test_it_works_from_a_file(browser, built_site) -> None:
+    """The data is in the page: opened from the disk, the calculator still computes."""
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        page.goto((built_site / "kv-cache" / "index.html").resolve().as_uri())
+        page.wait_for_selector("form.kv-calculator[data-ready='true']")
+        page.get_by_label("model", exact=True).select_option("Llama-2 70B")
+        assert page.locator("#kv-cache-given").inner_text() == "1.25 GiB"
+        assert shown(page) == expected(Shape.of("Llama-2 70B"))
+        assert not errors, errors
+    finally:
+        page.close()
