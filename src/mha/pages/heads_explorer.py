@@ -414,6 +414,7 @@ class Facts:
     exception_sum: float  # q·k of those rows' peak (part of speech + same word)
     smallest_difference: float  # least mean |difference| of two heads' maps
     first_dominated: float  # the smallest slider strength at which "." dominates
+    cat_to_stop: str  # "cat" -> ".": each relation's contribution, as a sum
 
 
 def facts() -> Facts:
@@ -424,6 +425,7 @@ def facts() -> Facts:
 
     f = facts()
     assert f.n_tokens == 8 and f.entropy[0][0] == 4 and f.default.dominated
+    assert f.cat_to_stop == "neighbour 0 + part of speech 0 + same word 0 + sink 24"
     ```
     """
     s = cat_mat.STRENGTH
@@ -454,7 +456,16 @@ def facts() -> Facts:
         exception_sum=s["part of speech"] + s["same word"],
         smallest_difference=min(map_differences().values()),
         first_dominated=min(d.sink for d in levels if d.dominated),
+        cat_to_stop=_sum_of_parts(cat_mat.TOKENS.index("cat"), stop),
     )
+
+
+def _sum_of_parts(query: int, key: int) -> str:
+    """q·k of ``query`` and ``key`` (one head) as its relations' contributions."""
+    x = cat_mat.features()
+    p = cat_mat.projections()
+    parts = contributions(x @ p.w_q, x @ p.w_k, len(cat_mat.HEADS))[:, query, key]
+    return " + ".join(f"{r} {v:g}" for r, v in zip(cat_mat.HEADS, parts, strict=True))
 
 
 def claims(values: Facts | None = None) -> dict[str, Claim]:
