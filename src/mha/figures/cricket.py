@@ -35,7 +35,8 @@ def three_distributions(example: Cricket) -> Figure:
 
 
 def extended_distributions(extended: dict[str, Cricket]) -> Figure:
-    """The extended example: one panel per query, bars of one head, head A and head B.
+    """The extended example: one panel per query, bars of one head, head A and head B
+    (no value labels: the page's tables beside it give every weight).
 
     ```python
     from mha.figures.cricket import extended_distributions
@@ -45,16 +46,15 @@ def extended_distributions(extended: dict[str, Cricket]) -> Figure:
     assert [len(ax.patches) for ax in fig.axes] == [12, 12]  # 3 runs x 4 keys each
     ```
     """
-    fig, axes = new_figure(6.0, 5.0, nrows=len(extended), sharex=True)
-    width = 0.26
+    fig, axes = new_figure(6.4, 5.0, nrows=len(extended), sharex=True)
+    width = 0.3
     x = np.arange(len(EXTENDED_TOKENS))
     for ax, (query, example) in zip(axes, extended.items(), strict=True):
         for i, run in enumerate((example.full, example.head_a, example.head_b)):
-            bars = ax.bar(x + (i - 1) * width, run.weights, width, label=run.name)
-            ax.bar_label(bars, fmt="%.3f", fontsize=8, padding=1)
+            ax.bar(x + (i - 1) * width, run.weights, width, label=run.name)
         ax.set_ylim(0, 1)
         ax.set_ylabel(f'weight from "{query}"')
     axes[-1].set_xticks(x, [f'"{t}"' for t in EXTENDED_TOKENS])
-    axes[0].legend(loc="upper right", fontsize=8)
+    axes[0].legend(loc="upper right")
     fig.subplots_adjust(hspace=0.25)
     return fig

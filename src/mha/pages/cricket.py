@@ -174,8 +174,8 @@ CAPTIONS = {
     ),
     "extended": (
         "The extended example: each query's weights in one head and in heads A "
-        'and B. Look at "century": one head ties Kohli and over, two heads give each '
-        "its own distribution."
+        'and B (the tables above give the numbers). Look at "century": one head ties '
+        "Kohli and over, two heads give each its own distribution."
     ),
 }
 
