@@ -89,3 +89,11 @@ def test_the_recall_says_encoder_heads_and_a_per_layer_cache():
     question = text.split('"Question: pruning against parameter counts"')[1]
     assert "pruned most encoder heads" in question.split("??? success")[0]
     assert "one layer's cache" in text and "per layer" in text
+
+
+def test_the_recall_answers_comparisons_are_claims_that_hold():
+    found = claims()
+    assert all(c.holds for c in found.values()), {
+        k: c.because for k, c in found.items() if not c.holds
+    }
+    assert found["single_moves"].text.endswith("coordinate (index 2) moves")

@@ -448,6 +448,19 @@ def claims() -> dict[str, Claim]:
             and bert.params == gpt2.params,
             f"{bert.shape} vs {gpt2.shape}",
         ),
+        "both_cost": Claim(
+            "both cost",
+            rows[0].multiply_adds == rows[3].multiply_adds
+            and rows[0].flops == rows[3].flops,
+            f"multiply-adds {rows[0].multiply_adds} and {rows[3].multiply_adds}",
+        ),
+        "either_way": Claim(
+            "either way",
+            rows[0].params == rows[-1].params
+            and rows[0].multiply_adds == rows[-1].multiply_adds,
+            f"params {rows[0].params}, {rows[-1].params}; multiply-adds "
+            f"{rows[0].multiply_adds}, {rows[-1].multiply_adds}",
+        ),
         "scores_grow": Claim(
             "The last column is the one that is not flat",
             all(a.scores < b.scores for a, b in pairwise(rows))

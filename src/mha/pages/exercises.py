@@ -425,7 +425,7 @@ def claims() -> dict[str, Claim]:
     """
     weights = four_heads().weights  # (heads, keys)
     flat = [i for i, row in enumerate(weights) if np.allclose(row, row[0])]
-    return {
+    out = {
         "flat_head": Claim(
             f"Head {flat[0]}'s query coordinate is zero, so every key gets the same "
             "score and the head spreads its weight evenly"
@@ -435,3 +435,44 @@ def claims() -> dict[str, Claim]:
             f"weights of 'his' per head: {np.round(weights, 3).tolist()}",
         ),
     }
+    bert = bert_base()
+    costs = flops()
+    before, after = cricket.solve(), cricket.solve(v=cricket.tripled_century())
+    runs = ("full", "head_a", "head_b")
+    same_weights = all(
+        np.allclose(getattr(before, r).weights, getattr(after, r).weights) for r in runs
+    )
+    moved = np.flatnonzero(~np.isclose(before.full.output, after.full.output))
+    ordinal = ("first", "second", "third", "fourth")
+    out["bert_same"] = Claim(
+        "the same",
+        bert.params == bert.params_from_arrays == bert.four_d_squared,
+        f"{bert.params}, {bert.params_from_arrays}, {bert.four_d_squared}",
+    )
+    out["flops_same"] = Claim(
+        "the same",
+        costs.one_head == costs.many_heads,
+        f"{costs.one_head} vs {costs.many_heads}",
+    )
+    out["no_weight_changes"] = Claim(
+        "no weight changes", same_weights, "weights before and after, every run"
+    )
+    out["head_a_still"] = Claim(
+        "so its output does not move",
+        np.allclose(before.head_a.output, after.head_a.output),
+        f"head A {before.head_a.output} -> {after.head_a.output}",
+    )
+    out["head_b_triples"] = Claim(
+        "Head B's output triples",
+        np.allclose(after.head_b.output, 3 * before.head_b.output),
+        f"head B {before.head_b.output} -> {after.head_b.output}",
+    )
+    out["single_moves"] = Claim(
+        f"in the single head only the {ordinal[moved[0]]} coordinate (index "
+        f"{moved[0]}) moves"
+        if len(moved) == 1
+        else "in the single head several coordinates move",
+        len(moved) == 1,
+        f"coordinates that move: {moved.tolist()}",
+    )
+    return out
