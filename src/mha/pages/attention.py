@@ -30,6 +30,7 @@ import numpy as np
 
 from mha.attention import scaled_dot_product_attention, softmax
 from mha.data import published
+from mha.support.cache import cached
 from mha.support.claims import Claim, check
 from mha.support.validate import generator, positive_int
 from mha.worked import cat_sat
@@ -417,7 +418,14 @@ def page() -> Page:
     p = page()
     assert p.variance.d_k[p.typical] == 64 and len(p.variance_rows) == len(p.variance.d_k)
     ```
+
+    Kept in the content-hash cache: the page, its claims and its tests ask for it
+    and it is computed once.
     """
+    return cached(_page)
+
+
+def _page() -> Page:
     v, s = variance_study(), saturation_study()
     return Page(
         tiny=cat_sat.solve(),

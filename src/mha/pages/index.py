@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from mha.accounting import param_count
 from mha.pages import multi_head
+from mha.support.cache import cached
 from mha.support.claims import Claim
 
 
@@ -37,7 +38,7 @@ def home() -> Home:
     assert (p.d_model, p.h) == (512, 8) and p.params_one == p.params_many
     ```
     """
-    whole = multi_head.whole_layer()
+    whole = cached(multi_head.whole_layer)  # the multi-head page's, computed once
     sizes = whole.sizes
     d_model, h = sizes["d_model"], sizes["h"]
     return Home(

@@ -20,6 +20,7 @@ from mha.attention import scaled_dot_product_attention
 from mha.data import published
 from mha.heads import merge_heads, split_heads
 from mha.layer import MultiHeadAttention
+from mha.support.cache import cached
 from mha.support.claims import Claim, check
 from mha.worked import cat_mat
 
@@ -432,7 +433,14 @@ def page() -> Page:
     p = page()
     assert p.params_one == p.params_many and p.whole.sizes["h"] == 8
     ```
+
+    Kept in the content-hash cache: the page, its claims and the home page ask for
+    it and it is computed once.
     """
+    return cached(_page)
+
+
+def _page() -> Page:
     layer, x = example()
     return Page(
         layer=layer,
@@ -441,7 +449,7 @@ def page() -> Page:
         mixed=dependence(layer, x),
         wide=wide_head(layer),
         contrast=one_vs_many(layer, x),
-        whole=whole_layer(),
+        whole=cached(whole_layer),
         cross=self_and_cross(),
         params_one=MultiHeadAttention(D_MODEL, 1).param_count,
         params_many=layer.param_count,
