@@ -233,7 +233,7 @@ def test_head_scores_equal_the_reference(model, reference_model, request):
     attention weights: equal to 1e-3 on the page's sequences for all 270 heads; on 8
     fresh sequences the reference's five strongest induction heads hold at least four
     of the page's five."""
-    from mha.pages import depth
+    from mha.experiments import repeated_tokens
 
     torch = reference_module("torch", request.config)
     reference_model.config._attn_implementation = "eager"  # weights come back
@@ -246,17 +246,19 @@ def test_head_scores_equal_the_reference(model, reference_model, request):
                     torch.tensor([ids.tolist()]), output_attentions=True
                 )
             weights = np.stack([a[0].numpy() for a in out.attentions]).astype(float)
-            induction.append(depth.induction_scores(weights))
-            previous.append(depth.previous_token_scores(weights))
+            induction.append(repeated_tokens.induction_scores(weights))
+            previous.append(repeated_tokens.previous_token_scores(weights))
         return np.mean(induction, axis=0), np.mean(previous, axis=0)
 
-    scan = depth.scan()
-    induction, previous = reference_scores(depth.repeated_sequences(model))
+    scan = repeated_tokens.scan()
+    induction, previous = reference_scores(repeated_tokens.repeated_sequences(model))
     np.testing.assert_allclose(induction, scan.induction, atol=1e-3, rtol=0)
     np.testing.assert_allclose(previous, scan.previous, atol=1e-3, rtol=0)
 
-    fresh = depth.repeated_sequences(model, np.random.default_rng(2026))
+    fresh = repeated_tokens.repeated_sequences(model, np.random.default_rng(2026))
     fresh_induction, _ = reference_scores(fresh)
-    site = set(depth.strongest(scan.induction, depth.N_ABLATED))
-    reference = set(depth.strongest(fresh_induction, depth.N_ABLATED))
-    assert len(site & reference) >= depth.N_ABLATED - 1
+    site = set(repeated_tokens.strongest(scan.induction, repeated_tokens.N_ABLATED))
+    reference = set(
+        repeated_tokens.strongest(fresh_induction, repeated_tokens.N_ABLATED)
+    )
+    assert len(site & reference) >= repeated_tokens.N_ABLATED - 1

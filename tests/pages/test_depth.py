@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import copy
-import dataclasses
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mha.experiments import induction
+from mha.experiments import induction, repeated_tokens
 from mha.experiments.induction_training import Shape, init_params, loss_and_grads
 from mha.pages import depth
 from mha.support.claims import check
@@ -55,10 +52,7 @@ def test_the_built_circuit_solves_the_task_and_needs_its_first_layer():
     t = np.arange(1, induction.LENGTH)
     assert (weights[0][:, 0, t].argmax(axis=-1) == t - 1).all()  # previous-token head
     # without the previous-token head's write, the induction head's keys see nothing
-    silent = copy.copy(circuit.layers[0])
-    silent.w_o = np.zeros_like(silent.w_o)
-    broken = dataclasses.replace(circuit, layers=(silent, circuit.layers[1]))
-    assert broken.accuracy(batch) < 2 / induction.VOCAB
+    assert depth.silenced(circuit).accuracy(batch) < 2 / induction.VOCAB
 
 
 def test_the_circuit_refuses_a_length_its_recency_cannot_order():
@@ -108,20 +102,23 @@ def test_scores_on_hand_made_patterns():
     n = 2 * half
     induction_pattern = np.zeros((n, n))
     induction_pattern[np.arange(half, n), np.arange(1, half + 1)] = 1
-    assert depth.induction_scores(induction_pattern, half) == 1
-    assert depth.previous_token_scores(induction_pattern) < 1
-    assert depth.previous_token_scores(np.eye(n, k=-1)) == 1
+    assert repeated_tokens.induction_scores(induction_pattern, half) == 1
+    assert repeated_tokens.previous_token_scores(induction_pattern) < 1
+    assert repeated_tokens.previous_token_scores(np.eye(n, k=-1)) == 1
     with pytest.raises(ValueError, match="weights"):
-        depth.induction_scores(np.ones((3, 4)), 2)
+        repeated_tokens.induction_scores(np.ones((3, 4)), 2)
 
 
 def test_smollm2_has_induction_heads_and_they_carry_the_repeat():
-    scan = depth.scan()
-    top = depth.strongest(scan.induction, depth.N_ABLATED)
+    scan = repeated_tokens.scan()
+    top = repeated_tokens.strongest(scan.induction, repeated_tokens.N_ABLATED)
     scores = [scan.induction[h] for h in top]
     assert scores == sorted(scores, reverse=True)
     assert scan.loss_second < scan.loss_first
     assert scan.loss_top > scan.loss_random.max()
-    assert len({tuple(map(tuple, s)) for s in scan.random_sets}) == depth.N_RANDOM_SETS
+    assert (
+        len({tuple(map(tuple, s)) for s in scan.random_sets})
+        == repeated_tokens.N_RANDOM_SETS
+    )
     assert not set(map(tuple, scan.random_sets.reshape(-1, 2).tolist())) & set(top)
     assert np.all((scan.first_token >= 0) & (scan.first_token <= 1))

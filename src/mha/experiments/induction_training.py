@@ -37,7 +37,7 @@ from mha.support.validate import positive_int
 
 D_MODEL = 32
 D_K = 16
-LEARNING_RATE = 0.01
+LEARNING_RATE = 0.015  # peak; falls linearly to 0 (measured: 800 steps, 6 of 6 seeds)
 
 Params = dict[str, np.ndarray]  # name -> (models, rows, cols)
 LAYER_WEIGHTS = ("w_q", "w_k", "w_v", "w_o")
@@ -285,3 +285,30 @@ def train(
         adam.lr = peak * (1 - step / steps)  # linear decay: late steps do not undo
         adam.step(params, grads)
     return Training(shape, params, losses)
+
+
+@dataclass(frozen=True)
+class Trained:
+    """How ``shape``'s models, one per seed, do after training."""
+
+    shape: Shape
+    accuracy: np.ndarray  # (seeds,) on the scored positions of the test batch
+    final_loss: np.ndarray  # (seeds,) mean training loss over the last tenth
+
+
+def train_and_score(
+    shape: Shape, seeds: Sequence[int], steps: int, batch_size: int, test: Batch
+) -> Trained:
+    """``train`` every seed, then score each model on ``test`` (what a page caches).
+
+    ```python
+    from mha.experiments.induction import sample
+    from mha.experiments.induction_training import Shape, train_and_score
+
+    result = train_and_score(Shape(2, 1), [0, 1], 10, 4, sample(20))
+    assert result.accuracy.shape == result.final_loss.shape == (2,)
+    ```
+    """
+    run = train(shape, seeds, steps, batch_size)
+    tail = run.losses[-max(1, steps // 10) :].mean(axis=0)
+    return Trained(shape, run.accuracy(test), tail)

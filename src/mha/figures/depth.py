@@ -11,8 +11,9 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from mha.experiments.induction import Circuit
+from mha.experiments.repeated_tokens import Scan, strongest
 from mha.figures.style import CMAP, INK, PALETTE, new_figure
-from mha.pages.depth import Scan, Task, strongest
+from mha.pages.depth import Task
 
 
 def residual_norms(scan: Scan) -> Figure:
@@ -20,7 +21,7 @@ def residual_norms(scan: Scan) -> Figure:
 
     ```python
     from mha.figures.depth import residual_norms
-    from mha.pages.depth import scan
+    from mha.experiments.repeated_tokens import scan
 
     assert len(residual_norms(scan()).axes[0].lines) == 3
     ```
@@ -128,7 +129,7 @@ def head_scores(scan: Scan, top: int) -> Figure:
 
     ```python
     from mha.figures.depth import head_scores
-    from mha.pages.depth import scan
+    from mha.experiments.repeated_tokens import scan
 
     assert len(head_scores(scan(), 5).axes) == 3  # two grids and their colour bar
     ```
@@ -165,7 +166,7 @@ def attention_sinks(scan: Scan) -> Figure:
 
     ```python
     from mha.figures.depth import attention_sinks
-    from mha.pages.depth import scan
+    from mha.experiments.repeated_tokens import scan
 
     assert len(attention_sinks(scan()).axes[0].patches) == 30
     ```

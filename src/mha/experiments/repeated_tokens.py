@@ -1,0 +1,255 @@
+"""Induction heads in a real model: SmolLM2 on random token sequences repeated once.
+
+The probe of Olsson et al. (2022): ``N_SEQUENCES`` sequences of ``HALF`` token ids
+drawn uniformly from SmolLM2's non-control tokens, each followed by itself (no BOS).
+For every head, the induction score is the mean attention of the second copy's
+queries on the token after their token's first occurrence, the previous-token score
+the mean attention on the token just before. The loss on the second copy, against
+the first, shows the copying; removing the strongest induction heads (a head mask),
+against random sets of as many heads, shows which heads do it. The same passes give
+the residual stream's norms and the attention on the first token (the sink).
+
+``scan()`` runs it once and keeps the result in the content-hash cache.
+
+```python
+from mha.experiments.repeated_tokens import scan, strongest
+
+result = scan()
+assert result.loss_second < result.loss_first
+assert result.induction[strongest(result.induction, 1)[0]] > 0.5
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mha.pretrained import smollm2
+from mha.support.cache import cached
+
+HALF = 50  # T: tokens in each copy of a repeated sequence
+N_SEQUENCES = 8  # repeated sequences the scores average over
+N_ABLATED = 5  # heads removed at once
+N_RANDOM_SETS = 10  # random sets of N_ABLATED heads to compare with
+N_ABLATION_SEQUENCES = 1  # sequences each ablation is measured on (each is a pass)
+SEED = 18
+
+
+def repeated_sequences(
+    model: smollm2.SmolLM2, rng: np.random.Generator | None = None
+) -> np.ndarray:
+    """``(N_SEQUENCES, 2 HALF)`` token ids: HALF ids drawn uniformly from the tokens
+    that are not control tokens, then the same HALF again (no BOS).
+
+    ``rng`` draws them (``None``: the page's own seed).
+
+    ```python
+    from mha.experiments.repeated_tokens import HALF, repeated_sequences
+    from mha.pretrained import smollm2
+
+    ids = repeated_sequences(smollm2.load())
+    assert (ids[:, :HALF] == ids[:, HALF:]).all()
+    ```
+    """
+    control = set(model.tokenizer.get_added_tokens_decoder())
+    allowed = np.array([i for i in range(model.config.vocab_size) if i not in control])
+    rng = np.random.default_rng([SEED, 3]) if rng is None else rng
+    first = rng.choice(allowed, size=(N_SEQUENCES, HALF))
+    return np.concatenate([first, first], axis=1)
+
+
+def induction_scores(weights: np.ndarray, half: int = HALF) -> np.ndarray:
+    """Mean attention of each query t in [T, 2T - 1] on key t - T + 1, per head.
+
+    ``weights (..., n, n)`` with n = 2T; the key t - T + 1 holds the token that came
+    after the previous occurrence of the query's token. Returns ``weights.shape[:-2]``.
+
+    ```python
+    import numpy as np
+    from mha.experiments.repeated_tokens import induction_scores
+
+    perfect = np.zeros((4, 4))
+    perfect[2, 1] = perfect[3, 2] = 1  # T = 2: query 2 -> key 1, query 3 -> key 2
+    assert induction_scores(perfect, half=2) == 1.0
+    ```
+    """
+    _check_square(weights, 2 * half)
+    queries = np.arange(half, 2 * half)
+    return weights[..., queries, queries - half + 1].mean(axis=-1)
+
+
+def previous_token_scores(weights: np.ndarray) -> np.ndarray:
+    """Mean attention of each query t in [1, n - 1] on key t - 1, per head.
+
+    ```python
+    import numpy as np
+    from mha.experiments.repeated_tokens import previous_token_scores
+
+    assert previous_token_scores(np.eye(5, k=-1)) == 1.0
+    ```
+    """
+    _check_square(weights, weights.shape[-1])
+    queries = np.arange(1, weights.shape[-1])
+    return weights[..., queries, queries - 1].mean(axis=-1)
+
+
+def _check_square(weights: np.ndarray, n: int) -> None:
+    if weights.ndim < 2 or weights.shape[-2:] != (n, n) or n < 2:
+        raise ValueError(
+            f"weights: expected shape (..., {n}, {n}), got {np.shape(weights)}"
+        )
+
+
+def second_copy_loss(logits: np.ndarray, ids: np.ndarray, half: int = HALF) -> float:
+    """Mean next-token loss (nats) of the second copy: queries T .. 2T - 2.
+
+    ```python
+    import numpy as np
+    from mha.experiments.repeated_tokens import second_copy_loss
+
+    logits = np.zeros((4, 10))  # uniform: log 10 everywhere
+    assert np.isclose(second_copy_loss(logits, np.arange(4), half=2), np.log(10))
+    ```
+    """
+    queries = np.arange(half, 2 * half - 1)
+    return _loss(logits[queries], np.asarray(ids)[queries + 1])
+
+
+def first_copy_loss(logits: np.ndarray, ids: np.ndarray, half: int = HALF) -> float:
+    """Mean next-token loss (nats) of the first copy: queries 0 .. T - 2.
+
+    ```python
+    import numpy as np
+    from mha.experiments.repeated_tokens import first_copy_loss
+
+    assert np.isclose(first_copy_loss(np.zeros((4, 10)), np.arange(4), half=2), np.log(10))
+    ```
+    """
+    queries = np.arange(0, half - 1)
+    return _loss(logits[queries], np.asarray(ids)[queries + 1])
+
+
+def _loss(logits: np.ndarray, targets: np.ndarray) -> float:
+    """Mean cross-entropy (nats) of ``targets (k,)`` under ``logits (k, vocab)``."""
+    rows = np.asarray(logits, dtype=np.float64)
+    peak = rows.max(axis=-1, keepdims=True)
+    log_z = peak[:, 0] + np.log(np.exp(rows - peak).sum(axis=-1))
+    return float(np.mean(log_z - rows[np.arange(len(targets)), targets]))
+
+
+@dataclass(frozen=True)
+class Scan:
+    """Everything the page measures on SmolLM2's repeated sequences."""
+
+    induction: np.ndarray  # (layers, heads) mean over the sequences
+    previous: np.ndarray  # (layers, heads)
+    first_token: np.ndarray  # (layers,) share of attention on token 0, queries t >= 1
+    uniform_first_token: float  # that share if every query spread its weight evenly
+    stream_norm: np.ndarray  # (layers + 1,) mean |x| entering each block (t >= 1)
+    attention_norm: np.ndarray  # (layers,) mean |attention write| (t >= 1)
+    mlp_norm: np.ndarray  # (layers,) mean |feed-forward write| (t >= 1)
+    first_stream_norm: np.ndarray  # (layers + 1,) |x| of the first token
+    loss_first: float  # on the first copy, every sequence
+    loss_second: float  # on the second copy, every sequence
+    loss_clean: float  # second copy, the ablation sequences, nothing removed
+    loss_top: float  # ... with the strongest induction heads removed
+    loss_random: np.ndarray  # (N_RANDOM_SETS,) ... with random sets removed
+    random_sets: np.ndarray  # (N_RANDOM_SETS, N_ABLATED, 2) (layer, head)
+
+
+def _scan() -> Scan:
+    model = smollm2.load()
+    sequences = repeated_sequences(model)
+    n_layers, n_heads = model.config.n_layers, model.config.n_heads
+    induction_sum = np.zeros((n_layers, n_heads))
+    previous_sum = np.zeros((n_layers, n_heads))
+    first_token = np.zeros(n_layers)
+    stream = np.zeros(n_layers + 1)
+    attention = np.zeros(n_layers)
+    mlp = np.zeros(n_layers)
+    first_stream = np.zeros(n_layers + 1)
+    first, second = [], []
+    for ids in sequences:
+        trace = model.trace(ids)
+        w = trace.weights.astype(np.float64)  # (layers, heads, n, n)
+        induction_sum += induction_scores(w)
+        previous_sum += previous_token_scores(w)
+        first_token += w[:, :, 1:, 0].mean(axis=(1, 2))
+        stream += np.linalg.norm(trace.stream[:, 1:], axis=-1).mean(axis=-1)
+        attention += np.linalg.norm(trace.attention_writes[:, 1:], axis=-1).mean(-1)
+        mlp += np.linalg.norm(trace.mlp_writes[:, 1:], axis=-1).mean(axis=-1)
+        first_stream += np.linalg.norm(trace.stream[:, 0], axis=-1)
+        logits = model.head(trace.stream[-1])
+        first.append(first_copy_loss(logits, ids))
+        second.append(second_copy_loss(logits, ids))
+    k = len(sequences)
+    scores = induction_sum / k
+    top = strongest(scores, N_ABLATED)
+    rng = np.random.default_rng([SEED, 4])
+    others = [h for h in np.ndindex(n_layers, n_heads) if h not in set(top)]
+    random_sets = np.array(
+        [
+            [others[i] for i in rng.choice(len(others), N_ABLATED, replace=False)]
+            for _ in range(N_RANDOM_SETS)
+        ]
+    )
+
+    def ablated_loss(heads) -> float:
+        mask = np.ones((n_layers, n_heads))
+        for layer, head in heads:
+            mask[layer, head] = 0.0
+        losses = []
+        for ids in sequences[:N_ABLATION_SEQUENCES]:
+            final = model.trace(ids, mask).stream[-1]  # (n, d_model)
+            # the head only where the loss reads it: the second copy's queries
+            queries = np.arange(HALF, 2 * HALF - 1)
+            losses.append(_loss(model.head(final[queries]), ids[queries + 1]))
+        return float(np.mean(losses))
+
+    n = sequences.shape[1]
+    return Scan(
+        induction=scores,
+        previous=previous_sum / k,
+        first_token=first_token / k,
+        uniform_first_token=float(np.mean(1 / np.arange(2, n + 1))),
+        stream_norm=stream / k,
+        attention_norm=attention / k,
+        mlp_norm=mlp / k,
+        first_stream_norm=first_stream / k,
+        loss_first=float(np.mean(first)),
+        loss_second=float(np.mean(second)),
+        loss_clean=float(np.mean(second[:N_ABLATION_SEQUENCES])),
+        loss_top=ablated_loss(top),
+        loss_random=np.array([ablated_loss(heads) for heads in random_sets]),
+        random_sets=random_sets,
+    )
+
+
+def strongest(scores: np.ndarray, k: int) -> list[tuple[int, int]]:
+    """The ``k`` heads with the highest ``scores (layers, heads)``, strongest first.
+
+    ```python
+    import numpy as np
+    from mha.experiments.repeated_tokens import strongest
+
+    assert strongest(np.array([[0.1, 0.9], [0.5, 0.2]]), 2) == [(0, 1), (1, 0)]
+    ```
+    """
+    order = np.argsort(-scores, axis=None, kind="stable")[:k]
+    return [tuple(int(i) for i in np.unravel_index(j, scores.shape)) for j in order]
+
+
+def scan() -> Scan:
+    """SmolLM2 on repeated random sequences (cached; one model pass per sequence and
+    one per ablation, N_SEQUENCES + (1 + N_RANDOM_SETS) x N_ABLATION_SEQUENCES).
+
+    ```python
+    from mha.experiments.repeated_tokens import scan
+
+    result = scan()
+    assert result.induction.shape == (30, 9) and result.loss_second < result.loss_first
+    ```
+    """
+    return cached(_scan)
