@@ -81,7 +81,12 @@ def define_env(env):
             else f"<figcaption><strong>Figure {number}.</strong> "
             f"{html.escape(caption)}</figcaption>"
         )
-        return f'<figure class="mha" id="figure-{number}">{svg}{below}</figure>'
+        # the drawing scrolls sideways on its own when it is wider than the screen at
+        # its legible floor (``min-width``, mha.figures.style); the caption does not
+        return (
+            f'<figure class="mha" id="figure-{number}">'
+            f'<div class="mha-scroll">{svg}</div>{below}</figure>'
+        )
 
     @env.macro
     def claim(name: str) -> str:
