@@ -1,16 +1,27 @@
-"""``python -m tests.bench [name ...]``: run benchmarks, print and store their results."""
+"""``python -m tests.bench [name ...]``: run benchmarks, print and store their results.
+
+Each result is written with its provenance (the command, the commit and whether the
+tree had uncommitted changes, the machine and its load) and sealed with a checksum
+(``mha.support.measured.seal``), so that a file edited by hand is refused when it is
+read back. The checksum detects accidents (a number retyped, a file merged badly),
+not intent: anyone can recompute it.
+"""
 
 from __future__ import annotations
 
 import importlib
 import json
 import pkgutil
+import shlex
+import subprocess
 import sys
 from pathlib import Path
 
 import tests.bench
+from mha.support.measured import DATA_DIR, machine, seal
 
-OUT = Path(__file__).resolve().parents[2] / "src" / "mha" / "data" / "bench"
+ROOT = Path(__file__).resolve().parents[2]
+OUT = DATA_DIR
 
 
 def benchmarks() -> list[str]:
@@ -19,16 +30,37 @@ def benchmarks() -> list[str]:
     return sorted(m.name for m in modules if not m.name.startswith("_"))
 
 
+def _git(*args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else "unknown"
+
+
+def provenance(name: str) -> dict:
+    """What produced a result: command, commit (and uncommitted changes), machine."""
+    changed = _git(
+        "status", "--porcelain", "--untracked-files=no", "--", "src", "tests"
+    )
+    return {
+        "command": f"python -m tests.bench {shlex.quote(name)}",
+        "commit": _git("rev-parse", "HEAD"),
+        "uncommitted_changes": bool(changed) if changed != "unknown" else None,
+        "machine": machine(),  # with the load average when the run started
+    }
+
+
 def main(names: list[str]) -> None:
     available = benchmarks()
     for name in names or available:
         if name not in available:
             raise SystemExit(f"unknown benchmark {name!r}; available: {available}")
         print(f"== {name}", flush=True)
+        origin = provenance(name)
         result = importlib.import_module(f"tests.bench.{name}").run()
         OUT.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(result, indent=2, sort_keys=True) + "\n"
-        (OUT / f"{name}.json").write_text(text)
+        text = json.dumps(
+            seal({**result, "provenance": origin}), indent=2, sort_keys=True
+        )
+        (OUT / f"{name}.json").write_text(text + "\n")
         print(text, flush=True)
 
 

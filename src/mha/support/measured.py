@@ -5,10 +5,17 @@ runs each benchmark module of ``tests/bench/`` and writes what its ``run()`` ret
 to ``mha/data/bench/<name>.json``; pages render those files through functions of the
 core, like every other number. ``machine()`` describes where a benchmark ran, so that
 its result can say so.
+
+Each file carries its provenance (the command, commit and machine that produced it)
+and a checksum that the benchmark writes (``seal``). ``load`` refuses a file whose
+checksum does not match its content: a hand edit, a bad merge (and so does every
+build that renders it); ``load_sealed`` also refuses a file without one. That detects
+accidents, not intent: the checksum is a plain SHA-256 that anyone can recompute.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -46,7 +53,65 @@ def load(name: str) -> dict:
             f"name: expected a benchmark with a committed result "
             f"(one of {list(available())}), got {name!r}; run `make bench`"
         )
-    return json.loads(path.read_text(encoding="utf-8"))
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if "checksum" in data and data["checksum"] != checksum(data):
+        raise ValueError(
+            f"name: the result in {path.name} does not match its checksum (edited by "
+            f"hand?); rerun `python -m tests.bench {name}` instead of editing it"
+        )
+    return data
+
+
+def load_sealed(name: str) -> dict:
+    """``load(name)``, refusing also a result written without a checksum.
+
+    Results written before benchmarks sealed them carry none; ``load`` reads them,
+    and the tests list each one until its benchmark runs again.
+
+    ```python
+    from mha.support.measured import load_sealed
+
+    assert load_sealed("layer")["provenance"]["command"] == "python -m tests.bench layer"
+    ```
+    """
+    data = load(name)
+    if "checksum" not in data:
+        raise ValueError(
+            f"name: the result of {name!r} carries no checksum (written before results "
+            f"were sealed); rerun `python -m tests.bench {name}`"
+        )
+    return data
+
+
+def checksum(result: dict) -> str:
+    """SHA-256 of a result's canonical JSON, its ``checksum`` entry left out.
+
+    ```python
+    from mha.support.measured import checksum
+
+    assert checksum({"a": 1, "checksum": "x"}) == checksum({"a": 1})
+    assert checksum({"a": 1}) != checksum({"a": 2})
+    ```
+    """
+    if not isinstance(result, dict):
+        raise TypeError(f"result: expected a dict, got {type(result).__name__}")
+    body = {key: value for key, value in result.items() if key != "checksum"}
+    body = json.loads(json.dumps(body))  # as read back: tuples are lists, keys str
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def seal(result: dict) -> dict:
+    """The result with its ``checksum``, as ``python -m tests.bench`` writes it.
+
+    ```python
+    from mha.support.measured import checksum, seal
+
+    sealed = seal({"median_ms": 1.5})
+    assert sealed["checksum"] == checksum({"median_ms": 1.5})
+    ```
+    """
+    return {**result, "checksum": checksum(result)}
 
 
 def machine() -> dict:
