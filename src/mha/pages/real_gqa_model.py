@@ -26,10 +26,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from mha.accounting import kv_cache_bytes
+from mha.data import published
 from mha.heads import repeat_kv
 from mha.layer import MultiHeadAttention
 from mha.pretrained import smollm2
+from mha.support import measured
 from mha.support.cache import cached
+from mha.support.claims import Claim
 from mha.support.threads import one_blas_thread
 
 # An ordinary English paragraph written for this project (no digits, no names).
@@ -289,3 +292,198 @@ def results() -> Study:
     ```
     """
     return cached(_study, PARAGRAPH, QUESTION, NEW_TOKENS, smollm2.gguf_digest())
+
+
+# --- what the page prints -------------------------------------------------------------
+
+
+def gqa_paper() -> tuple[published.SpeedQuality, published.SpeedQuality]:
+    """The GQA paper's T5-XXL rows (its first table): uptrained MQA, and MHA.
+
+    ```python
+    from mha.pages.real_gqa_model import gqa_paper
+
+    mqa, mha = gqa_paper()
+    assert mqa.model == "MQA-XXL" and mha.model == "MHA-XXL"
+    ```
+    """
+    rows = {row.model: row for row in published.GQA_TABLE_1}
+    return rows["MQA-XXL"], rows["MHA-XXL"]
+
+
+@dataclass(frozen=True)
+class Speed:
+    """What "How fast it runs" prints, derived from ``make bench``'s committed result."""
+
+    bench: dict  # the result as committed (src/mha/data/bench/smollm2.json)
+    read_gib: float  # size of the array the bandwidth is measured on
+    bound_ms: float  # per token, every weight byte at that rate
+    n_products: int  # weight products of a step: 4 per layer and the head
+    step_gb_per_s: float  # weight bytes per token over the whole step's time
+    qkv_mb: float  # W_Q, W_K, W_V of one layer, side by side, in float32
+    w_o_mb: float  # W_O of one layer
+
+
+def speed(config: smollm2.Config) -> Speed:
+    """The benchmark's figures as the page prints them.
+
+    ```python
+    from mha.pages.real_gqa_model import results, speed
+
+    s = speed(results().config)
+    assert s.n_products == 4 * 30 + 1 and s.bound_ms > 0
+    ```
+    """
+    bench = measured.load("smollm2")
+    itemsize = CACHE_ITEMSIZE
+    qkv_width = (config.n_heads + 2 * config.n_kv_heads) * config.d_k
+    return Speed(
+        bench=bench,
+        read_gib=bench["read_bytes"] / 2**30,
+        bound_ms=1000 / bench["bound_tokens_per_s"],
+        n_products=4 * config.n_layers + 1,
+        step_gb_per_s=bench["weight_bytes_per_token"]
+        / bench["decode_ms_per_token"]
+        / 1e6,
+        qkv_mb=config.d_model * qkv_width * itemsize / 1e6,
+        w_o_mb=config.d_model * config.n_heads * config.d_k * itemsize / 1e6,
+    )
+
+
+def cache_ratio(study: Study) -> float:
+    """How many times the expanded (multi-head) model's cache per token is the GQA one's.
+
+    ```python
+    from mha.pages.real_gqa_model import cache_ratio, results
+
+    assert cache_ratio(results()) == 3
+    ```
+    """
+    return study.mha.bytes_per_token / study.gqa.bytes_per_token
+
+
+def group(config: smollm2.Config) -> int:
+    """Query heads per K/V head.
+
+    ```python
+    from mha.pages.real_gqa_model import group, results
+
+    assert group(results().config) == 3
+    ```
+    """
+    return config.n_heads // config.n_kv_heads
+
+
+def claims(study: Study | None = None, bench: Speed | None = None) -> dict[str, Claim]:
+    """The page's sentences about the study and the benchmark, checked.
+
+    ```python
+    from mha.pages.real_gqa_model import claims
+
+    assert all(c.holds for c in claims().values())
+    ```
+    """
+    r = results() if study is None else study
+    s = speed(r.config) if bench is None else bench
+    b = s.bench
+    layers = np.array(r.mqa_layer_perplexity)
+    close = layers < 1.5 * r.perplexity  # "close to the published model's"
+    return {
+        "rows_agree": Claim(
+            "Every row agrees.",
+            r.gqa.nbytes == r.gqa.formula,
+            f"measured {r.gqa.nbytes} vs formula {r.gqa.formula}",
+        ),
+        "same_answer": Claim(
+            "it gives the same answer",
+            r.mha.answer == r.gqa.answer,
+            f"{r.mha.answer!r} vs {r.gqa.answer!r}",
+        ),
+        "mha_logits": Claim(
+            "are the original's to the last bit (the largest difference is 0)"
+            if r.mha_max_logit_diff == 0
+            else "agree with the original's to floating-point precision (the largest "
+            f"difference is {r.mha_max_logit_diff:.1e})",
+            r.mha_max_logit_diff < 1e-4 * r.logit_scale,
+            f"largest difference {r.mha_max_logit_diff} on scores up to {r.logit_scale}",
+        ),
+        "same_perplexity": Claim(
+            "and the same perplexity",
+            abs(r.mha_perplexity - r.perplexity) < 1e-3 * r.perplexity,
+            f"{r.mha_perplexity} vs {r.perplexity}",
+        ),
+        "no_longer_answers": Claim(
+            "The model no longer answers",
+            r.mqa.answer != r.gqa.answer and r.mqa_perplexity > 10 * r.perplexity,
+            f"MQA answer {r.mqa.answer!r}, perplexity {r.mqa_perplexity:.1f} "
+            f"vs {r.perplexity:.1f}",
+        ),
+        "uneven": Claim(
+            "One layer at a time, the damage is much smaller, and uneven",
+            bool(
+                layers.max() < r.mqa_perplexity / 10 and layers.max() > 2 * layers.min()
+            ),
+            f"per layer {layers.min():.1f} to {layers.max():.1f}, "
+            f"all layers {r.mqa_perplexity:.1f}",
+        ),
+        "bars": Claim(
+            "Most bars stay close to the published model's perplexity; a few layers "
+            "rise well above it; all stay far below the dashed line of the model with "
+            "every layer converted at once.",
+            bool(
+                close.mean() > 0.5
+                and (~close).any()
+                and layers.max() < r.mqa_perplexity / 10
+            ),
+            f"{int(close.sum())} of {len(layers)} layers within 1.5 times "
+            f"{r.perplexity:.1f}; largest {layers.max():.1f}; all layers "
+            f"{r.mqa_perplexity:.1f}",
+        ),
+        "mqa_breaks": Claim(
+            "converted all together, the model breaks",
+            r.mqa_perplexity > 10 * layers.max(),
+            f"all layers {r.mqa_perplexity:.1f} vs worst single layer {layers.max():.1f}",
+        ),
+        "uptrained_close": Claim(
+            "does their MQA model come close to the multi-head one",
+            abs(gqa_paper()[0].average_score - gqa_paper()[1].average_score) < 1,
+            f"{gqa_paper()[0].average_score} vs {gqa_paper()[1].average_score}",
+        ),
+        "products_slower": Claim(
+            "They stream slower than one long read",
+            b["products_gb_per_s"] < b["read_bandwidth_gb_per_s"],
+            f"{b['products_gb_per_s']} vs {b['read_bandwidth_gb_per_s']} GB/s",
+        ),
+        "prefill_faster": Claim(
+            "Prefill is much faster per token than decoding",
+            b["prefill_tokens_per_s"] > 3 * b["decode_tokens_per_s"],
+            f"{b['prefill_tokens_per_s']} vs {b['decode_tokens_per_s']} tokens/s",
+        ),
+        "target": Claim(
+            "This run reaches the target."
+            if b["decode_bound_ratio"] >= b["budget_decode_bound_ratio"]
+            else "This run falls short of the target.",
+            True,
+            f"{b['decode_bound_ratio']} against {b['budget_decode_bound_ratio']}",
+        ),
+    }
+
+
+def figure_text(study: Study | None = None) -> dict[str, str]:
+    """The alt text and caption of the page's figure.
+
+    ```python
+    from mha.pages.real_gqa_model import figure_text
+
+    assert figure_text()["caption"].startswith("Perplexity")
+    ```
+    """
+    bars = claims(study)["bars"]
+    return {
+        "alt": "Bar chart, one bar per layer (numbered from 0), of the paragraph's "
+        "perplexity when only that layer's key/value heads are averaged into one. "
+        + bars.text,
+        "caption": "Perplexity of the paragraph with one layer converted to "
+        "multi-query attention, layer by layer. Compare each bar with the published "
+        "model's level, and all of them with the dashed line: every layer converted.",
+    }
