@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from mha.figures.style import INK, PALETTE, new_figure
+from mha.figures.style import INK, PALETTE, SMALL, new_figure
 from mha.pages.attention import SaturationStudy, VarianceStudy
 
 UNSCALED, SCALED = PALETTE[5], PALETTE[0]  # vermillion and blue: colour-blind safe
@@ -22,7 +22,7 @@ def variance_vs_dk(study: VarianceStudy) -> Figure:
     assert len(fig.axes[0].lines) == 4  # 2 theories, 2 measurements
     ```
     """
-    fig, ax = new_figure(6.0, 3.4)
+    fig, ax = new_figure(5.6, 3.4)
     d_k = study.d_k
     ax.plot(d_k, study.theory_unscaled, color=UNSCALED, lw=1, label="d_k σ⁴ (theory)")
     ax.plot(d_k, study.unscaled, "o", color=UNSCALED, ms=5, label="Var(q·k), measured")
@@ -38,28 +38,31 @@ def variance_vs_dk(study: VarianceStudy) -> Figure:
     ax.minorticks_off()
     ax.set_xlabel("d_k")
     ax.set_ylabel("variance of the score")
-    ax.legend(fontsize=8, loc="upper left", frameon=False, labelcolor=INK)
+    ax.legend(loc="upper left", frameon=False, labelcolor=INK)
     return fig
 
 
-def saturation_vs_dk(study: SaturationStudy) -> Figure:
+def saturation_vs_dk(study: SaturationStudy) -> list[Figure]:
     """Largest weight, entropy and softmax-Jacobian norm against d_k, scaled or not.
+
+    Three panels, side by side on a wide screen, one above the other on a phone.
 
     ```python
     from mha.pages.attention import saturation_study
     from mha.figures.attention import saturation_vs_dk
 
-    fig = saturation_vs_dk(saturation_study(d_ks=(4, 64), n_sequences=2))
-    assert [len(ax.lines) for ax in fig.axes] == [2, 3, 2]  # entropy adds log₂ n
+    panels = saturation_vs_dk(saturation_study(d_ks=(4, 64), n_sequences=2))
+    assert [len(p.axes[0].lines) for p in panels] == [2, 3, 2]  # entropy adds log₂ n
     ```
     """
-    fig, axes = new_figure(9.0, 3.0, ncols=3)
     panels = (
         ("max_weight", "largest weight"),
-        ("entropy", "entropy of the weights (bits)"),
-        ("gradient", "typical gradient gain ‖J‖_F/√n (log)"),
+        ("entropy", "entropy of the\nweights (bits)"),
+        ("gradient", "typical gradient gain\n‖J‖_F/√n (log)"),
     )
-    for ax, (field, label) in zip(axes, panels, strict=True):
+    figures, axes = [], []
+    for field, label in panels:
+        fig, ax = new_figure(2.3, 2.5)
         for run, colour, marker, name in (
             (study.unscaled, UNSCALED, "o", "q·k"),
             (study.scaled, SCALED, "s", "q·k / √d_k"),
@@ -70,7 +73,9 @@ def saturation_vs_dk(study: SaturationStudy) -> Figure:
         ax.set_xscale("log", base=2)
         ax.set_xticks(study.d_k[::2], [str(d) for d in study.d_k[::2]])
         ax.set_xlabel("d_k")
-        ax.set_title(label, fontsize=9)
+        ax.set_title(label)
+        figures.append(fig)
+        axes.append(ax)
     axes[0].set_ylim(0, 1.05)
     axes[1].axhline(study.max_entropy, color=INK, lw=0.8, ls=":")
     axes[1].text(
@@ -79,7 +84,7 @@ def saturation_vs_dk(study: SaturationStudy) -> Figure:
         "uniform",
         ha="right",
         va="bottom",
-        fontsize=8,
+        fontsize=SMALL,
         color=INK,
     )
     axes[1].set_ylim(0, 1.15 * study.max_entropy)
@@ -90,6 +95,5 @@ def saturation_vs_dk(study: SaturationStudy) -> Figure:
     levels = 10.0 ** np.arange(low, 1)
     axes[2].set_yticks(levels, [f"{v:g}" for v in levels])  # 1e-05, not 0.0000099…
     axes[2].minorticks_off()
-    axes[0].legend(fontsize=8, loc="center right", frameon=False, labelcolor=INK)
-    fig.subplots_adjust(wspace=0.35)
-    return fig
+    axes[0].legend(loc="center right", frameon=False, labelcolor=INK)
+    return figures

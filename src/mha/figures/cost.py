@@ -45,7 +45,7 @@ def head_timings(timings: Timings) -> Figure:
     ax.set_xticks(heads, [str(h) for h in heads])
     ax.set_xlabel(f"heads h (d_model = {timings.d_model}, d_k = d_model / h)")
     ax.set_ylabel("median time per call (ms)")
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="upper left")
     return fig
 
 
@@ -80,5 +80,5 @@ def score_ranks(ranks: tuple[ScoreRank, ...]) -> Figure:
     ax.set_xticks(d_k, [str(d) for d in d_k])
     ax.set_xlabel(f"d_k (h = d_model / d_k, n = {ranks[0].n} tokens)")
     ax.set_ylabel("rank")
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="upper left")
     return fig

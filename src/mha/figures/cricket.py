@@ -26,11 +26,11 @@ def three_distributions(example: Cricket) -> Figure:
     x = np.arange(len(TOKENS))
     for i, run in enumerate(runs):
         bars = ax.bar(x + (i - 1) * width, run.weights, width, label=run.name)
-        ax.bar_label(bars, fmt="%.3f", fontsize=8, padding=1)
+        ax.bar_label(bars, fmt="%.3f", padding=1)
     ax.set_xticks(x, [f'"{t}"' for t in TOKENS])
     ax.set_ylim(0, 1)
     ax.set_ylabel(f'weight from "{QUERY}"')
-    ax.legend(loc="upper right", fontsize=8)
+    ax.legend(loc="upper right")
     return fig
 
 

@@ -20,7 +20,7 @@ def convex_hull(demo: HullDemo) -> Figure:
     assert len(fig.axes[0].patches) == 1  # the hull
     ```
     """
-    fig, ax = new_figure(4.6, 3.6)
+    fig, ax = new_figure(3.9, 3.4)
     ax.add_patch(
         Polygon(
             demo.hull,
@@ -38,5 +38,5 @@ def convex_hull(demo: HullDemo) -> Figure:
     ax.set_ylim(demo.values[:, 1].min() - pad[1], demo.values[:, 1].max() + pad[1])
     ax.set_xlabel("value coordinate 1")
     ax.set_ylabel("value coordinate 2")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return fig

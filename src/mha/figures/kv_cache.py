@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator
 
 from mha.data.published import DecoderConfig, decoder
-from mha.figures.style import INK, PALETTE, new_figure
+from mha.figures.style import INK, PALETTE, SMALL, new_figure
 from mha.pages.kv_cache import (
     GIB,
     attention_kind,
@@ -75,7 +75,7 @@ def cache_vs_context(
     assert len(fig.axes[0].lines) == 3
     ```
     """
-    fig, ax = new_figure(6.0, 3.4)
+    fig, ax = new_figure(5.6, 3.4)
     x = np.asarray(contexts, dtype=float)
     markers = ("o", "s", "^", "D", "v")
     for i, h_kv in enumerate(kv_heads):
@@ -95,7 +95,7 @@ def cache_vs_context(
         f"{config.name}, 16-bit cache, all {config.n_layers} layers", fontsize=10
     )
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(loc="upper left", fontsize=8, labelcolor=INK)
+    ax.legend(loc="upper left", labelcolor=INK)
     return fig
 
 
@@ -112,7 +112,7 @@ def fit_in_memory(names: Sequence[str], memory: int, context: int) -> Figure:
     ```
     """
     configs = [decoder(name) for name in names]
-    fig, ax = new_figure(6.0, 0.55 * len(configs) + 1.2)
+    fig, ax = new_figure(5.2, 0.55 * len(configs) + 1.2)
     y = np.arange(len(configs))
     height = 0.38
     published = [sequences_that_fit(c, memory, context) for c in configs]
@@ -122,11 +122,11 @@ def fit_in_memory(names: Sequence[str], memory: int, context: int) -> Figure:
     bars = ax.barh(
         y - height / 2, published, height, color=PALETTE[0], label="as published"
     )
-    ax.bar_label(bars, fmt="{:,.0f}", fontsize=8, padding=2, color=INK)
+    ax.bar_label(bars, fmt="{:,.0f}", fontsize=SMALL, padding=2, color=INK)
     bars = ax.barh(
         y + height / 2, full, height, color=PALETTE[1], label="with full MHA"
     )
-    ax.bar_label(bars, fmt="{:,.0f}", fontsize=8, padding=2, color=INK)
+    ax.bar_label(bars, fmt="{:,.0f}", fontsize=SMALL, padding=2, color=INK)
     ax.set_yticks(
         y, [f"{c.name} ({attention_kind(c.n_heads, c.n_kv_heads)})" for c in configs]
     )
@@ -134,5 +134,5 @@ def fit_in_memory(names: Sequence[str], memory: int, context: int) -> Figure:
     ax.set_xscale("log")
     ax.set_xlim(1, max(published + full) * 4)
     ax.set_xlabel(f"sequences of {context:,} tokens that fit (log scale)")
-    ax.legend(loc="upper right", fontsize=8, labelcolor=INK)
+    ax.legend(loc="upper right", labelcolor=INK)
     return fig

@@ -1,4 +1,7 @@
-"""Figures of the multi-head mechanism page: the split, W_O, one head vs several."""
+"""Figures of the multi-head mechanism page: the split, W_O, one head vs several.
+
+Heads and tokens are numbered from 0 (H0 is the first head), as in the code.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
-from mha.figures.style import CMAP, INK, PALETTE, new_figure
+from mha.figures.style import CMAP, INK, PALETTE, SMALL, new_figure
 from mha.heads import split_heads
 from mha.pages.multi_head import Contrast, Dependence, WholeLayer
 
@@ -31,7 +34,7 @@ def split_heads_reshape(seq: int = 3, d_model: int = 8, n_heads: int = 4) -> Fig
     d_k = heads.shape[-1]
     gap, left = 4.0, d_model
     width = left + gap + n_heads * (d_k + 1) - 1
-    fig, ax = new_figure(min(9.0, 0.4 * width), 0.4 * (seq + 4.1))
+    fig, ax = new_figure(min(7.5, 0.33 * width), 0.33 * (seq + 4.1))
 
     def cell(x0: float, row: int, value: int, head: int) -> None:
         y = seq - 1 - row
@@ -43,7 +46,7 @@ def split_heads_reshape(seq: int = 3, d_model: int = 8, n_heads: int = 4) -> Fig
             str(value),
             ha="center",
             va="center",
-            fontsize=8,
+            fontsize=SMALL,
             color=INK,
         )
 
@@ -56,9 +59,15 @@ def split_heads_reshape(seq: int = 3, d_model: int = 8, n_heads: int = 4) -> Fig
         (right, f"split_heads(x, {n_heads})", "(batch, heads, seq, d_k)"),
     ):
         ax.text(
-            x0, seq + 1.5, title, ha="center", fontsize=9, family="monospace", color=INK
+            x0,
+            seq + 1.5,
+            title,
+            ha="center",
+            fontsize=SMALL,
+            family="monospace",
+            color=INK,
         )
-        ax.text(x0, seq + 0.4, shape, ha="center", fontsize=9, color=INK)
+        ax.text(x0, seq + 0.4, shape, ha="center", fontsize=SMALL, color=INK)
     for head in range(n_heads):
         x0 = left + gap + head * (d_k + 1)
         for row in range(seq):
@@ -67,10 +76,10 @@ def split_heads_reshape(seq: int = 3, d_model: int = 8, n_heads: int = 4) -> Fig
         ax.text(
             x0 + d_k / 2,
             -0.35,
-            f"head {head + 1}",
+            f"H{head}",
             ha="center",
             va="top",
-            fontsize=8,
+            fontsize=SMALL,
             color=INK,
         )
     ax.text(
@@ -79,7 +88,7 @@ def split_heads_reshape(seq: int = 3, d_model: int = 8, n_heads: int = 4) -> Fig
         f"shape {x.shape}",
         ha="center",
         va="top",
-        fontsize=8,
+        fontsize=SMALL,
         color=INK,
     )
     ax.text(
@@ -88,7 +97,7 @@ def split_heads_reshape(seq: int = 3, d_model: int = 8, n_heads: int = 4) -> Fig
         f"shape {heads.shape}",
         ha="center",
         va="top",
-        fontsize=8,
+        fontsize=SMALL,
         color=INK,
     )
     ax.add_patch(
@@ -102,7 +111,12 @@ def split_heads_reshape(seq: int = 3, d_model: int = 8, n_heads: int = 4) -> Fig
         )
     )
     ax.text(
-        left + gap / 2, seq / 2 + 0.25, "reshape,", ha="center", fontsize=8, color=INK
+        left + gap / 2,
+        seq / 2 + 0.25,
+        "reshape,",
+        ha="center",
+        fontsize=SMALL,
+        color=INK,
     )
     ax.text(
         left + gap / 2,
@@ -110,7 +124,7 @@ def split_heads_reshape(seq: int = 3, d_model: int = 8, n_heads: int = 4) -> Fig
         "swap axes",
         ha="center",
         va="top",
-        fontsize=8,
+        fontsize=SMALL,
         color=INK,
     )
     ax.set_xlim(-0.2, width + 0.2)
@@ -135,7 +149,7 @@ def _annotated_heatmap(
             f"{value:.{places}f}",
             ha="center",
             va="center",
-            fontsize=8,
+            fontsize=SMALL,
             color="#000000" if value > 0.55 * vmax else "#ffffff",
             weight="bold" if bold is not None and bold[i, j] else "normal",
         )
@@ -155,9 +169,9 @@ def head_dependence(bare: Dependence, mixed: Dependence) -> Figure:
     """
     bare, mixed = bare.moved, mixed.moved  # (h, h) each
     h = bare.shape[0]
-    fig, axes = new_figure(7.0, 3.2, ncols=2)
+    fig, axes = new_figure(6.0, 3.0, ncols=2)
     vmax = float(max(bare.max(), mixed.max()))
-    labels = [str(i + 1) for i in range(h)]
+    labels = [f"H{i}" for i in range(h)]
     for ax, values, title in (
         (axes[0], bare, "concat only (W_O dropped)"),
         (axes[1], mixed, "concat, then W_O"),
@@ -166,7 +180,7 @@ def head_dependence(bare: Dependence, mixed: Dependence) -> Figure:
         ax.set_xticks(range(h), labels)
         ax.set_yticks(range(h), labels)
         ax.set_xlabel("output slice that moved")
-        ax.set_title(title, fontsize=9, color=INK)
+        ax.set_title(title, color=INK)
     axes[0].set_ylabel("head whose projections changed")
     fig.subplots_adjust(wspace=0.35)
     return fig
@@ -193,8 +207,8 @@ def one_vs_many(contrast: Contrast) -> Figure:
     ax.set_yticks(range(h + 1), [f"H{i}" for i in range(h)] + ["one wide head"])
     ax.set_xticks(range(k_len), [str(j) for j in range(k_len)])
     ax.set_xlabel(
-        f"weights of query token {contrast.query} over the key tokens "
-        "(bold: largest of the row)"
+        f"weights of query token {contrast.query} over the key tokens"
+        "\n(bold: largest of the row)"
     )
     ax.xaxis.tick_top()
     ax.xaxis.set_label_position("top")

@@ -1,14 +1,22 @@
-"""Figures of the head-count sweep on the two-relation toy task."""
+"""Figures of the head-count sweep on the two-relation toy task.
+
+Heads are numbered from 0 (H0 is a model's first head). The trained heads' maps and
+roles are small multiples: a list of figures, one per head count, which wrap on a
+narrow screen.
+"""
 
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from mha.data import vaswani2017
 from mha.experiments.toy_model import forward
 from mha.experiments.toy_task import D_MODEL, N_POSITIONS, NAMES, WORDS, Batch
-from mha.figures.style import CMAP, INK, PALETTE, new_figure
+from mha.figures.style import CMAP, DENSE, INK, PALETTE, new_figure
 from mha.pages.one_head_or_many import CURVE_LEVEL, CURVE_WINDOW, Sweep
 
 
@@ -40,16 +48,16 @@ def sweep_results(sweep: Sweep) -> Figure:
     assert len(sweep_results(tiny).axes) == 4
     ```
     """
-    fig, axes = new_figure(7.0, 5.2, nrows=2, ncols=2)
+    fig, axes = new_figure(5.9, 5.4, nrows=2, ncols=2)
     heads = [r.n_heads for r in sweep.results]
     loss = np.stack([r.test_loss for r in sweep.results], axis=1)  # (seeds, len(h))
     accuracy = np.stack([r.accuracy for r in sweep.results], axis=1)
     _range_plot(axes[0, 0], heads, loss, PALETTE[0])
     axes[0, 0].set_yscale("log")
-    axes[0, 0].set_title("toy: test loss (nats, lower is better)", fontsize=9)
+    axes[0, 0].set_title("toy: test loss\n(nats, lower is better)")
     _range_plot(axes[1, 0], heads, accuracy, PALETTE[0])
     axes[1, 0].set_ylim(0, 1.05)
-    axes[1, 0].set_title("toy: test accuracy (higher is better)", fontsize=9)
+    axes[1, 0].set_title("toy: test accuracy\n(higher is better)")
     axes[1, 0].set_xlabel(f"heads h (d_model = {D_MODEL})")
 
     paper_heads = [row.n_heads for row in vaswani2017.ROW_A]
@@ -58,7 +66,7 @@ def sweep_results(sweep: Sweep) -> Figure:
         (axes[1, 1], [row.bleu for row in vaswani2017.ROW_A], "dev BLEU"),
     ):
         ax.plot(paper_heads, values, marker="s", color=PALETTE[1])
-        ax.set_title(f"Vaswani et al. 2017, Table 3 (A): {title}", fontsize=9)
+        ax.set_title(f"Vaswani et al. 2017,\nTable 3 (A): {title}")
         _heads_axis(ax, paper_heads)
     axes[1, 1].set_xlabel(f"heads h (d_model = {vaswani2017.D_MODEL})")
     for ax in axes[:, 0]:
@@ -81,7 +89,7 @@ def learning_curves(sweep: Sweep) -> Figure:
     assert len(learning_curves(tiny).axes[0].lines) == 3  # two curves and the level
     ```
     """
-    fig, ax = new_figure(6.0, 3.2)
+    fig, ax = new_figure(5.6, 3.2)
     for colour, result in zip(PALETTE, sweep.results, strict=False):
         curve = result.curve()
         steps = np.arange(CURVE_WINDOW, CURVE_WINDOW + curve.size)
@@ -90,16 +98,17 @@ def learning_curves(sweep: Sweep) -> Figure:
     ax.set_yscale("log")
     ax.set_xlabel("training step")
     ax.set_ylabel("loss on the step's batch (nats)")
-    ax.legend(fontsize=8, ncols=2)
+    ax.legend(ncols=2)
     return fig
 
 
-def head_heatmaps(sweep: Sweep, example: Batch, heads: tuple[int, ...]) -> Figure:
+def head_heatmaps(sweep: Sweep, example: Batch, heads: tuple[int, ...]) -> list[Figure]:
     """Attention weights of every head on one input, for each h in ``heads``.
 
-    One row per h (the first reporting seed's model), one panel per head; rows of a
-    panel are queries, columns keys. A circle marks each query's previous token and
-    a cross the token it refers to: the two places its answers are.
+    One panel per h (the first reporting seed's model), its heads H0, H1, ... two to
+    a row; rows of a map are queries, columns keys. A circle marks each query's
+    previous token and a cross the token it refers to: the two places its answers
+    are. The last panel is the colour bar.
 
     ```python
     from mha.pages.one_head_or_many import CURVE_LEVEL, CURVE_WINDOW, SweepConfig, sweep
@@ -108,32 +117,33 @@ def head_heatmaps(sweep: Sweep, example: Batch, heads: tuple[int, ...]) -> Figur
 
     tiny = sweep(SweepConfig(heads=(1, 2), learning_rates=(0.03,), seeds=(1,),
                              steps=5, validation_size=8, test_size=8))
-    fig = head_heatmaps(tiny, generate(1), heads=(1, 2))
-    assert sum(bool(ax.images) for ax in fig.axes) == 3  # 1 + 2 heads
+    panels = head_heatmaps(tiny, generate(1), heads=(1, 2))
+    assert [sum(bool(ax.images) for ax in p.axes) for p in panels] == [1, 2, 0]
     ```
     """
-    columns = max(heads)
-    fig, axes = new_figure(
-        0.95 * columns + 1.6,
-        1.05 * len(heads) + 0.7,
-        nrows=len(heads),
-        ncols=columns,
-        gridspec_kw={"left": 0.16, "right": 0.88, "bottom": 0.16, "top": 0.95},
-    )
-    axes = np.atleast_2d(axes)
     labels = [
         f"{NAMES[n]} {WORDS[w]}"
         for n, w in zip(example.names[0], example.words[0], strict=True)
     ]
     rows = np.arange(N_POSITIONS)
-    for row_axes, h in zip(axes, heads, strict=True):
+    panels = []
+    for h in heads:
+        columns = min(h, 2)
+        lines = -(-h // columns)
+        fig, axes = new_figure(
+            1.25 * columns + 0.9,
+            1.35 * lines + 0.9,
+            nrows=lines,
+            ncols=columns,
+            squeeze=False,
+        )
         params = {k: v[:1] for k, v in sweep.result(h).params.items()}
         weights = forward(params, example.inputs(np.float32)[:1], h).weights[0, 0]
-        for i, ax in enumerate(row_axes):
-            if i >= h:
+        for i, ax in enumerate(axes.flat):
+            if i >= h:  # an odd h leaves the last slot empty
                 ax.set_axis_off()
                 continue
-            image = ax.imshow(weights[i], cmap=CMAP, vmin=0, vmax=1)
+            ax.imshow(weights[i], cmap=CMAP, vmin=0, vmax=1)
             ax.scatter(
                 example.prev_positions,
                 rows,
@@ -151,30 +161,32 @@ def head_heatmaps(sweep: Sweep, example: Batch, heads: tuple[int, ...]) -> Figur
                 color=PALETTE[5],
                 linewidths=0.9,
             )
-            ax.set_title(f"head {i + 1}", fontsize=7, pad=2)
-            bottom, left = h == heads[-1] and i == 0, i == 0
-            ax.set_xticks(
-                rows if bottom else [],
-                labels if bottom else [],
-                rotation=90,
-                fontsize=5,
-            )
-            ax.set_yticks(rows if left else [], labels if left else [], fontsize=5)
-            if left:
-                ax.set_ylabel(f"h = {h}\nquery", fontsize=8)
-            if bottom:
-                ax.set_xlabel("key", fontsize=8)
-    bar = fig.add_axes((0.91, 0.3, 0.012, 0.4))
-    fig.colorbar(image, cax=bar, label="attention weight")
-    return fig
+            ax.set_title(f"H{i}", fontsize=DENSE, pad=2)
+            bottom, left = i >= h - columns, i % columns == 0
+            ax.set_xticks(rows, labels if bottom else [], rotation=90, fontsize=DENSE)
+            ax.set_yticks(rows, labels if left else [], fontsize=DENSE)
+            ax.tick_params(length=0)
+        fig.suptitle(f"h = {h}")
+        fig.supylabel("query", fontsize=DENSE)
+        fig.supxlabel("key", fontsize=DENSE)
+        panels.append(fig)
+    fig, bar = new_figure(2.4, 0.9)
+    fig.colorbar(
+        ScalarMappable(Normalize(0, 1), CMAP),
+        cax=bar,
+        orientation="horizontal",
+        label="attention weight",
+    )
+    return [*panels, fig]
 
 
-def head_roles(sweep: Sweep) -> Figure:
+def head_roles(sweep: Sweep) -> list[Figure]:
     """Each trained head's mean weight on the previous vs the referenced token.
 
-    One panel per h, one point per head and reporting seed. A head in the lower
-    right corner serves the positional relation, one in the upper left the content
-    relation; the diagonal is where all the weight is on one of the two.
+    One panel per h, one point per head and reporting seed, and a last panel with the
+    seeds' legend. A head in the lower right corner serves the positional relation,
+    one in the upper left the content relation; the diagonal is where all the weight
+    is on one of the two.
 
     ```python
     from mha.pages.one_head_or_many import CURVE_LEVEL, CURVE_WINDOW, SweepConfig, sweep
@@ -182,30 +194,27 @@ def head_roles(sweep: Sweep) -> Figure:
 
     tiny = sweep(SweepConfig(heads=(1, 2), learning_rates=(0.03,), seeds=(1,),
                              steps=5, validation_size=8, test_size=8))
-    assert len(head_roles(tiny).axes) == 2
+    assert len(head_roles(tiny)) == 3  # two panels and the legend
     ```
     """
-    n = len(sweep.results)
-    fig, axes = new_figure(1.6 * n + 0.4, 2.2, ncols=n, sharey=True)
-    axes = np.atleast_1d(axes)
-    for ax, result in zip(axes, sweep.results, strict=True):
+    panels = []
+    for result in sweep.results:
+        fig, ax = new_figure(2.1, 2.3)
         ax.plot([0, 1], [1, 0], color=PALETTE[4], linewidth=0.8, linestyle=":")
-        for colour, seed, mass in zip(
-            PALETTE, sweep.config.seeds, result.attention_mass, strict=False
-        ):
-            ax.scatter(
-                mass[:, 0],
-                mass[:, 1],
-                s=12,
-                color=colour,
-                alpha=0.8,
-                label=f"seed {seed}",
-            )
+        for colour, mass in zip(PALETTE, result.attention_mass, strict=False):
+            ax.scatter(mass[:, 0], mass[:, 1], s=12, color=colour, alpha=0.8)
         ax.set_xlim(-0.03, 1.03)
         ax.set_ylim(-0.03, 1.03)
         ax.set_aspect("equal")
-        ax.set_title(f"h = {result.n_heads}", fontsize=9)
-        ax.set_xlabel("on previous", fontsize=8)
-    axes[0].set_ylabel("on referenced", fontsize=8)
-    axes[-1].legend(fontsize=6, loc="upper right")
-    return fig
+        ax.set_title(f"h = {result.n_heads}")
+        ax.set_xlabel("on previous")
+        ax.set_ylabel("on referenced")
+        panels.append(fig)
+    fig, ax = new_figure(1.2, 1.2)
+    handles = [
+        Line2D([], [], linestyle="none", marker="o", color=colour, label=f"seed {seed}")
+        for colour, seed in zip(PALETTE, sweep.config.seeds, strict=False)
+    ]
+    ax.legend(handles=handles, loc="center")
+    ax.axis("off")
+    return [*panels, fig]

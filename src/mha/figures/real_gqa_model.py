@@ -38,5 +38,5 @@ def mqa_by_layer(
     ax.set_xticks(layers[::3], [str(i) for i in layers[::3]])
     ax.set_xlabel("layer converted to one K/V head (mean-pooled, no retraining)")
     ax.set_ylabel("perplexity (log scale)")
-    ax.legend(loc="center right", fontsize=8)
+    ax.legend(loc="center right")
     return fig

@@ -1,21 +1,23 @@
 """Figures of the real-heads page: the atlas of all-MiniLM-L6-v2's 72 heads and pruning.
 
-Layers and heads are numbered from 1 in every figure, as in Clark et al. (2019):
-"head 2-9" is head 9 of layer 2.
+Layers and heads are numbered from 0 in every figure, as in transformers: L1H8 is
+head 8 of layer 1 (Clark et al. (2019) call it head 2-9). The maps of several heads are
+small multiples: a list of figures, one per map, which wrap on a narrow screen.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from matplotlib import patheffects
-from matplotlib.colors import ListedColormap
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import ListedColormap, Normalize
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from mha.data import michel2019, voita2019
 from mha.experiments.pruning import Pruning
-from mha.figures.style import CMAP, INK, PALETTE, new_figure
-from mha.pages.real_heads import KINDS, TARGETS, Atlas, head_name
+from mha.figures.style import CMAP, DENSE, INK, PALETTE, SMALL, new_figure
+from mha.pages.real_heads import KINDS, TARGETS, Atlas
 
 # one colour and one letter per kind; "mixed" is left blank
 KIND_STYLE: dict[str, tuple[str, str]] = {
@@ -42,15 +44,12 @@ STAT_TITLES = {
 OUTLINE = [patheffects.withStroke(linewidth=2, foreground="black")]
 
 
-def _grid_axes(ax, n_layers: int, n_heads: int, fontsize: float = 8) -> None:
-    ax.set_xticks(
-        range(n_heads), [str(h + 1) for h in range(n_heads)], fontsize=fontsize
-    )
-    ax.set_yticks(
-        range(n_layers), [str(i + 1) for i in range(n_layers)], fontsize=fontsize
-    )
-    ax.set_xlabel("head", fontsize=fontsize)
-    ax.set_ylabel("layer", fontsize=fontsize)
+def _grid_axes(ax, n_layers: int, n_heads: int) -> None:
+    """Layers down, heads across, both numbered from 0."""
+    ax.set_xticks(range(n_heads), [str(h) for h in range(n_heads)])
+    ax.set_yticks(range(n_layers), [str(i) for i in range(n_layers)])
+    ax.set_xlabel("head")
+    ax.set_ylabel("layer")
     ax.tick_params(length=0)
     for spine in ax.spines.values():
         spine.set_visible(False)
@@ -73,7 +72,7 @@ def kind_grid(atlas: Atlas) -> Figure:
     colours = [
         KIND_STYLE[k][0] if KIND_STYLE[k][0] != "none" else "#ffffff00" for k in kinds
     ]
-    fig, ax = new_figure(7.0, 3.6)
+    fig, ax = new_figure(5.0, 4.2)
     ax.imshow(codes, cmap=ListedColormap(colours), vmin=-0.5, vmax=len(kinds) - 0.5)
     for layer in range(n_layers):
         for head in range(n_heads):
@@ -85,7 +84,7 @@ def kind_grid(atlas: Atlas) -> Figure:
                     letter,
                     ha="center",
                     va="center",
-                    fontsize=8,
+                    fontsize=SMALL,
                     color="white",
                     path_effects=OUTLINE,
                 )
@@ -103,102 +102,99 @@ def kind_grid(atlas: Atlas) -> Figure:
         )
         for k in atlas.present()
     ]
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
     return fig
 
 
-def statistic_grids(atlas: Atlas) -> Figure:
+def statistic_grids(atlas: Atlas) -> list[Figure]:
     """One layers x heads heatmap per statistic, all on the same 0-1 colour scale.
+
+    Small multiples: one figure per map, then one for the colour bar.
 
     ```python
     from mha.pages.real_heads import atlas
     from mha.figures.real_heads import statistic_grids
 
-    assert len(statistic_grids(atlas()).axes) == 9  # 7 maps, 1 spare, 1 colour bar
+    panels = statistic_grids(atlas())
+    assert len(panels) == 8  # 7 maps and the colour bar
     ```
     """
-    names = [*TARGETS, "spread"]
-    fig, axes = new_figure(9.0, 4.6, nrows=2, ncols=4)
     n_layers, n_heads = atlas.kinds.shape
-    image = None
-    for ax, name in zip(axes.flat, names, strict=False):
-        image = ax.imshow(atlas.statistics[name], cmap=CMAP, vmin=0, vmax=1)
-        ax.set_title(STAT_TITLES[name], fontsize=9)
-        _grid_axes(ax, n_layers, n_heads, fontsize=6)
-    axes.flat[-1].axis("off")
-    fig.colorbar(image, ax=axes.flat[-1], fraction=0.5, label="mean over word tokens")
-    fig.tight_layout()
-    return fig
+    panels = []
+    for name in [*TARGETS, "spread"]:
+        fig, ax = new_figure(3.1, 2.1)
+        ax.imshow(atlas.statistics[name], cmap=CMAP, vmin=0, vmax=1)
+        ax.set_title(STAT_TITLES[name])
+        _grid_axes(ax, n_layers, n_heads)
+        panels.append(fig)
+    fig, ax = new_figure(3.1, 0.9)
+    scale = ScalarMappable(Normalize(0, 1), CMAP)
+    fig.colorbar(scale, cax=ax, orientation="horizontal", label="mean over word tokens")
+    return [*panels, fig]
 
 
-def typical_heads(atlas: Atlas, example: int) -> Figure:
+def typical_heads(atlas: Atlas, example: int) -> list[Figure]:
     """Heatmaps of the typical head of every kind present, on seed sentence ``example``.
 
-    Row i of a heatmap is token i's attention over the tokens (columns).
+    Row i of a heatmap is token i's attention over the tokens (columns). Small
+    multiples: one figure per kind, each narrow enough for a phone at its natural
+    size, so a long sentence's labels can be ``DENSE``.
 
     ```python
     from mha.pages.real_heads import atlas
     from mha.figures.real_heads import typical_heads
 
-    fig = typical_heads(atlas(), 1)
-    assert len(fig.axes) >= len(atlas().present())
+    panels = typical_heads(atlas(), 1)
+    assert len(panels) == len(atlas().present())
     ```
     """
     seed = atlas.examples[example]
-    kinds = atlas.present()
     n = len(seed.tokens)
-    ncols = min(3, len(kinds))
-    nrows = -(-len(kinds) // ncols)
-    side = 3.1 if n > 12 else 2.4
-    fig, axes = new_figure(
-        ncols * side + 0.6,
-        nrows * (side + 0.35),
-        nrows=nrows,
-        ncols=ncols,
-        squeeze=False,
-    )
-    fontsize = 5.5 if n > 12 else 7
-    for ax in axes.flat[len(kinds) :]:
-        ax.axis("off")
-    for ax, kind in zip(axes.flat, kinds, strict=False):
+    side = 3.4 if n > 12 else 2.2
+    fontsize = DENSE if n > 12 else SMALL
+    panels = []
+    for kind in atlas.present():
         layer, head = atlas.typical(kind)
+        fig, ax = new_figure(side, side)
         ax.imshow(seed.weights[layer, head], cmap=CMAP, vmin=0, vmax=1)
-        ax.set_title(f"{kind}: head {head_name(layer, head)}", fontsize=8)
+        ax.set_title(f"{kind}: L{layer}H{head}", fontsize=SMALL)
         ax.set_xticks(range(n), seed.tokens, rotation=90, fontsize=fontsize)
         ax.set_yticks(range(n), seed.tokens, fontsize=fontsize)
         ax.tick_params(length=0)
         for spine in ax.spines.values():
             spine.set_visible(False)
-    fig.tight_layout()
-    return fig
+        panels.append(fig)
+    return panels
 
 
-def pruning_damage(result: Pruning) -> Figure:
+def pruning_damage(result: Pruning) -> list[Figure]:
     """Left: 1 - cosine when each head alone is removed. Right: each layer's heads.
+
+    Two panels, side by side on a wide screen, one above the other on a phone.
 
     ```python
     from mha.experiments.pruning import pruning
     from mha.figures.real_heads import pruning_damage
 
-    fig = pruning_damage(pruning())
-    assert len(fig.axes) == 3  # heatmap, its colour bar, the layer bars
+    heads, layers = pruning_damage(pruning())
+    assert len(heads.axes) == 2 and len(layers.axes) == 1  # map and colour bar; bars
     ```
     """
-    fig, (left, right) = new_figure(9.0, 3.0, ncols=2, width_ratios=(2.2, 1))
     n_layers, n_heads = result.single_cosine.shape
+    heads, left = new_figure(4.0, 2.6)
     image = left.imshow(result.damage, cmap=CMAP, vmin=0)
     _grid_axes(left, n_layers, n_heads)
-    left.set_title("one head removed", fontsize=9)
-    fig.colorbar(image, ax=left, label="1 − cosine", shrink=0.9)
-    layers = np.arange(1, n_layers + 1)
-    right.barh(layers, 1 - result.layer_cosine, color=PALETTE[0])
-    right.set_yticks(layers)
+    left.set_title("one head removed")
+    heads.colorbar(image, ax=left, label="1 − cosine", shrink=0.9)
+    layers, right = new_figure(2.6, 2.6)
+    index = np.arange(n_layers)
+    right.barh(index, 1 - result.layer_cosine, color=PALETTE[0])
+    right.set_yticks(index)
     right.invert_yaxis()
     right.set_ylabel("layer")
     right.set_xlabel("1 − cosine")
-    right.set_title("all heads of a layer removed", fontsize=9)
-    fig.tight_layout()
-    return fig
+    right.set_title("all heads of a layer removed")
+    return [heads, layers]
 
 
 def cumulative_pruning(result: Pruning) -> Figure:
@@ -212,7 +208,7 @@ def cumulative_pruning(result: Pruning) -> Figure:
     assert len(fig.axes[0].lines) == 4  # two curves, two reference lines
     ```
     """
-    fig, ax = new_figure(7.0, 3.4)
+    fig, ax = new_figure(5.6, 3.4)
     ax.plot(
         result.counts,
         result.cumulative_cosine,
@@ -239,12 +235,12 @@ def cumulative_pruning(result: Pruning) -> Figure:
             f" {paper}: {share:.0%}",
             rotation=90,
             va="bottom",
-            fontsize=7,
+            fontsize=SMALL,
             transform=ax.get_xaxis_transform(),
         )
     ax.set_xlim(0, result.n_heads)
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("heads removed, least damaging first")
     ax.set_ylabel("quality")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=8)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=1)
     return fig
