@@ -402,12 +402,9 @@ class Facts:
 
     n_tags: int  # parts of speech
     n_words: int  # distinct words
-    n_tokens: int
-    used: dict[str, int]  # columns used in each feature block
+    n_tokens: int  # = positions, one column each in the position block
     patterns: cat_mat.Patterns
-    entropy: tuple[
-        tuple[int, float], ...
-    ]  # (heads, mean row entropy), most heads first
+    entropy: tuple[tuple[int, float], ...]  # (heads, mean row entropy), most first
     dominance: tuple[Dominance, ...]  # one per slider strength
     default: Dominance  # at the page's strengths
     exceptions: tuple[str, ...]  # tokens whose one-head row does not peak on "."
@@ -435,20 +432,14 @@ def facts() -> Facts:
         cat_mat.TOKENS[i] for i in range(len(one)) if one[i].argmax() != stop
     )
     levels = tuple(dominance(v) for v in cat_mat.SINK_STRENGTHS)
+    patterns = cat_mat.solve()
     return Facts(
         n_tags=len(cat_mat.POS_TAGS),
         n_words=len(cat_mat.VOCAB),
         n_tokens=len(cat_mat.TOKENS),
-        used={
-            "position": len(cat_mat.TOKENS),
-            "part of speech": len(cat_mat.POS_TAGS),
-            "word": len(cat_mat.VOCAB),
-            "delimiter": len(cat_mat.DELIMITERS),
-        },
-        patterns=cat_mat.solve(),
+        patterns=patterns,
         entropy=tuple(
-            (h, cat_mat.solve().entropy_bits[h])
-            for h in sorted(cat_mat.HEAD_COUNTS)[::-1]
+            (h, patterns.entropy_bits[h]) for h in sorted(cat_mat.HEAD_COUNTS)[::-1]
         ),
         dominance=levels,
         default=dominance(),
