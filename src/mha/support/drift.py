@@ -116,6 +116,13 @@ def split_fences(markdown: str) -> tuple[list[str], list[tuple[int, str]]]:
 
     Output blocks are fences marked as text or output (``OUTPUT_FENCES``); their lines
     come back as ``(line number, line)``.
+
+    ```python
+    from mha.support.drift import split_fences
+
+    lines, output = split_fences("prose\n```text\n0.5\n```\n```python\nx = 1\n```\n")
+    assert lines == ["prose", "", "", "", "", "", ""] and output == [(3, "0.5")]
+    ```
     """
     lines: list[str] = []
     output: list[tuple[int, str]] = []
@@ -259,7 +266,16 @@ def notebook_markdown(source: str) -> str:
 
 
 def numbers(markdown: str, page: str = "page.md") -> list[Finding]:
-    """Every hand-typed number of a page's Markdown, with its line and its fix."""
+    """Every hand-typed number of a page's Markdown, with its line and its fix.
+
+    ```python
+    from mha.support.drift import numbers
+
+    found = numbers("{{ acc.param_count(4, 1) }} and 12 GB\n", "cricket.md")
+    assert [f.text for f in found] == ["12", "4", "1"]
+    assert all(f.line == 1 for f in found) and "mha.pages.cricket" in found[0].fix
+    ```
+    """
     found = []
     for line_no, line in enumerate(prose(markdown).splitlines(), start=1):
         found += [
@@ -361,13 +377,34 @@ def check(markdown: str, page: str, entries: list[Entry]) -> list[Finding]:
 
 
 def page_text(path: Path) -> str:
-    """The Markdown of a page: the file, or a notebook's Markdown cells."""
+    """The Markdown of a page: the file, or a notebook's Markdown cells.
+
+    ```python
+    from pathlib import Path
+    from mha.support.drift import page_text
+
+    assert page_text(Path("docs/cost.md")).startswith("# ")
+    ```
+    """
     text = path.read_text(encoding="utf-8")
     return notebook_markdown(text) if path.suffix == ".py" else text
 
 
 def scan(docs: Path, entries: list[Entry]) -> list[Finding]:
-    """The findings of every page under ``docs`` (Markdown pages and notebooks)."""
+    """The findings of every page under ``docs`` (Markdown pages and notebooks).
+
+    ```python
+    import tempfile
+    from pathlib import Path
+    from mha.support.drift import scan
+
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "a.md").write_text("It costs 3ms.\n")
+        assert [(f.page, f.line, f.text) for f in scan(Path(folder), [])] == [
+            ("a.md", 1, "3ms")
+        ]
+    ```
+    """
     pages = sorted(docs.rglob("*.md")) + sorted((docs / "notebooks").glob("*.py"))
     findings = []
     for path in pages:
@@ -377,7 +414,15 @@ def scan(docs: Path, entries: list[Entry]) -> list[Finding]:
 
 
 def report(findings: list[Finding]) -> str:
-    """The build's error message: one line per finding, file, line and fix."""
+    """The build's error message: one line per finding, file, line and fix.
+
+    ```python
+    from mha.support.drift import numbers, report
+
+    text = report(numbers("It is 10x faster.\n", "cost.md"))
+    assert text.splitlines()[1].startswith("  docs/cost.md:1: '10x': compute it in")
+    ```
+    """
     return "drift guard: numbers typed by hand\n" + "\n".join(
         f"  {f}" for f in findings
     )
