@@ -111,12 +111,13 @@ def training(task: Task) -> Figure:
                 width * 0.9,
                 color=PALETTE[i],
             )
-    ax.axhline(task.chance, color=INK, linestyle=":", linewidth=1)
-    ax.axhline(2 * task.chance, color=INK, linestyle="--", linewidth=1)
-    ax.text(1.5, task.chance, " chance", va="center", fontsize=9)
-    ax.text(1.5, 2 * task.chance, " twice chance", va="center", fontsize=9)
+    ax.axhline(task.chance, color=INK, linestyle=":", linewidth=1, label="chance")
+    ax.axhline(
+        2 * task.chance, color=INK, linestyle="--", linewidth=1, label="twice chance"
+    )
+    ax.legend(loc="upper left", fontsize=9)
     ax.set_xticks(range(len(runs)), [run.shape.name for run in runs], fontsize=10)
-    ax.set_xlim(-0.5, 2.3)
+    ax.set_xlim(-0.5, 1.5)
     ax.set_ylim(0, 1)
     ax.set_ylabel("held-out accuracy")
     return fig
@@ -174,17 +175,16 @@ def attention_sinks(scan: Scan) -> Figure:
     fig, ax = new_figure(5.4, 2.6)
     layers = np.arange(len(scan.first_token))
     ax.bar(layers, scan.first_token, color=PALETTE[0])
-    ax.axhline(scan.uniform_first_token, color=INK, linestyle="--", linewidth=1)
-    ax.text(
-        len(layers) - 0.5,
+    ax.axhline(
         scan.uniform_first_token,
-        "if spread evenly",
-        ha="right",
-        va="bottom",
-        fontsize=9,
+        color=INK,
+        linestyle="--",
+        linewidth=1,
+        label="an even spread",
     )
+    ax.legend(loc="upper right", fontsize=9)
     ax.set_xticks(layers[::3], [str(i) for i in layers[::3]], fontsize=9)
     ax.set_xlabel("layer")
-    ax.set_ylabel("weight on token 0")
+    ax.set_ylabel("weight on the first token")
     ax.set_ylim(0, 1)
     return fig

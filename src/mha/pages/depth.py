@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,7 +38,13 @@ from mha.experiments.induction_training import (
     Trained,
     train_and_score,
 )
-from mha.experiments.repeated_tokens import N_ABLATED, Scan, scan, strongest
+from mha.experiments.repeated_tokens import (
+    N_ABLATED,
+    N_ABLATION_SEQUENCES,
+    Scan,
+    scan,
+    strongest,
+)
 from mha.support.cache import cached
 from mha.support.claims import Claim
 from mha.support.formatting import percent
@@ -187,8 +194,10 @@ class Task:
         return bool((self.two.accuracy >= 0.9).all())
 
 
+@functools.cache
 def task() -> Task:
-    """The induction task's numbers: chance, the circuit, the trained models.
+    """The induction task's numbers: chance, the circuit, the trained models
+    (computed once per process).
 
     ```python
     from mha.pages.depth import task
@@ -308,6 +317,19 @@ def random_range(result: Scan) -> tuple[float, float]:
     ```
     """
     return float(result.loss_random.min()), float(result.loss_random.max())
+
+
+def ablation_scope() -> str:
+    """Which sequences the ablation losses are measured on, in words.
+
+    ```python
+    from mha.pages.depth import ablation_scope
+
+    assert ablation_scope().startswith("on the first")
+    ```
+    """
+    k = N_ABLATION_SEQUENCES
+    return "on the first sequence" if k == 1 else f"on the first {k} sequences"
 
 
 def ablation_ratio(result: Scan) -> float:
