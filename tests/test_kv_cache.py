@@ -206,7 +206,10 @@ def test_step_past_max_len_raises_and_keeps_the_cache():
     cache = new_cache(layer, max_len=4)
     layer.step(x[:, :3], cache)
     keys = cache.k.copy()
-    with pytest.raises(ValueError, match=r"2 new tokens after 3 exceed max_len=4"):
+    with pytest.raises(
+        ValueError,
+        match=r"k: expected at most 1 new tokens \(max_len=4, 3 cached\), got 2",
+    ):
         layer.step(x[:, 3:5], cache)
     assert cache.length == 3 and np.array_equal(cache.k, keys)
     layer.step(x[:, 3:4], cache)  # one more still fits
@@ -227,7 +230,7 @@ def test_step_with_another_dtype_than_the_cache_raises():
     [
         (np.zeros((7, D_MODEL)), r"x_new: expected shape \(batch, n_new, 12\)"),
         (np.zeros((2, 1, 1, D_MODEL)), r"x_new: expected shape \(batch, n_new, 12\)"),
-        (np.zeros((2, 1, 8)), r"x: expected shape \(\.\.\., seq, d_model=12\)"),
+        (np.zeros((2, 1, 8)), r"x_new: expected shape \(\.\.\., seq, d_model=12\)"),
         (np.zeros((3, 1, D_MODEL)), r"x_new: expected batch=2 \(the cache.s\)"),
         (np.zeros((2, 1, D_MODEL), dtype=int), r"floating-point"),
     ],
@@ -255,7 +258,10 @@ def test_step_with_a_cache_of_another_layer_raises(cache_args, message):
     [
         ({"batch": 0}, r"batch: expected a positive integer, got 0"),
         ({"max_len": 2.5}, r"max_len: expected a positive integer, got 2.5"),
-        ({"dtype": np.int32}, r"dtype: expected a floating-point dtype, got int32"),
+        (
+            {"dtype": np.int32},
+            r"dtype: expected a floating-point dtype \(float32 or float64\), got int32",
+        ),
     ],
 )
 def test_cache_constructor_rejects_bad_arguments(kwargs, message):

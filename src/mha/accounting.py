@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from mha.support.validate import head_dim, positive_int
+import math
+
+from mha.support.validate import flag, head_dim, positive_int
 
 
 def param_count(
@@ -21,11 +23,12 @@ def param_count(
     assert param_count(512, 8, n_kv_heads=2) < param_count(512, 8)
     ```
     """
-    d_k = head_dim(d_model, n_heads, n_kv_heads)
-    h_kv = n_heads if n_kv_heads is None else n_kv_heads
-    width_q, width_kv = n_heads * d_k, h_kv * d_k
+    d_k = head_dim(d_model, n_heads, n_kv_heads)  # checks the sizes
+    h = positive_int("n_heads", n_heads)  # Python ints: no overflow
+    h_kv = h if n_kv_heads is None else positive_int("n_kv_heads", n_kv_heads)
+    d_model, width_q, width_kv = h * d_k, h * d_k, h_kv * d_k
     weights = d_model * width_q + 2 * d_model * width_kv + width_q * d_model
-    biases = width_q + 2 * width_kv + d_model if bias else 0
+    biases = width_q + 2 * width_kv + d_model if flag("bias", bias) else 0
     return weights + biases
 
 
@@ -41,9 +44,9 @@ def score_multiply_adds(n: int, d_model: int, n_heads: int) -> int:
     assert score_multiply_adds(100, 512, 1) == score_multiply_adds(100, 512, 8) == 5_120_000
     ```
     """
-    n = positive_int("n", n)
+    n = positive_int("n", n)  # Python ints: no overflow
     d_k = head_dim(d_model, n_heads)
-    return n_heads * n * n * d_k
+    return positive_int("n_heads", n_heads) * n * n * d_k
 
 
 def score_flops(n: int, d_model: int, n_heads: int) -> int:
@@ -73,12 +76,14 @@ def kv_cache_bytes(
     assert kv_cache_bytes(1, 8, 64, 1024, 2) == 2 * 8 * 64 * 1024 * 2
     ```
     """
-    for name, value in (
-        ("batch", batch),
-        ("n_kv_heads", n_kv_heads),
-        ("d_k", d_k),
-        ("length", length),
-        ("itemsize", itemsize),
-    ):
-        positive_int(name, value)
-    return 2 * batch * n_kv_heads * d_k * length * itemsize
+    sizes = [
+        positive_int(name, value)  # a Python int: the product cannot overflow
+        for name, value in (
+            ("batch", batch),
+            ("n_kv_heads", n_kv_heads),
+            ("d_k", d_k),
+            ("length", length),
+            ("itemsize", itemsize),
+        )
+    ]
+    return 2 * math.prod(sizes)

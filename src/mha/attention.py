@@ -11,14 +11,15 @@ import math
 
 import numpy as np
 
-from mha.support.validate import float_array, positive_int
+from mha.support.validate import ArgumentTypeError, float_array, integer, positive_int
 
 
 def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     """Numerically stable softmax along ``axis``; ``-inf`` entries get weight 0.
 
     Subtracting the row maximum before ``exp`` keeps logits of ±1e4 finite. A row
-    whose every entry is ``-inf`` (fully masked) has no distribution and raises.
+    whose every entry is ``-inf`` (fully masked), or that has no entry, has no
+    distribution and raises; an array with no rows gives an empty array.
 
     ```python
     import numpy as np
@@ -28,8 +29,8 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     assert np.allclose(w, [1.0, 0.0, 0.0])
     ```
     """
-    x = float_array("x", x, allow_neg_inf=True)
-    return _softmax(x, axis)
+    x, axis = check_softmax_inputs(x, axis)
+    return _softmax(x, axis, blame="x")
 
 
 def scaled_dot_product_attention(
@@ -97,17 +98,53 @@ def causal_mask(n: int) -> np.ndarray:
     return np.tri(n, dtype=bool)
 
 
-def _softmax(x: np.ndarray, axis: int = -1, masked: bool = True) -> np.ndarray:
+def _softmax(
+    x: np.ndarray, axis: int = -1, masked: bool = True, blame: str = "mask"
+) -> np.ndarray:
     """exp(x - max) / sum: the softmax of ``x``, unchecked. ``masked=False`` says no
-    entry is ``-inf``, so no row can be fully masked and that check is skipped."""
+    entry is ``-inf``, so no row can be fully masked and that check is skipped; a
+    fully masked row is refused naming ``blame``."""
+    if x.size == 0:  # no rows (an empty sequence): nothing to normalise
+        return np.empty_like(x)
     peak = x.max(axis=axis, keepdims=True)
     if masked:
-        _refuse_fully_masked_rows(peak, axis)
+        _refuse_fully_masked_rows(peak, axis, blame)
     e = np.exp(x - peak)
     return e / e.sum(axis=axis, keepdims=True)
 
 
 # --- input checks -------------------------------------------------------------------
+
+
+def check_softmax_inputs(x: np.ndarray, axis: int) -> tuple[np.ndarray, int]:
+    """``x`` as a float array and ``axis`` as one of its axes, or a clear error.
+
+    ```python
+    import numpy as np
+    from mha.attention import check_softmax_inputs
+
+    x, axis = check_softmax_inputs([[1.0, 2.0]], np.int64(-1))
+    assert x.shape == (1, 2) and axis == 1
+    ```
+    """
+    x = float_array("x", x, allow_neg_inf=True)
+    if x.ndim == 0:
+        raise ValueError(
+            f"x: expected at least 1 dimension (a row of logits), got a scalar {x}"
+        )
+    axis = integer("axis", axis, minimum=-x.ndim)
+    if axis >= x.ndim:
+        raise ValueError(
+            f"axis: expected an axis of x (shape {x.shape}), from {-x.ndim} to "
+            f"{x.ndim - 1}, got {axis}"
+        )
+    axis %= x.ndim
+    if x.shape[axis] == 0 and math.prod(x.shape[:axis] + x.shape[axis + 1 :]):
+        raise ValueError(
+            f"x: expected at least one logit per row along axis {axis}, "
+            f"got shape {x.shape}"
+        )
+    return x, axis
 
 
 def check_attention_inputs(
@@ -135,6 +172,11 @@ def check_attention_inputs(
         raise ValueError(
             f"k, v: expected the dtype of q ({q.dtype}), got {k.dtype} and {v.dtype}"
         )
+    if q.shape[-1] == 0:
+        raise ValueError(
+            f"q: expected a last dimension d_k >= 1 (√d_k scales the scores), "
+            f"got shape {q.shape}"
+        )
     if k.shape[-1] != q.shape[-1]:
         raise ValueError(
             f"k: expected last dimension d_k={q.shape[-1]} to match q {q.shape}, "
@@ -144,6 +186,11 @@ def check_attention_inputs(
         raise ValueError(
             f"v: expected {k.shape[-2]} rows (one per key, k has shape {k.shape}), "
             f"got shape {v.shape}"
+        )
+    if k.shape[-2] == 0 and q.shape[-2]:
+        raise ValueError(
+            f"k: expected at least one key for the {q.shape[-2]} queries of q, "
+            f"got shape {k.shape}"
         )
     try:
         lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
@@ -167,9 +214,14 @@ def check_mask(mask: np.ndarray, scores_shape: tuple[int, ...]) -> np.ndarray:
     assert check_mask(np.ones((1, 3), bool), (2, 4, 3)).shape == (1, 3)
     ```
     """
-    mask = np.asarray(mask)
+    try:
+        mask = np.asarray(mask)
+    except (TypeError, ValueError) as error:  # a ragged list
+        raise ArgumentTypeError(
+            f"mask: expected a boolean array, got {error}"
+        ) from None
     if mask.dtype != bool:
-        raise ValueError(
+        raise ArgumentTypeError(
             f"mask: expected a boolean array (True = may attend), got dtype {mask.dtype}"
         )
     try:
@@ -184,11 +236,11 @@ def check_mask(mask: np.ndarray, scores_shape: tuple[int, ...]) -> np.ndarray:
     return mask
 
 
-def _refuse_fully_masked_rows(peak: np.ndarray, axis: int) -> None:
+def _refuse_fully_masked_rows(peak: np.ndarray, axis: int, blame: str) -> None:
     if (peak == -np.inf).any():
         row = np.argwhere(np.squeeze(peak, axis=axis) == -np.inf)[0]
         where = f" (row {tuple(int(i) for i in row)})" if row.size else ""
         raise ValueError(
-            f"mask: every key is masked in a row{where}; a query must be allowed "
-            "to attend to at least one key"
+            f"{blame}: expected at least one key each query may attend to (an entry "
+            f"above -inf in every row), got a row in which every key is masked{where}"
         )

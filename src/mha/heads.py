@@ -1,13 +1,15 @@
 """Splitting a width into heads, merging it back, and sharing K/V across head groups.
 
 Splitting is a reshape: no new parameters. Head i owns columns ``i*d_k:(i+1)*d_k``.
+Splitting, merging and repeating move values without computing with them, so they take
+arrays of any numeric dtype and keep it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from mha.support.validate import positive_int
+from mha.support.validate import float_array, numeric_array, positive_int
 
 
 def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
@@ -23,16 +25,16 @@ def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
     ```
     """
     n_heads = positive_int("n_heads", n_heads)
-    x = np.asarray(x)
+    x = numeric_array("x", x)
     if x.ndim < 2:
         raise ValueError(
             f"x: expected at least 2 dimensions (..., seq, d_model), got shape {x.shape}"
         )
     *lead, seq, d_model = x.shape
-    if d_model % n_heads:
+    if d_model % n_heads or d_model < n_heads:
         raise ValueError(
-            f"x: expected a last dimension divisible by n_heads={n_heads}, "
-            f"got shape {x.shape}"
+            f"x: expected a last dimension divisible by n_heads={n_heads} "
+            f"(d_model = n_heads * d_k, d_k >= 1), got shape {x.shape}"
         )
     return x.reshape(*lead, seq, n_heads, d_model // n_heads).swapaxes(-2, -3)
 
@@ -48,7 +50,7 @@ def merge_heads(x: np.ndarray) -> np.ndarray:
     assert np.array_equal(merge_heads(split_heads(x, 3)), x)
     ```
     """
-    x = np.asarray(x)
+    x = numeric_array("x", x)
     if x.ndim < 3:
         raise ValueError(
             "x: expected at least 3 dimensions (..., n_heads, seq, d_k), "
@@ -72,7 +74,7 @@ def repeat_kv(x: np.ndarray, n_rep: int) -> np.ndarray:
     ```
     """
     n_rep = positive_int("n_rep", n_rep)
-    x = np.asarray(x)
+    x = numeric_array("x", x)
     if x.ndim < 3:
         raise ValueError(
             "x: expected at least 3 dimensions (..., n_kv_heads, seq, d_k), "
@@ -98,10 +100,11 @@ def mean_pool_heads(w: np.ndarray, n_heads: int, n_groups: int) -> np.ndarray:
     """
     n_heads = positive_int("n_heads", n_heads)
     n_groups = positive_int("n_groups", n_groups)
-    w = np.asarray(w)
-    if n_heads % n_groups or w.shape[-1] % n_heads:
+    w = float_array("w", w)
+    if w.ndim == 0 or n_heads % n_groups or w.shape[-1] % n_heads or not w.shape[-1]:
         raise ValueError(
-            f"w: expected {n_heads} heads splitting into {n_groups} equal groups, "
+            f"w: expected {n_heads} heads splitting into {n_groups} equal groups "
+            f"(a last dimension n_heads * d_k, d_k >= 1), "
             f"got n_heads={n_heads}, n_groups={n_groups}, shape {w.shape}"
         )
     d_k = w.shape[-1] // n_heads

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mha.support.validate import positive_int
+from mha.support.validate import float_array, float_dtype, positive_int
 
 
 class KVCache:
@@ -13,6 +13,9 @@ class KVCache:
     Preallocated as ``(batch, n_kv_heads, max_len, d_k)`` for K and for V; ``length``
     counts the filled positions and ``nbytes`` the bytes they hold
     (2 x batch x h_kv x d_k x length x itemsize). Going past ``max_len`` raises.
+    ``layer_shape`` is the ``(d_model, n_heads, n_kv_heads)`` of the layer whose keys
+    it holds (set by that layer's first ``step``): a layer of another shape refuses
+    the cache, so that two layers cannot mix their keys in one cache.
 
     ```python
     import numpy as np
@@ -43,15 +46,12 @@ class KVCache:
                 ("d_k", d_k),
             )
         )
-        self.dtype = np.dtype(dtype)
-        if self.dtype.kind != "f":
-            raise ValueError(
-                f"dtype: expected a floating-point dtype, got {self.dtype}"
-            )
+        self.dtype = float_dtype("dtype", dtype)
         self.batch, self.n_kv_heads, self.max_len, self.d_k = shape
         self.k = np.zeros(shape, self.dtype)  # (batch, h_kv, max_len, d_k)
         self.v = np.zeros(shape, self.dtype)
         self.length = 0
+        self.layer_shape: tuple[int, int, int] | None = None
 
     @property
     def nbytes(self) -> int:
@@ -68,6 +68,7 @@ class KVCache:
     def append(self, k: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Store ``k, v (batch, h_kv, n_new, d_k)``; return views of all keys and values."""
         heads = (self.batch, self.n_kv_heads, self.d_k)  # all but n_new
+        k, v = float_array("k", k), float_array("v", v)
         for name, arr in (("k", k), ("v", v)):
             if arr.dtype != self.dtype:
                 raise ValueError(
@@ -84,9 +85,35 @@ class KVCache:
         start, stop = self.length, self.length + k.shape[2]
         if stop > self.max_len:
             raise ValueError(
-                f"k: {k.shape[2]} new tokens after {start} exceed max_len={self.max_len}"
+                f"k: expected at most {self.max_len - start} new tokens "
+                f"(max_len={self.max_len}, {start} cached), got {k.shape[2]}"
             )
         self.k[:, :, start:stop] = k
         self.v[:, :, start:stop] = v
         self.length = stop
         return self.k[:, :, :stop], self.v[:, :, :stop]
+
+    def check_layer(self, layer_shape: tuple[int, int, int]) -> None:
+        """Refuse a layer of another ``(d_model, n_heads, n_kv_heads)`` than the one
+        whose keys the cache holds. An empty cache, or one filled by ``append``
+        directly, takes the shape it is given.
+
+        ```python
+        import numpy as np
+        import pytest
+        from mha import KVCache, MultiHeadAttention
+
+        cache = KVCache(1, n_kv_heads=2, d_k=2, max_len=4)
+        MultiHeadAttention(4, 2).step(np.ones((1, 1, 4)), cache)
+        with pytest.raises(ValueError, match="one KVCache per layer"):
+            MultiHeadAttention(8, 4, n_kv_heads=2).step(np.ones((1, 1, 8)), cache)
+        ```
+        """
+        if self.length == 0 or self.layer_shape is None:
+            self.layer_shape = layer_shape
+        elif layer_shape != self.layer_shape:
+            raise ValueError(
+                "cache: expected the cache of a layer of shape (d_model, n_heads, "
+                f"n_kv_heads) = {layer_shape}, got one holding the keys of a layer of "
+                f"shape {self.layer_shape}; make one KVCache per layer"
+            )

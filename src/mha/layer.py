@@ -10,17 +10,28 @@ from mha.attention import attend, check_mask
 from mha.heads import mean_pool_heads, merge_heads, repeat_kv, split_heads
 from mha.kv_cache import KVCache
 from mha.rope import RotaryEmbedding
-from mha.support.validate import float_array, generator, head_dim
+from mha.support.validate import (
+    ArgumentTypeError,
+    CheckedArray,
+    flag,
+    float_array,
+    float_dtype,
+    generator,
+    head_dim,
+    positive_int,
+)
 
 
 class MultiHeadAttention:
     """Multi-head self-attention with ``n_kv_heads`` K/V heads (MHA, GQA or MQA).
 
-    Weights are plain attributes applied as ``x @ w`` and read on every call:
+    Weights are attributes applied as ``x @ w`` and read on every call:
     ``w_q (d_model, h*d_k)``, ``w_k, w_v (d_model, h_kv*d_k)``, ``w_o (h*d_k, d_model)``,
-    biases ``b_q b_k b_v b_o`` (``None`` unless ``bias=True``). Query head i uses
-    columns ``i*d_k:(i+1)*d_k`` and reads K/V head ``i // (h // h_kv)``. ``rope``
-    (``None`` by default) rotates queries and keys by their positions after projection.
+    biases ``b_q b_k b_v b_o`` (``None`` unless ``bias=True``). Assigning one checks
+    its shape, dtype (float32 or float64) and values (finite), once: a call reads it
+    unchecked. Query head i uses columns ``i*d_k:(i+1)*d_k`` and reads K/V head
+    ``i // (h // h_kv)``. ``rope`` (``None`` by default) rotates queries and keys by
+    their positions after projection.
 
     ```python
     import numpy as np
@@ -34,6 +45,16 @@ class MultiHeadAttention:
     ```
     """
 
+    # checked when assigned (shape, float32 or float64, finite), read as they are
+    w_q = CheckedArray("d_model", "n_heads*d_k")
+    w_k = CheckedArray("d_model", "n_kv_heads*d_k")
+    w_v = CheckedArray("d_model", "n_kv_heads*d_k")
+    w_o = CheckedArray("n_heads*d_k", "d_model")
+    b_q = CheckedArray("n_heads*d_k", optional=True)
+    b_k = CheckedArray("n_kv_heads*d_k", optional=True)
+    b_v = CheckedArray("n_kv_heads*d_k", optional=True)
+    b_o = CheckedArray("d_model", optional=True)
+
     def __init__(
         self,
         d_model: int,
@@ -43,12 +64,13 @@ class MultiHeadAttention:
         rng: np.random.Generator | None = None,
         dtype: np.dtype | type = np.float64,
     ) -> None:
-        self.d_k = head_dim(d_model, n_heads, n_kv_heads)
-        self.d_model = d_model
-        self.n_heads = n_heads
-        self.n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
-        rng = generator(rng)
-        width_q, width_kv = n_heads * self.d_k, self.n_kv_heads * self.d_k
+        self.d_k = head_dim(d_model, n_heads, n_kv_heads)  # checks the three sizes
+        self.n_heads = positive_int("n_heads", n_heads)
+        self.n_kv_heads = self.n_heads if n_kv_heads is None else int(n_kv_heads)
+        d_model = self.d_model = self.n_heads * self.d_k  # a Python int
+        width_q, width_kv = d_model, self.n_kv_heads * self.d_k
+        rng, dtype = generator(rng), float_dtype("dtype", dtype)
+        bias = flag("bias", bias)
 
         def init(rows: int, cols: int) -> np.ndarray:
             return rng.normal(0.0, rows**-0.5, size=(rows, cols)).astype(dtype)
@@ -106,21 +128,7 @@ class MultiHeadAttention:
         assert np.allclose(np.concatenate([prompt, last], axis=1), full)
         ```
         """
-        x_new = self._check_input(x_new)
-        if x_new.ndim != 3 or x_new.dtype != cache.dtype:
-            raise ValueError(
-                f"x_new: expected shape (batch, n_new, {self.d_model}) with the "
-                f"cache's dtype {cache.dtype}, got {x_new.shape} {x_new.dtype}"
-            )
-        if x_new.shape[0] != cache.batch:
-            raise ValueError(
-                f"x_new: expected batch={cache.batch} (the cache's), got shape {x_new.shape}"
-            )
-        if (cache.n_kv_heads, cache.d_k) != (self.n_kv_heads, self.d_k):
-            raise ValueError(
-                f"cache: expected n_kv_heads={self.n_kv_heads}, d_k={self.d_k}, "
-                f"got n_kv_heads={cache.n_kv_heads}, d_k={cache.d_k}"
-            )
+        x_new = self._check_step(x_new, cache)
         start, n_new = cache.length, x_new.shape[1]
         q, k, v = self._project(x_new, start)
         keys, values = cache.append(k, v)  # (batch, h_kv, length, d_k)
@@ -146,6 +154,7 @@ class MultiHeadAttention:
         ```
         """
         head_dim(self.d_model, self.n_heads, n_kv_heads)
+        n_kv_heads = positive_int("n_kv_heads", n_kv_heads)
         if self.n_kv_heads % n_kv_heads:
             raise ValueError(
                 f"n_kv_heads: expected a divisor of the current {self.n_kv_heads}, "
@@ -185,28 +194,66 @@ class MultiHeadAttention:
         k, v = repeat_kv(k, group), repeat_kv(v, group)  # query head i: K/V i // group
         if mask is not None:
             mask = check_mask(mask, (*q.shape[:-1], k.shape[-2]))
-        # x was checked on entry: its projections need no second scan for NaNs
+        # x was checked on entry and the weights when assigned: no second scan here
         heads, weights = attend(q, k, v, mask)  # (..., h, seq, d_k), (..., h, seq, len)
         if head_mask is not None:
             heads = heads * self._check_head_mask(head_mask, heads.dtype)[:, None, None]
         return _linear(merge_heads(heads), self.w_o, self.b_o), weights
 
+    # --- input checks ---------------------------------------------------------------
+
+    def _check_input(self, x: np.ndarray, name: str = "x") -> np.ndarray:
+        x = float_array(name, x)
+        if x.ndim < 2 or x.shape[-1] != self.d_model:
+            raise ValueError(
+                f"{name}: expected shape (..., seq, d_model={self.d_model}), "
+                f"got {x.shape}"
+            )
+        return x
+
+    def _check_step(self, x_new: np.ndarray, cache: KVCache) -> np.ndarray:
+        if not isinstance(cache, KVCache):
+            raise ArgumentTypeError(
+                f"cache: expected a KVCache, got {type(cache).__name__} {cache!r:.60}"
+            )
+        x_new = self._check_input(x_new, "x_new")
+        if x_new.ndim != 3 or x_new.dtype != cache.dtype:
+            raise ValueError(
+                f"x_new: expected shape (batch, n_new, {self.d_model}) with the "
+                f"cache's dtype {cache.dtype}, got {x_new.shape} {x_new.dtype}"
+            )
+        if x_new.shape[0] != cache.batch:
+            raise ValueError(
+                f"x_new: expected batch={cache.batch} (the cache's), got shape {x_new.shape}"
+            )
+        if (cache.n_kv_heads, cache.d_k) != (self.n_kv_heads, self.d_k):
+            raise ValueError(
+                f"cache: expected n_kv_heads={self.n_kv_heads}, d_k={self.d_k}, "
+                f"got n_kv_heads={cache.n_kv_heads}, d_k={cache.d_k}"
+            )
+        cache.check_layer((self.d_model, self.n_heads, self.n_kv_heads))
+        return x_new
+
     def _check_head_mask(self, head_mask: np.ndarray, dtype: np.dtype) -> np.ndarray:
-        head_mask = np.asarray(head_mask)
+        try:
+            head_mask = np.asarray(head_mask)
+        except (TypeError, ValueError) as error:  # a ragged list
+            raise ArgumentTypeError(
+                f"head_mask: expected an array of numbers, got {error}"
+            ) from None
+        if head_mask.dtype.kind not in "biuf":
+            raise ArgumentTypeError(
+                "head_mask: expected numbers (one factor per head), "
+                f"got dtype {head_mask.dtype}"
+            )
         if head_mask.shape != (self.n_heads,):
             raise ValueError(
                 f"head_mask: expected shape ({self.n_heads},) (one per head), "
                 f"got {head_mask.shape}"
             )
+        if not np.isfinite(head_mask).all():
+            raise ValueError(f"head_mask: expected finite values, got {head_mask}")
         return head_mask.astype(dtype, copy=False)
-
-    def _check_input(self, x: np.ndarray) -> np.ndarray:
-        x = float_array("x", x)
-        if x.ndim < 2 or x.shape[-1] != self.d_model:
-            raise ValueError(
-                f"x: expected shape (..., seq, d_model={self.d_model}), got {x.shape}"
-            )
-        return x
 
 
 def _linear(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:

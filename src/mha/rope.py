@@ -8,9 +8,17 @@ weights are permuted to match it). The same weights give garbage under the wrong
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from mha.support.validate import float_array, positive_int
+from mha.support.validate import (
+    ArgumentTypeError,
+    flag,
+    float_array,
+    integer,
+    positive_int,
+)
 
 
 class RotaryEmbedding:
@@ -35,37 +43,25 @@ class RotaryEmbedding:
         self.d_k = positive_int("d_k", d_k)
         if self.d_k % 2:
             raise ValueError(f"d_k: expected an even head dimension, got {d_k}")
-        if not base > 1:
-            raise ValueError(f"base: expected a number above 1, got {base}")
-        self.inv_freq = base ** (-np.arange(0, self.d_k, 2) / self.d_k)  # (d_k/2,)
-        self.interleaved = interleaved
+        if isinstance(base, (bool, np.bool_)) or not isinstance(
+            base, (int, float, np.integer, np.floating)
+        ):
+            raise ArgumentTypeError(f"base: expected a number above 1, got {base!r}")
+        if not (math.isfinite(base) and base > 1):
+            raise ValueError(f"base: expected a finite number above 1, got {base}")
+        self.inv_freq = float(base) ** (-np.arange(0, self.d_k, 2) / self.d_k)
+        self.interleaved = flag("interleaved", interleaved)
         self._tables: dict[np.dtype, tuple[np.ndarray, np.ndarray]] = {}
 
     def __call__(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        x = float_array("x", x)
-        positions = np.asarray(positions)
-        if x.ndim < 2 or x.shape[-1] != self.d_k:
-            raise ValueError(
-                f"x: expected shape (..., seq, d_k={self.d_k}), got {x.shape}"
-            )
-        if positions.shape != x.shape[-2:-1]:
-            raise ValueError(
-                f"positions: expected shape ({x.shape[-2]},) (one per token), "
-                f"got {positions.shape}"
-            )
-        if positions.dtype.kind not in "iu" or (positions < 0).any():
-            raise ValueError(
-                f"positions: expected token indices (integers >= 0), got {positions}"
-            )
-        cos, sin = self._table(int(positions.max()) + 1, x.dtype)  # (n, d_k) each
-        return self._rotate(x, cos[positions], sin[positions])
+        x, positions = self._check_inputs(x, positions)
+        cos, sin = self._cos_sin(positions, x.dtype)  # (seq, d_k) each
+        return self._rotate(x, cos, sin)
 
     def from_position(self, x: np.ndarray, start: int) -> np.ndarray:
         """Rotate ``x (..., seq, d_k)`` as the tokens at ``start, start + 1, ...``.
 
-        What a decoding step needs: new tokens follow the ``start`` cached ones. The
-        layer calls it on projections it has already checked, so ``x`` is not
-        scanned again.
+        What a decoding step needs: new tokens follow the ``start`` cached ones.
 
         ```python
         import numpy as np
@@ -76,6 +72,8 @@ class RotaryEmbedding:
         assert np.array_equal(rope.from_position(x, 5), rope(x, np.arange(5, 8)))
         ```
         """
+        x = self._check_x(x)
+        start = integer("start", start, minimum=0)
         stop = start + x.shape[-2]
         cos, sin = self._table(stop, x.dtype)
         return self._rotate(x, cos[start:stop], sin[start:stop])
@@ -91,20 +89,57 @@ class RotaryEmbedding:
         half = self.d_k // 2
         return np.concatenate((x[..., half:], x[..., :half]), axis=-1)
 
+    def _cos_sin(
+        self, positions: np.ndarray, dtype: np.dtype
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """cos and signed sin ``(len(positions), d_k)`` of the positions' angles, each
+        angle once per entry of its pair (computed in float64, returned in ``dtype``)."""
+        angles = positions[:, None] * self.inv_freq  # (n, d_k/2)
+        cos, sin = np.cos(angles), np.sin(angles)
+        if self.interleaved:  # pair j is entries 2j, 2j+1
+            cos = np.repeat(cos, 2, axis=-1)
+            sin = np.stack((-sin, sin), axis=-1).reshape(len(positions), -1)
+        else:  # pair j is entries j, j + d_k/2
+            cos = np.concatenate((cos, cos), axis=-1)
+            sin = np.concatenate((-sin, sin), axis=-1)
+        return cos.astype(dtype), sin.astype(dtype)
+
     def _table(self, n: int, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
-        """cos and signed sin ``(>= n, d_k)`` of positions 0, 1, ..., each angle once
-        per entry of its pair, from a table (computed in float64, grown by doubling)
-        so that decoding one token does not recompute them."""
+        """``_cos_sin`` of positions 0, 1, ... (at least ``n`` of them), kept in a
+        table grown by doubling, so that decoding one token does not recompute them."""
         table = self._tables.get(dtype)
         if table is None or len(table[0]) < n:
             n = max(n, 2 * len(table[0]) if table else 0, 64)
-            angles = np.arange(n)[:, None] * self.inv_freq  # (n, d_k/2)
-            cos, sin = np.cos(angles), np.sin(angles)
-            if self.interleaved:  # pair j is entries 2j, 2j+1
-                cos = np.repeat(cos, 2, axis=-1)
-                sin = np.stack((-sin, sin), axis=-1).reshape(n, -1)
-            else:  # pair j is entries j, j + d_k/2
-                cos = np.concatenate((cos, cos), axis=-1)
-                sin = np.concatenate((-sin, sin), axis=-1)
-            table = self._tables[dtype] = cos.astype(dtype), sin.astype(dtype)
+            table = self._tables[dtype] = self._cos_sin(np.arange(n), dtype)
         return table
+
+    # --- input checks ---------------------------------------------------------------
+
+    def _check_x(self, x: np.ndarray) -> np.ndarray:
+        x = float_array("x", x)
+        if x.ndim < 2 or x.shape[-1] != self.d_k:
+            raise ValueError(
+                f"x: expected shape (..., seq, d_k={self.d_k}), got {x.shape}"
+            )
+        return x
+
+    def _check_inputs(
+        self, x: np.ndarray, positions: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        x = self._check_x(x)
+        try:
+            positions = np.asarray(positions)
+        except (TypeError, ValueError) as error:  # a ragged list
+            raise ArgumentTypeError(
+                f"positions: expected token indices, got {error}"
+            ) from None
+        if positions.shape != x.shape[-2:-1]:
+            raise ValueError(
+                f"positions: expected shape ({x.shape[-2]},) (one per token), "
+                f"got {positions.shape}"
+            )
+        if positions.dtype.kind not in "iu" or (positions < 0).any():
+            raise ValueError(
+                f"positions: expected token indices (integers >= 0), got {positions}"
+            )
+        return x, positions

@@ -4,10 +4,12 @@ The recall questions on what attention costs are answered by the core: each func
 computes what one answer needs, and the page renders it. (The answer on the tripled
 value of "century" is ``mha.worked.cricket.solve(v=tripled_century())``.)
 
-The exercises' checkers take the reader's function, run it on several inputs, compare
-with the core and return a ``Verdict``: true when every case matched, with a message
-that says what was tried and, when something is wrong, which case failed and why. A
-checker never raises because of the reader's code: an exception becomes a verdict.
+The exercises' checkers take the reader's function, run it on random inputs (drawn
+from a seed that the function's code determines, so a reader gets a stable verdict),
+compare with the core and return a ``Verdict``: true when every case matched, with a
+message that says what was tried and, when something is wrong, which case failed and
+why. A checker never raises because of the reader's code: an exception becomes a
+verdict.
 
 ```python
 from mha.heads import split_heads
@@ -22,6 +24,9 @@ assert verdict and str(verdict).startswith("✓")
 
 from __future__ import annotations
 
+import hashlib
+import operator
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -61,21 +66,12 @@ class Verdict:
         return f"{PASS if self.passed else FAIL} {self.message}"
 
 
-def _call(fn: Callable, *args) -> tuple[object, str | None]:
-    """``fn(*args)``, or the exception it raised, described for the reader."""
-    try:
-        return fn(*args), None
-    except Exception as error:  # the reader's code may raise anything
-        return None, f"raised {type(error).__name__}: {error}"
-
-
-SPLIT_CASES = (((2, 3, 8), 2), ((1, 5, 12), 3), ((3, 4, 16), 4), ((2, 2, 6), 1))
-
-
 def check_split_heads(candidate: Callable[[np.ndarray, int], np.ndarray]) -> Verdict:
     """Check ``candidate(x, n_heads)``: ``(batch, seq, d_model) -> (batch, h, seq, d_k)``.
 
-    Head i of token t must hold columns ``i*d_k:(i+1)*d_k`` of token t.
+    Head i of token t must hold columns ``i*d_k:(i+1)*d_k`` of token t, in x's dtype,
+    and x must be left as it was. The inputs are random (shapes, several d_k, float32
+    and float64, values), drawn from a seed that the candidate's code determines.
 
     ```python
     from mha.pages.exercises import check_split_heads
@@ -88,36 +84,7 @@ def check_split_heads(candidate: Callable[[np.ndarray, int], np.ndarray]) -> Ver
     assert not verdict and "mixes tokens" in verdict.message
     ```
     """
-    for shape, h in SPLIT_CASES:
-        x = np.arange(np.prod(shape), dtype=float).reshape(shape)
-        expected = split_heads(x, h)
-        got, error = _call(candidate, x.copy(), h)
-        case = f"x of shape {shape} with n_heads={h}"
-        if error:
-            return Verdict(False, f"{case}: {error}")
-        got = np.asarray(got)
-        if got.shape != expected.shape:
-            return Verdict(
-                False,
-                f"{case}: got shape {got.shape}, expected {expected.shape} "
-                "(batch, heads, seq, d_k)",
-            )
-        if not np.array_equal(got, expected):
-            b, s, d = shape
-            if np.array_equal(got, x.reshape(b, h, s, d // h)):
-                hint = (
-                    "a plain reshape to (batch, heads, seq, d_k) mixes tokens: "
-                    "reshape to (batch, seq, heads, d_k), then swap seq and heads"
-                )
-            else:
-                hint = "head i of token t must be columns i*d_k:(i+1)*d_k of token t"
-            return Verdict(False, f"{case}: right shape, wrong values; {hint}")
-    return Verdict(
-        True, f"split_heads matched mha.split_heads on {len(SPLIT_CASES)} inputs"
-    )
-
-
-GQA_CASES = ((512, 8, 8), (512, 8, 2), (512, 8, 1), (768, 12, 4), (576, 9, 3))
+    return _judged(_check_split_heads, candidate, "split_heads(x, n_heads)")
 
 
 def check_gqa_param_count(candidate: Callable[[int, int, int], int]) -> Verdict:
@@ -125,7 +92,9 @@ def check_gqa_param_count(candidate: Callable[[int, int, int], int]) -> Verdict:
 
     No biases. W_Q and W_O are ``d_model × d_model``; W_K and W_V have only
     ``n_kv_heads · d_k`` columns. The reference is ``mha.accounting.param_count``
-    (which the tests check against the arrays of real layers).
+    (which the tests check against the arrays of real layers). The shapes are random
+    (several d_k, from MHA to MQA), drawn from a seed that the candidate's code
+    determines; the answer must be an integer (NumPy's too).
 
     ```python
     from mha.pages.exercises import check_gqa_param_count
@@ -134,22 +103,10 @@ def check_gqa_param_count(candidate: Callable[[int, int, int], int]) -> Verdict:
     assert not verdict and "MHA" in verdict.message
     ```
     """
-    for d_model, h, h_kv in GQA_CASES:
-        expected = param_count(d_model, h, n_kv_heads=h_kv)
-        got, error = _call(candidate, d_model, h, h_kv)
-        case = f"d_model={d_model}, n_heads={h}, n_kv_heads={h_kv}"
-        if error:
-            return Verdict(False, f"{case}: {error}")
-        if got != expected:
-            hint = ""
-            if got == 4 * d_model**2 and h_kv != h:
-                hint = (
-                    "; that is the MHA count: with grouped K/V heads, W_K and W_V "
-                    "have n_kv_heads·d_k columns, not d_model"
-                )
-            return Verdict(False, f"{case}: got {got!r}, expected {expected}{hint}")
-    return Verdict(
-        True, f"the parameter count matched on {len(GQA_CASES)} shapes (MHA to MQA)"
+    return _judged(
+        _check_gqa_param_count,
+        candidate,
+        "gqa_param_count(d_model, n_heads, n_kv_heads)",
     )
 
 
@@ -173,11 +130,12 @@ def best_kv_heads(n_heads: int, max_group: int) -> int:
     )
 
 
-KV_CASES = ((32, 4), (32, 1), (32, 32), (12, 5), (9, 4), (16, 3), (7, 2))
-
-
 def check_best_kv_heads(candidate: Callable[[int, int], int]) -> Verdict:
     """Check ``candidate(n_heads, max_group)``: the K/V head count of the smallest cache.
+
+    The cases are random, drawn from a seed that the candidate's code determines, and
+    always include ``max_group = 1`` (MHA), ``max_group >= n_heads`` (MQA) and a case
+    where ``ceil(n_heads / max_group)`` does not divide ``n_heads``.
 
     ```python
     from mha.pages.exercises import check_best_kv_heads
@@ -189,23 +147,216 @@ def check_best_kv_heads(candidate: Callable[[int, int], int]) -> Verdict:
     assert not verdict and "divide" in verdict.message
     ```
     """
-    for h, max_group in KV_CASES:
-        expected = best_kv_heads(h, max_group)
-        got, error = _call(candidate, h, max_group)
-        case = f"n_heads={h}, max_group={max_group}"
-        if error:
-            return Verdict(False, f"{case}: {error}")
-        if got != expected:
-            if isinstance(got, (int, np.integer)) and got > 0 and h % got:
-                why = f"{got} does not divide {h}: the heads cannot be grouped evenly"
-            elif (
-                isinstance(got, (int, np.integer)) and got > 0 and h // got > max_group
-            ):
-                why = f"{h // got} query heads would share one K/V head"
+    return _judged(_check_best_kv_heads, candidate, "best_kv_heads(n_heads, max_group)")
+
+
+# --- how the checkers work ---------------------------------------------------------
+# Each draws its cases from a generator seeded by the candidate's code: the same
+# function gets the same cases, so the same verdict, on every run and every build,
+# and an answer fitted to some fixed cases meets others. A checker never raises
+# because of the reader's code (only an interrupt, Ctrl-C, goes through).
+
+SPLIT_D_KS = (1, 2, 3, 4, 6, 8)  # one case each, in a random order
+GQA_D_KS = (1, 2, 3, 5, 8, 16, 24, 40, 64)  # with 2 to 12 heads
+KV_HEADS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 14, 16, 18, 24, 25, 32, 40, 48, 64, 96)
+
+
+def _judged(check: Callable, candidate: object, signature: str) -> Verdict:
+    """``check(candidate, rng)``, with any failure to judge turned into a verdict."""
+    if not callable(candidate):
+        return Verdict(
+            False, f"expected a function {signature}, got {_shown(candidate)}"
+        )
+    try:
+        return check(candidate, np.random.default_rng(_seed(candidate)))
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # the answer returned something unreadable
+        return Verdict(
+            False, f"the answer's result could not be read: {_raised(error)}"
+        )
+
+
+def _check_split_heads(candidate: Callable, rng: np.random.Generator) -> Verdict:
+    d_ks = rng.permutation(SPLIT_D_KS)
+    for i, d_k in enumerate(d_ks):
+        n_heads = 1 if i == len(d_ks) - 1 else int(rng.integers(2, 6))
+        shape = (int(rng.integers(1, 4)), int(rng.integers(2, 6)), n_heads * int(d_k))
+        dtype = (np.float32, np.float64)[i % 2]
+        x = rng.normal(size=shape).astype(dtype)
+        expected = split_heads(x, n_heads)  # computed before the candidate runs
+        given = x.copy()  # the caller's array, as the candidate sees it
+        got, error = _call(candidate, given, n_heads)
+        case = f"x of shape {shape} ({np.dtype(dtype)}) with n_heads={n_heads}"
+        problem = error or _split_problem(got, expected, x, given, n_heads)
+        if problem:
+            return Verdict(False, f"{case}: {problem}")
+    return Verdict(
+        True,
+        f"split_heads matched mha.split_heads on {len(d_ks)} random inputs "
+        f"(d_k from {min(d_ks)} to {max(d_ks)}, float32 and float64), "
+        "keeping x's dtype and leaving x unchanged",
+    )
+
+
+def _split_problem(
+    got: object, expected: np.ndarray, x: np.ndarray, given: np.ndarray, n_heads: int
+) -> str | None:
+    """What is wrong with ``got``, the candidate's split of ``x``, or None."""
+    if not (given.dtype == x.dtype and np.array_equal(given, x)):
+        return "changed its input x: a split must leave the caller's array as it was"
+    if not isinstance(got, np.ndarray):
+        return f"returned {_shown(got)}, expected a NumPy array"
+    if got.shape != expected.shape:
+        return (
+            f"got shape {got.shape}, expected {expected.shape} (batch, heads, seq, d_k)"
+        )
+    if got.dtype.kind in "biu":
+        return f"the values became {got.dtype}: keep x's dtype (a reshape does)"
+    if got.dtype != x.dtype:
+        return f"returned dtype {got.dtype} for a {x.dtype} x: keep x's dtype"
+    if not np.array_equal(got, expected):
+        batch, seq, d_model = x.shape
+        if np.array_equal(got, x.reshape(batch, n_heads, seq, d_model // n_heads)):
+            hint = (
+                "a plain reshape to (batch, heads, seq, d_k) mixes tokens: "
+                "reshape to (batch, seq, heads, d_k), then swap seq and heads"
+            )
+        else:
+            hint = "head i of token t must be columns i*d_k:(i+1)*d_k of token t"
+        return f"right shape, wrong values; {hint}"
+    return None
+
+
+def _check_gqa_param_count(candidate: Callable, rng: np.random.Generator) -> Verdict:
+    d_ks = rng.permutation(GQA_D_KS)[:6]
+    for i, d_k in enumerate(d_ks):
+        n_heads = int(rng.integers(2, 13))
+        divisors = [g for g in range(1, n_heads + 1) if n_heads % g == 0]
+        n_kv_heads = (n_heads, 1, int(rng.choice(divisors)))[min(i, 2)]  # MHA, MQA, any
+        d_model = n_heads * int(d_k)
+        expected = param_count(d_model, n_heads, n_kv_heads=n_kv_heads)
+        got, error = _call(candidate, d_model, n_heads, n_kv_heads)
+        case = f"d_model={d_model}, n_heads={n_heads}, n_kv_heads={n_kv_heads}"
+        count, problem = _count(got)
+        problem = error or problem
+        if not problem and count != expected:
+            hint = ""
+            if count == 4 * d_model**2:
+                hint = (
+                    "; that is the MHA count: with grouped K/V heads, W_K and W_V "
+                    "have n_kv_heads·d_k columns, not d_model"
+                )
+            problem = f"got {count}, expected {expected}{hint}"
+        if problem:
+            return Verdict(False, f"{case}: {problem}")
+    return Verdict(
+        True,
+        f"the parameter count matched on {len(d_ks)} random shapes "
+        f"(MHA to MQA, d_k from {min(d_ks)} to {max(d_ks)})",
+    )
+
+
+def _check_best_kv_heads(candidate: Callable, rng: np.random.Generator) -> Verdict:
+    cases = [(int(rng.choice(KV_HEADS)), 1)]  # MHA: every query head its own K/V
+    n_heads = int(rng.choice(KV_HEADS))
+    cases.append((n_heads, n_heads + int(rng.integers(0, 3))))  # MQA
+    while len(cases) < 8 or not any(  # and a case where ceil(h / g) will not do
+        h % -(-h // g) for h, g in cases
+    ):
+        n_heads = int(rng.choice(KV_HEADS[1:]))
+        cases.append((n_heads, int(rng.integers(2, n_heads + 1))))
+    for n_heads, max_group in cases:
+        expected = best_kv_heads(n_heads, max_group)
+        got, error = _call(candidate, n_heads, max_group)
+        case = f"n_heads={n_heads}, max_group={max_group}"
+        count, problem = _count(got)
+        problem = error or problem
+        if not problem and count != expected:
+            if count > 0 and n_heads % count:
+                why = f"{count} does not divide {n_heads}: the heads cannot be grouped evenly"
+            elif count > 0 and n_heads // count > max_group:
+                why = f"{n_heads // count} query heads would share one K/V head"
             else:
                 why = "a smaller cache meets the constraint"
-            return Verdict(False, f"{case}: got {got!r}, expected {expected}; {why}")
-    return Verdict(True, f"the K/V head count matched on {len(KV_CASES)} cases")
+            problem = f"got {count}, expected {expected}; {why}"
+        if problem:
+            return Verdict(False, f"{case}: {problem}")
+    return Verdict(
+        True,
+        f"the K/V head count matched on {len(cases)} random cases "
+        f"(n_heads from {min(h for h, _ in cases)} to {max(h for h, _ in cases)})",
+    )
+
+
+def _call(fn: Callable, *args: object) -> tuple[object, str | None]:
+    """``fn(*args)``, or what it raised, described for the reader."""
+    try:
+        return fn(*args), None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # the reader's code may raise anything, exit too
+        return None, _raised(error)
+
+
+def _count(got: object) -> tuple[int, str | None]:
+    """``got`` as a Python int if it is an integer (Python or NumPy), or a problem."""
+    if isinstance(got, (bool, np.bool_)):
+        return 0, f"got {got!r}, expected an integer"
+    if isinstance(got, (float, np.floating)):
+        return 0, (
+            f"got {_shown(got)}, a float: a count is an integer (divide with //, not /)"
+        )
+    try:
+        return operator.index(got), None  # int, NumPy integers, 0-d integer arrays
+    except TypeError:
+        return 0, f"got {_shown(got)}, expected an integer"
+
+
+def _seed(candidate: object) -> int:
+    """A seed from the candidate's code (``co_code``, ``co_consts``, ``co_names``),
+    the same on every run; the name of its type for a callable without code."""
+    code = getattr(candidate, "__code__", None)
+    parts = (
+        _code_parts(code)
+        if isinstance(code, types.CodeType)
+        else [type(candidate).__qualname__.encode()]
+    )
+    return int.from_bytes(hashlib.sha256(b"\0".join(parts)).digest()[:8], "little")
+
+
+def _code_parts(code: types.CodeType) -> list[bytes]:
+    """The bytes of a code object that define what it does, nested functions too
+    (a nested code object's repr holds an address, different on every run)."""
+    parts = [code.co_code, repr(code.co_names).encode()]
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            parts += _code_parts(const)
+        elif isinstance(const, frozenset):  # its order varies with string hashing
+            parts.append(repr(sorted(map(repr, const))).encode())
+        else:
+            parts.append(repr(const).encode())
+    return parts
+
+
+def _shown(value: object) -> str:
+    """``value`` for a message: its repr, cut short, and its type."""
+    try:
+        text = repr(value)
+    except Exception:  # a reader's object may refuse any call
+        text = "<no repr>"
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{text} ({type(value).__name__})"
+
+
+def _raised(error: BaseException) -> str:
+    """``raised ValueError: message``, even when the message cannot be read."""
+    try:
+        message = str(error)
+    except Exception:  # a reader's exception may refuse to print
+        message = "<no message>"
+    return f"raised {type(error).__name__}: {message}"
 
 
 # --- recall: the answers -----------------------------------------------------------

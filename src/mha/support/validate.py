@@ -1,16 +1,46 @@
-"""Input checks shared by the core: clear ``ValueError``s that name the argument."""
+"""Input checks shared by the core: clear errors that name the argument, say what was
+expected and what came.
+
+A value of the wrong kind (a string for a size, an integer array where floats are
+needed) raises ``ArgumentTypeError``, which is both a ``TypeError`` and a
+``ValueError``; a value of the right kind but out of range raises ``ValueError``.
+"""
 
 from __future__ import annotations
 
+import math
+import operator
+
 import numpy as np
+
+FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+class ArgumentTypeError(TypeError, ValueError):
+    """An argument of the wrong type or dtype.
+
+    A ``TypeError`` by nature, and a ``ValueError`` too, so that code catching the
+    core's ``ValueError`` catches every bad input.
+
+    ```python
+    from mha.support.validate import ArgumentTypeError, positive_int
+
+    try:
+        positive_int("n", "3")
+    except ValueError as error:  # also a TypeError
+        assert isinstance(error, ArgumentTypeError) and str(error).startswith("n: ")
+    ```
+    """
 
 
 def float_array(name: str, x: object, *, allow_neg_inf: bool = False) -> np.ndarray:
-    """Return ``x`` as a floating-point array, or raise a ``ValueError`` naming ``name``.
+    """Return ``x`` as a float32 or float64 array (``x`` itself if it is one), or raise.
 
     Integer, boolean and complex arrays are refused (attention is defined on real
-    floats, and silently promoting an integer array would hide a bug). NaN and +inf
-    are refused; -inf is accepted only where ``allow_neg_inf`` (a masked logit).
+    floats, and silently promoting an integer array would hide a bug), and so is
+    float16 (its largest value, 65,504, is soon exceeded by a sum of exponentials).
+    NaN and +inf are refused; -inf is accepted only where ``allow_neg_inf`` (a masked
+    logit).
 
     ```python
     import numpy as np
@@ -19,11 +49,16 @@ def float_array(name: str, x: object, *, allow_neg_inf: bool = False) -> np.ndar
     assert float_array("x", [1.0, 2.0]).dtype == np.float64
     ```
     """
-    arr = np.asarray(x)
-    if arr.dtype.kind != "f":
-        raise ValueError(
-            f"{name}: expected a floating-point array (float32 or float64), "
-            f"got dtype {arr.dtype}"
+    try:
+        arr = np.asarray(x)
+    except (TypeError, ValueError) as error:  # ragged lists, objects NumPy cannot read
+        raise ArgumentTypeError(
+            f"{name}: expected an array of numbers, got {_described(x)} ({error})"
+        ) from None
+    if arr.dtype not in FLOAT_DTYPES:
+        got = _described(x) if arr.dtype == object else f"dtype {arr.dtype}"
+        raise ArgumentTypeError(
+            f"{name}: expected a floating-point array (float32 or float64), got {got}"
         )
     if np.isfinite(arr).all():  # the usual case, in one pass
         return arr
@@ -36,6 +71,158 @@ def float_array(name: str, x: object, *, allow_neg_inf: bool = False) -> np.ndar
     return arr
 
 
+def numeric_array(name: str, x: object) -> np.ndarray:
+    """Return ``x`` as an array of numbers (bool, integer or float), or raise.
+
+    For functions that move values without computing with them (a reshape).
+
+    ```python
+    from mha.support.validate import numeric_array
+
+    assert numeric_array("x", [[1, 2]]).shape == (1, 2)
+    ```
+    """
+    try:
+        arr = np.asarray(x)
+    except (TypeError, ValueError) as error:  # ragged lists, objects NumPy cannot read
+        raise ArgumentTypeError(
+            f"{name}: expected an array of numbers, got {_described(x)} ({error})"
+        ) from None
+    if arr.dtype.kind not in "biuf":
+        raise ArgumentTypeError(
+            f"{name}: expected an array of numbers, got dtype {arr.dtype}"
+        )
+    return arr
+
+
+class CheckedArray:
+    r"""An attribute holding a float array, checked when assigned, read as is.
+
+    ``dims`` name the expected shape in the owner's attributes (``"n_heads*d_k"`` is
+    the product of two). Assigning checks that the value is a float32 or float64
+    array of that shape with finite values; reading returns the very object assigned,
+    with no check, so a method may read it on every call at no cost. ``optional``
+    lets ``None`` through (a missing bias).
+
+    ```python
+    import numpy as np
+    import pytest
+    from mha.support.validate import CheckedArray
+
+    class Scale:
+        w = CheckedArray("n")
+
+        def __init__(self, n):
+            self.n, self.w = n, np.ones(n)
+
+    scale = Scale(3)
+    w = np.zeros(3)
+    scale.w = w
+    assert scale.w is w
+    with pytest.raises(ValueError, match=r"w: expected shape \(n,\) = \(3,\), got \(2,\)"):
+        scale.w = np.zeros(2)
+    ```
+    """
+
+    def __init__(self, *dims: str, optional: bool = False) -> None:
+        self.dims, self.optional = dims, optional
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, owner: object, owner_type: type | None = None) -> object:
+        if owner is None:  # looked up on the class
+            return self
+        try:
+            return owner.__dict__[self.name]
+        except KeyError:
+            raise AttributeError(self.name) from None
+
+    def __set__(self, owner: object, value: object) -> None:
+        what = f"({', '.join(self.dims)}{',' if len(self.dims) == 1 else ''})"
+        if value is None and self.optional:
+            owner.__dict__[self.name] = None
+            return
+        if value is None:
+            raise ArgumentTypeError(
+                f"{self.name}: expected an array of shape {what}, got None"
+            )
+        array = float_array(self.name, value)
+        expected = tuple(
+            math.prod(getattr(owner, factor) for factor in dim.split("*"))
+            for dim in self.dims
+        )
+        if array.shape != expected:
+            raise ValueError(
+                f"{self.name}: expected shape {what} = {expected}, got {array.shape}"
+            )
+        owner.__dict__[self.name] = array
+
+
+def float_dtype(name: str, dtype: object) -> np.dtype:
+    """``dtype`` as a NumPy dtype if it is float32 or float64, else raise.
+
+    ```python
+    import numpy as np
+    from mha.support.validate import float_dtype
+
+    assert float_dtype("dtype", "float32") == np.float32
+    ```
+    """
+    try:
+        result = np.dtype(dtype)
+    except (TypeError, ValueError):  # not a dtype at all: "banana", 3.5
+        result = None
+    if result is None or result not in FLOAT_DTYPES:
+        got = _described(dtype) if result is None else result
+        raise ArgumentTypeError(
+            f"{name}: expected a floating-point dtype (float32 or float64), got {got}"
+        )
+    return result
+
+
+def flag(name: str, value: object) -> bool:
+    """``value`` as a ``bool`` if it is ``True`` or ``False`` (NumPy's too), else raise.
+
+    ```python
+    import numpy as np
+    from mha.support.validate import flag
+
+    assert flag("bias", np.True_) is True
+    ```
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise ArgumentTypeError(f"{name}: expected True or False, got {value!r}")
+    return bool(value)
+
+
+def integer(name: str, value: object, minimum: int) -> int:
+    """``value`` as an ``int`` if it is a whole number (Python or NumPy, not a bool)
+    of at least ``minimum``, else raise. The result is a Python ``int``, so products
+    of sizes cannot overflow as NumPy's fixed-width integers do.
+
+    ```python
+    import numpy as np
+    from mha.support.validate import integer
+
+    assert integer("start", np.int32(0), minimum=0) == 0
+    assert type(integer("n", np.int8(3), minimum=1)) is int
+    ```
+    """
+    expected = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+    if isinstance(value, (bool, np.bool_)):
+        raise ArgumentTypeError(f"{name}: expected {expected}, got {value!r}")
+    try:
+        number = operator.index(value)  # int, NumPy integers, 0-d integer arrays
+    except TypeError:
+        raise ArgumentTypeError(
+            f"{name}: expected {expected}, got {_described(value)}"
+        ) from None
+    if number < minimum:
+        raise ValueError(f"{name}: expected {expected}, got {number}")
+    return number
+
+
 def positive_int(name: str, value: object) -> int:
     """Return ``value`` as an ``int`` if it is a positive integer, else raise.
 
@@ -45,11 +232,7 @@ def positive_int(name: str, value: object) -> int:
     assert positive_int("n", 3) == 3
     ```
     """
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name}: expected a positive integer, got {value!r}")
-    if value < 1:
-        raise ValueError(f"{name}: expected a positive integer, got {value}")
-    return int(value)
+    return integer(name, value, minimum=1)
 
 
 def head_dim(d_model: int, n_heads: int, n_kv_heads: int | None = None) -> int:
@@ -66,6 +249,7 @@ def head_dim(d_model: int, n_heads: int, n_kv_heads: int | None = None) -> int:
     if d_model % n_heads:
         raise ValueError(
             f"d_model: expected a multiple of n_heads={n_heads}, got {d_model}"
+            + (" (fewer dimensions than heads)" if d_model < n_heads else "")
         )
     if n_kv_heads is not None:
         n_kv_heads = positive_int("n_kv_heads", n_kv_heads)
@@ -89,5 +273,15 @@ def generator(rng: np.random.Generator | None) -> np.random.Generator:
     if rng is None:
         return np.random.default_rng(0)
     if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng: expected a numpy.random.Generator or None, got {rng!r}")
+        raise ArgumentTypeError(
+            f"rng: expected a numpy.random.Generator or None, got {rng!r}"
+        )
     return rng
+
+
+def _described(value: object) -> str:
+    """A short description of ``value`` for an error message: its repr and type."""
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{text} ({type(value).__name__})"
