@@ -36,7 +36,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from mha.experiments.corpus import SEEDS, sentences
+from mha.experiments.pruning import literature_counts, pruning
 from mha.support.cache import cached
+from mha.support.claims import Claim
 
 MAJORITY = 0.5  # a target kind needs at least half of the head's attention on average
 BROAD = 0.75  # a broad head's entropy is at least this fraction of the uniform one
@@ -71,12 +73,24 @@ def is_punctuation(token: str) -> bool:
 
 
 def head_name(layer: int, head: int) -> str:
-    """A head's name as Clark et al. (2019) write it, layer-head, both counted from 1.
+    """A head's name on this site, ``L<layer>H<head>``, both counted from 0.
 
     ```python
     from mha.pages.real_heads import head_name
 
-    assert head_name(1, 8) == "2-9"  # layer index 1, head index 8
+    assert head_name(1, 8) == "L1H8"  # layer index 1, head index 8
+    ```
+    """
+    return f"L{layer}H{head}"
+
+
+def clark_name(layer: int, head: int) -> str:
+    """The same head as Clark et al. (2019) write it: layer-head, both counted from 1.
+
+    ```python
+    from mha.pages.real_heads import clark_name
+
+    assert clark_name(1, 8) == "2-9"
     ```
     """
     return f"{layer + 1}-{head + 1}"
@@ -285,3 +299,280 @@ def _check_statistic(statistic: str) -> str:
             f"statistic: expected one of {list(STATISTICS)}, got {statistic!r}"
         )
     return statistic
+
+
+# --- what the page prints -------------------------------------------------------------
+
+
+def layer_list(layers: Sequence[int]) -> str:
+    """Layer numbers as prose: ``[1, 2, 4]`` -> "1, 2 and 4".
+
+    ```python
+    from mha.pages.real_heads import layer_list
+
+    assert layer_list([1, 2, 4]) == "1, 2 and 4" and layer_list([3]) == "3"
+    ```
+    """
+    words = [str(int(layer)) for layer in layers]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def named(layer_head: tuple[int, int]) -> str:
+    """``head_name`` of a ``(layer, head)`` pair.
+
+    ```python
+    from mha.pages.real_heads import named
+
+    assert named((0, 2)) == "L0H2"
+    ```
+    """
+    return head_name(*layer_head)
+
+
+@dataclass(frozen=True)
+class Values:
+    """Every value the page prints that is not an attribute of the atlas or study."""
+
+    total_heads: int
+    counts: dict[str, int]  # kind -> heads of that kind
+    previous: str  # the typical previous-token head, named
+    previous_clark: str  # the same head as Clark et al. name it
+    next: str
+    cls: str
+    broad: str
+    cls_layers: str  # "1, 2, 3 and 4"
+    broad_layers: str
+    positional_layers: str
+    cls_layer_shares: tuple[float, ...]  # [CLS]'s share in each [CLS] layer
+    strongest: dict[str, str]  # statistic -> strongest head, named
+    strongest_value: dict[str, float]
+    baseline_correct: int  # queries the whole model answers
+    worst_layer: int  # whose heads, removed together, cost most
+    other_layers_cosine: float  # the lowest cosine when another layer's heads go
+    single_cosine_min: float  # the lowest cosine with one head removed
+    least: str  # least damaging single head, named
+    most: str
+    literature: tuple[tuple[int, float, float, float], ...]  # count, share, cos, retr
+    one_query: float  # the share one query is of the retrieval score
+
+
+def values() -> Values:
+    """The page's values, from the cached atlas and pruning studies.
+
+    ```python
+    from mha.pages.real_heads import values
+
+    v = values()
+    assert v.total_heads == 72 and v.previous.startswith("L0H")
+    ```
+    """
+    a, p = atlas(), pruning()
+    layers, heads = a.kinds.shape
+    worst = int(np.argmin(p.layer_cosine))
+    others = np.delete(p.layer_cosine, worst)
+    counts = (*literature_counts(p.n_heads), p.n_heads)
+    cls_layers = a.layers("[CLS]")
+    return Values(
+        total_heads=layers * heads,
+        counts={kind: a.count(kind) for kind in KINDS},
+        previous=named(a.typical("previous token")),
+        previous_clark=clark_name(*a.typical("previous token")),
+        next=named(a.typical("next token")),
+        cls=named(a.typical("[CLS]")),
+        broad=named(a.typical("broad")),
+        cls_layers=layer_list(cls_layers),
+        broad_layers=layer_list(a.layers("broad")),
+        positional_layers=layer_list(
+            sorted(set(a.layers("previous token") + a.layers("next token")))
+        ),
+        cls_layer_shares=tuple(float(a.layer_means("cls")[lyr]) for lyr in cls_layers),
+        strongest={
+            s: named(a.strongest(s)) for s in ("sep", "punctuation", "same_word")
+        },
+        strongest_value={
+            s: float(a.statistics[s].max()) for s in ("sep", "punctuation", "same_word")
+        },
+        baseline_correct=round(p.baseline_retrieval * p.n_queries),
+        worst_layer=worst,
+        other_layers_cosine=float(others.min()),
+        single_cosine_min=float(p.single_cosine.min()),
+        least=named(p.least_damaging()),
+        most=named(p.most_damaging()),
+        literature=tuple((count, count / p.n_heads, *p.at(count)) for count in counts),
+        one_query=1 / p.n_queries,
+    )
+
+
+def claims() -> dict[str, Claim]:
+    """The page's sentences about the atlas and the pruning studies, checked.
+
+    ```python
+    from mha.pages.real_heads import claims
+
+    assert all(c.holds for c in claims().values())
+    ```
+    """
+    a, p = atlas(), pruning()
+    layers = a.kinds.shape[0]
+    counts = {kind: a.count(kind) for kind in KINDS}
+    positional = a.layers("previous token") + a.layers("next token")
+    worst = int(np.argmin(p.layer_cosine))
+    others = np.delete(p.layer_cosine, worst)
+    damage = 1 - p.layer_cosine
+    half = len(p.counts) // 2
+    slope = np.diff(p.cumulative_cosine) / np.diff(p.counts)
+    retrieval_move = np.abs(p.cumulative_retrieval - p.baseline_retrieval).max()
+    return {
+        "shift": Claim(
+            "it is almost a hard-wired shift by one",
+            a.value("previous token") > 0.9,
+            f"its weight on the previous token {a.value('previous token'):.3f}",
+        ),
+        "none_of_these": Claim(
+            "No [SEP], punctuation or same-word head.",
+            counts["[SEP]"] == counts["punctuation"] == counts["same word"] == 0,
+            f"counts {counts}",
+        ),
+        "cls_dominant": Claim(
+            "the dominant kind",
+            counts["[CLS]"] == max(counts.values()),
+            f"counts {counts}",
+        ),
+        "bottom": Claim(
+            "positional heads sit at the bottom of the network, and the lowest layer "
+            "attends broadly",
+            max(positional) <= 1
+            and a.count_in_layer("broad", 0) > a.kinds.shape[1] / 2,
+            f"positional heads in layers {positional}; "
+            f"{a.count_in_layer('broad', 0)} broad heads in layer 0",
+        ),
+        "parks_on_cls": Claim(
+            "this model parks it on **[CLS]** instead: in every layer, [CLS] gets more "
+            "of the attention than [SEP] and punctuation together",
+            bool(
+                (
+                    a.layer_means("cls")
+                    > a.layer_means("sep") + a.layer_means("punctuation")
+                ).all()
+            ),
+            f"layer means: [CLS] {np.round(a.layer_means('cls'), 3).tolist()}, "
+            f"[SEP] {np.round(a.layer_means('sep'), 3).tolist()}, "
+            f"punctuation {np.round(a.layer_means('punctuation'), 3).tolist()}",
+        ),
+        "single_small": Claim(
+            "Removing any single head leaves the embeddings almost where they were",
+            p.single_cosine.min() > 0.95,
+            f"lowest cosine {p.single_cosine.min():.3f}",
+        ),
+        "borderline": Claim(
+            "which says more about a few borderline queries than about the heads",
+            p.largest_retrieval_move() <= 2,
+            f"at most {p.largest_retrieval_move()} queries move",
+        ),
+        "last_layer": Claim(
+            "the last" if worst == layers - 1 else "not the last",
+            True,
+            f"layer cosines {np.round(p.layer_cosine, 3).tolist()}",
+        ),
+        "several_times": Claim(
+            "several times",
+            damage[worst] >= 3 * np.delete(damage, worst).max(),
+            f"1 - cos by layer {np.round(damage, 3).tolist()}",
+        ),
+        "slow_then_fast": Claim(
+            "falls slowly at first and faster after about half of the heads are gone",
+            slope[:half].mean() > slope[half:].mean(),
+            f"mean slope {slope[:half].mean():.4f} then {slope[half:].mean():.4f}",
+        ),
+        "retrieval_flat": Claim(
+            "retrieval accuracy stays within a query or two of its starting value "
+            "throughout",
+            round(retrieval_move * p.n_queries) <= 2,
+            f"largest move {round(retrieval_move * p.n_queries)} queries",
+        ),
+        "words_themselves": Claim(
+            "Much of this small task can be solved from the words themselves",
+            p.at(p.n_heads)[1] > 0.5,
+            f"retrieval with no head {p.at(p.n_heads)[1]:.3f}",
+        ),
+        "others_fine": Claim(
+            "any other layer's heads can all go",
+            others.min() > 0.9,
+            f"lowest cosine of the other layers {others.min():.3f}",
+        ),
+    }
+
+
+def figure_texts() -> dict[str, dict[str, str]]:
+    """Alt text and caption of each figure of the page, from the values.
+
+    ```python
+    from mha.pages.real_heads import figure_texts
+
+    assert set(figure_texts()) == {"kinds", "statistics", "cricket", "cat", "damage",
+                                   "cumulative"}
+    ```
+    """
+    a, p, c = atlas(), pruning(), claims()
+    layers, heads = a.kinds.shape
+    per_layer = []
+    for layer in range(layers):
+        kinds, n = np.unique(a.kinds[layer], return_counts=True)
+        order = np.argsort(-n, kind="stable")
+        per_layer.append(
+            f"layer {layer}: " + ", ".join(f"{n[i]} {kinds[i]}" for i in order)
+        )
+    worst = int(np.argmin(p.layer_cosine))
+    return {
+        "kinds": {
+            "alt": f"A grid of {layers} layers by {heads} heads, numbered from 0, each "
+            "cell coloured and lettered by the head's kind. "
+            + "; ".join(per_layer)
+            + ".",
+            "caption": "The kind of every head. Look for the one previous-token and the "
+            "one next-token head near the bottom, the [CLS] heads filling the middle "
+            "layers, and the broad heads of layer 0.",
+        },
+        "statistics": {
+            "alt": f"Seven heatmaps of {layers} layers by {heads} heads, one per "
+            "statistic, on a common 0 to 1 colour scale. The brightest head of each: "
+            + "; ".join(
+                f"{s} {head_name(*a.strongest(s))}"
+                for s in ("previous", "next", "cls", "sep", "punctuation", "same_word")
+            )
+            + ".",
+            "caption": "Each statistic for every head. The previous- and next-token "
+            "maps have one bright cell each; [CLS] lights up the middle layers; the "
+            "[SEP], punctuation and same-word maps stay dark.",
+        },
+        "cricket": {
+            "alt": "Attention heatmaps of the typical previous-token, next-token, "
+            "[CLS], broad and mixed heads on the cricket sentence, one row per query "
+            "token.",
+            "caption": "The typical head of each kind on the cricket sentence. Look "
+            "for the diagonal just below the main one (previous token), just above it "
+            "(next token), the bright first column ([CLS]) and the even wash (broad).",
+        },
+        "cat": {
+            "alt": "The same five heads on the sentence 'the cat sat on the warm mat .'.",
+            "caption": "The same heads on a shorter sentence: the same patterns.",
+        },
+        "damage": {
+            "alt": f"Left: a {layers} by {heads} heatmap of 1 minus cosine when each "
+            f"head alone is removed (largest {(1 - p.single_cosine).max():.3f}). Right: "
+            "bars of 1 minus cosine when all of a layer's heads are removed; layer "
+            f"{worst}'s bar is {c['several_times'].text} as long as any other.",
+            "caption": "What removing heads costs the embeddings. Compare the "
+            "single heads (left, all close to zero) with whole layers (right), and "
+            f"layer {worst} with the others.",
+        },
+        "cumulative": {
+            "alt": f"Two curves against the number of heads removed, from 0 to "
+            f"{p.n_heads}. The cosine to the unpruned embeddings "
+            f"{c['slow_then_fast'].text}; {c['retrieval_flat'].text}. Dashed and dotted "
+            "vertical lines mark the shares of heads that Michel et al. and Voita et "
+            "al. pruned.",
+            "caption": "Heads removed one after another, least damaging first. Watch "
+            "where the cosine bends down, and how little retrieval moves.",
+        },
+    }

@@ -25,7 +25,14 @@ from dataclasses import dataclass
 
 
 class ClaimError(ValueError):
-    """A sentence of a page no longer holds for the values it speaks of."""
+    """A sentence of a page no longer holds for the values it speaks of.
+
+    ```python
+    from mha.support.claims import ClaimError
+
+    assert issubclass(ClaimError, ValueError)  # a bad value, for the build
+    ```
+    """
 
 
 @dataclass(frozen=True)
