@@ -55,10 +55,6 @@ METHODS = [
 ]
 METHOD = re.compile(r"\.(" + "|".join(METHODS) + r")\s*\(")
 OPERATOR = re.compile(r"\*\*|//|[+*/%~]|(?<![\[(,=])-|[<>]=?|==|!=|\b(and|or|not)\b")
-# Pages whose templates still compute: their values are moving into their modules.
-# The list only shrinks (a clean page listed here fails).
-NOT_YET = {
-}
 
 
 def problems(text: str) -> list[str]:
@@ -86,9 +82,6 @@ def problems(text: str) -> list[str]:
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
 def test_a_page_template_only_prints(page: Path):
     found = problems(page.read_text(encoding="utf-8"))
-    if page.name in NOT_YET:
-        assert found, f"{page.name} is clean now: remove it from NOT_YET"
-        return
     assert not found, f"docs/{page.name} computes in its template:\n" + "\n".join(found)
 
 
