@@ -1,0 +1,444 @@
+"""Every head of a real model on a few short sentences, as data for the heads-grid widget.
+
+Pages: ``docs/real-heads.md`` (all-MiniLM-L6-v2, 6 x 12 heads) and
+``docs/real-gqa-model.md`` (SmolLM2-135M-Instruct, 30 x 9 heads). Both pages embed
+``payload(...)`` as JSON and ``docs/assets/js/model-heads.js`` draws it: one button per
+head, the chosen head's map over a sentence's tokens, its kind, and the arcs of one
+query. The script formats what it is given; every weight is computed here.
+
+Weights are stored as 8-bit integers, ``round(255 w)`` (an error of at most 1/510), in
+base64: for a causal model only the visible part of each row (query t keeps keys
+0..t), row after row, head after head, layer after layer.
+
+SmolLM2's heads get kinds by the atlas's rule (``mha.pages.real_heads``) on the
+statistics that apply to a causal model: over every query but the first (which can
+only see itself), the mean weight on the previous token and on the first token (the
+"sink" that plays [CLS]'s part), and the spread, the entropy as a fraction of the
+uniform distribution's over the keys the query sees.
+
+```python
+from mha.experiments.head_grid import quantise, unquantise
+import numpy as np
+
+w = np.array([0.0, 0.2, 0.8])
+assert np.abs(unquantise(quantise(w)) - w).max() <= 1 / 510
+```
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from mha.experiments.corpus import sentences
+from mha.pretrained import minilm, smollm2
+from mha.support.cache import cached
+
+MAX_TOKENS = 16  # a sentence's tokens, in either model: its map fits a phone
+COUNT = 6  # sentences per widget
+LEVELS = 255  # 8-bit weights: round(LEVELS * w)
+BUDGET = 150_000  # bytes of JSON per widget
+MAJORITY = 0.5  # the atlas's thresholds (mha.pages.real_heads; tested to agree)
+BROAD = 0.75
+
+# a causal model's kinds: the statistic that defines each, as in the atlas
+CAUSAL_KINDS: dict[str, str] = {
+    "previous token": "previous",
+    "first token": "first",
+    "broad": "spread",
+    "mixed": "",
+}
+
+# what a kind means, for the widget's panel
+MEANINGS: dict[str, str] = {
+    "previous token": "most of its weight on the token just before the query",
+    "next token": "most of its weight on the token just after the query",
+    "[CLS]": "most of its weight on [CLS], the token that opens the input",
+    "[SEP]": "most of its weight on [SEP], the token that closes the input",
+    "punctuation": "most of its weight on punctuation",
+    "same word": "most of its weight on other occurrences of the query's token",
+    "first token": "most of its weight on the first token, the sink that plays [CLS]'s part",
+    "broad": "no single target; its weight spread evenly over the sentence",
+    "mixed": "no single target, and not spread evenly: a blend",
+}
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence's tokens and every head's attention on it."""
+
+    text: str
+    tokens: tuple[str, ...]
+    weights: np.ndarray  # (layers, heads, n, n), rows sum to 1
+
+
+def quantise(weights: np.ndarray) -> np.ndarray:
+    """Weights in [0, 1] as 8-bit integers, ``round(255 w)``.
+
+    ```python
+    import numpy as np
+    from mha.experiments.head_grid import quantise
+
+    assert quantise(np.array([0.0, 0.5, 1.0])).tolist() == [0, 128, 255]
+    ```
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    if not np.isfinite(w).all() or (
+        w.size and not -1e-6 <= w.min() <= w.max() <= 1 + 1e-6
+    ):
+        raise ValueError(
+            f"weights: expected finite values in [0, 1], got "
+            f"{w.min() if w.size else None} to {w.max() if w.size else None}"
+        )
+    return np.rint(np.clip(w, 0, 1) * LEVELS).astype(np.uint8)
+
+
+def unquantise(levels: np.ndarray) -> np.ndarray:
+    """The weights 8-bit ``levels`` stand for, ``levels / 255`` (float64).
+
+    ```python
+    import numpy as np
+    from mha.experiments.head_grid import unquantise
+
+    assert unquantise(np.array([0, 255], dtype=np.uint8)).tolist() == [0.0, 1.0]
+    ```
+    """
+    levels = np.asarray(levels)
+    if levels.dtype != np.uint8:
+        raise TypeError(f"levels: expected uint8, got {levels.dtype}")
+    return levels / LEVELS
+
+
+def short_texts(
+    texts: Sequence[str], count: int = COUNT, limit: int = MAX_TOKENS
+) -> tuple[str, ...]:
+    """The first ``count`` of ``texts`` with at most ``limit`` tokens in both models
+    (MiniLM's count includes [CLS] and [SEP]).
+
+    ```python
+    from mha.experiments.head_grid import short_texts
+
+    assert short_texts(["the cat sat on the warm mat ."], 1) == ("the cat sat on the warm mat .",)
+    ```
+    """
+    if count < 1 or limit < 3:
+        raise ValueError(f"count, limit: expected >= 1 and >= 3, got {count}, {limit}")
+    encoder, decoder = minilm.load(), smollm2.load()
+    chosen = [
+        text
+        for text in texts
+        if len(encoder.batch([text]).tokens[0]) <= limit
+        and len(decoder.encode(text)) <= limit
+    ]
+    return tuple(chosen[:count])
+
+
+def texts() -> tuple[str, ...]:
+    """The sentences both widgets show: the corpus's first short ones, seeds first.
+
+    ```python
+    from mha.experiments.head_grid import COUNT, texts
+
+    assert len(texts()) == COUNT and texts()[0] == "the cat sat on the warm mat ."
+    ```
+    """
+    return cached(short_texts, sentences(), COUNT, MAX_TOKENS)
+
+
+def minilm_sentences(texts: Sequence[str]) -> tuple[Sentence, ...]:
+    """all-MiniLM-L6-v2's tokens and attention on each of ``texts``.
+
+    ```python
+    from mha.experiments.head_grid import minilm_sentences
+
+    (s,) = minilm_sentences(["the cat sat ."])
+    assert s.tokens[0] == "[CLS]" and s.weights.shape == (6, 12, 6, 6)
+    ```
+    """
+    model = minilm.load()
+    batch = model.batch(list(texts))
+    weights = model.forward(batch).weights  # (layers, B, h, n, n), padded keys at 0
+    return tuple(
+        Sentence(text, tuple(toks), weights[:, s, :, : len(toks), : len(toks)])
+        for s, (text, toks) in enumerate(zip(texts, batch.tokens, strict=True))
+    )
+
+
+def smollm2_sentences(texts: Sequence[str]) -> tuple[Sentence, ...]:
+    """SmolLM2-135M-Instruct's tokens (each decoded alone) and causal attention.
+
+    ```python
+    from mha.experiments.head_grid import smollm2_sentences
+
+    (s,) = smollm2_sentences(["the cat sat ."])
+    assert s.tokens == ("the", " cat", " sat", " .") and s.weights.shape[:2] == (30, 9)
+    ```
+    """
+    model = smollm2.load()
+    out = []
+    for text in texts:
+        ids = model.encode(text)
+        tokens = tuple(model.decode([i]) for i in ids)
+        out.append(
+            Sentence(text, tokens, np.asarray(model.attentions(ids), np.float64))
+        )
+    return tuple(out)
+
+
+def causal_statistics(sentences: Sequence[Sentence]) -> dict[str, np.ndarray]:
+    """``previous``, ``first`` and ``spread`` of every head of a causal model,
+    ``(layers, heads)`` each, averaged over every query but each sentence's first.
+
+    ```python
+    import numpy as np
+    from mha.experiments.head_grid import Sentence, causal_statistics
+
+    shift = np.eye(4, k=-1)[None, None]
+    shift[..., 0, 0] = 1  # the first token sees only itself
+    stats = causal_statistics([Sentence("a b c d", tuple("abcd"), shift)])
+    assert stats["previous"][0, 0] == 1 and stats["spread"][0, 0] == 0
+    assert stats["first"][0, 0] == 1 / 3  # only query 1's previous token is the first
+    ```
+    """
+    if not sentences:
+        raise ValueError("sentences: expected at least one sentence, got none")
+    shape = sentences[0].weights.shape[:2]
+    sums = {name: np.zeros(shape) for name in ("previous", "first", "spread")}
+    n_queries = 0
+    for s, sentence in enumerate(sentences):
+        w = sentence.weights
+        n = len(sentence.tokens)
+        if w.shape != (*shape, n, n) or n < 2:
+            raise ValueError(
+                f"sentences[{s}].weights: expected shape {(*shape, n, n)} for {n} "
+                f"tokens (at least 2), got {w.shape}"
+            )
+        q = np.arange(1, n)
+        rows = w[..., q, :]
+        entropy = -(rows * np.log(np.where(rows > 0, rows, 1))).sum(-1)
+        sums["previous"] += w[..., q, q - 1].sum(-1)
+        sums["first"] += rows[..., 0].sum(-1)
+        sums["spread"] += (entropy / np.log(q + 1)).sum(-1)
+        n_queries += len(q)
+    return {name: total / n_queries for name, total in sums.items()}
+
+
+def classify_causal(statistics: dict[str, np.ndarray]) -> np.ndarray:
+    """The kind of every head of a causal model, by the atlas's rule: a target that
+    gets ``MAJORITY`` of the weight names it, else ``broad`` (spread >= ``BROAD``) or
+    ``mixed``.
+
+    ```python
+    import numpy as np
+    from mha.experiments.head_grid import classify_causal
+
+    stats = {"previous": np.array([[0.9, 0.1, 0.1]]), "first": np.array([[0.1, 0.8, 0.2]]),
+             "spread": np.array([[0.1, 0.2, 0.9]])}
+    assert classify_causal(stats).tolist() == [["previous token", "first token", "broad"]]
+    ```
+    """
+    names = [
+        kind for kind, stat in CAUSAL_KINDS.items() if stat in ("previous", "first")
+    ]
+    targets = np.stack([statistics["previous"], statistics["first"]])
+    strongest = np.array(names, dtype=object)[targets.argmax(axis=0)]
+    rest = np.where(statistics["spread"] >= BROAD, "broad", "mixed")
+    return np.where(targets.max(axis=0) >= MAJORITY, strongest, rest).astype(object)
+
+
+def packed(weights: np.ndarray, causal: bool) -> bytes:
+    """A sentence's ``(layers, heads, n, n)`` weights as the widget reads them: 8-bit,
+    row by row; a causal model's rows keep only the keys the query sees.
+
+    ```python
+    import numpy as np
+    from mha.experiments.head_grid import packed
+
+    w = np.array([[[[1.0, 0.0], [0.5, 0.5]]]])
+    assert packed(w, causal=True) == bytes([255, 128, 128])
+    assert len(packed(w, causal=False)) == 4
+    ```
+    """
+    levels = quantise(weights)
+    if not causal:
+        return levels.tobytes()
+    rows, cols = np.tril_indices(levels.shape[-1])
+    return levels[..., rows, cols].tobytes()
+
+
+def payload(
+    model: str,
+    sentences: Sequence[Sentence],
+    kinds: np.ndarray,
+    kind_names: Sequence[str],
+    causal: bool,
+) -> dict:
+    """The widget's data: the model, every head's kind, each sentence's tokens and
+    packed weights (base64).
+
+    ```python
+    import numpy as np
+    from mha.experiments.head_grid import Sentence, payload
+
+    w = np.full((1, 2, 2, 2), 0.5)
+    data = payload("toy", [Sentence("a b", ("a", "b"), w)],
+                   np.array([["broad", "mixed"]], dtype=object), ["broad", "mixed"], False)
+    assert data["kinds"] == [[0, 1]] and data["sentences"][0]["tokens"] == ["a", "b"]
+    ```
+    """
+    kind_names = list(kind_names)
+    layers, heads = kinds.shape
+    unknown = sorted(set(kinds.ravel()) - set(kind_names))
+    if unknown:
+        raise ValueError(f"kinds: {unknown} not among kind_names {kind_names}")
+    for s, sentence in enumerate(sentences):
+        n = len(sentence.tokens)
+        if sentence.weights.shape != (layers, heads, n, n):
+            raise ValueError(
+                f"sentences[{s}].weights: expected {(layers, heads, n, n)}, got "
+                f"{sentence.weights.shape}"
+            )
+    return {
+        "model": model,
+        "layers": layers,
+        "heads": heads,
+        "causal": causal,
+        "levels": LEVELS,
+        "kindNames": kind_names,
+        "meanings": [MEANINGS[k] for k in kind_names],
+        "kinds": [[kind_names.index(k) for k in row] for row in kinds],
+        "sentences": [
+            {
+                "text": s.text,
+                "tokens": list(s.tokens),
+                "weights": base64.b64encode(packed(s.weights, causal)).decode("ascii"),
+            }
+            for s in sentences
+        ],
+    }
+
+
+def payload_json(data: dict) -> str:
+    """``data`` as compact JSON, safe inside a ``<script>`` element.
+
+    ```python
+    from mha.experiments.head_grid import payload_json
+
+    assert payload_json({"t": "</script>"}) == '{"t":"<\\\\/script>"}'
+    ```
+    """
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).replace(
+        "</", "<\\/"
+    )
+
+
+def widget(data: dict, label: str, caption: str, note: str) -> str:
+    """The widget's HTML: a container named ``label`` with ``data`` embedded as JSON,
+    ``note`` for readers without JavaScript, and ``caption`` below it.
+
+    ```python
+    from mha.experiments.head_grid import widget
+
+    html = widget({"model": "toy"}, "Every head of toy", "Choose a head.", "Needs JS.")
+    assert '<div class="mha-heads" role="group"' in html and "application/json" in html
+    ```
+    """
+    return (
+        f'<div class="mhg-figure"><div class="mha-heads" role="group" '
+        f'aria-label="{html.escape(label)}">'
+        f'<script type="application/json" class="mhg-data">{payload_json(data)}'
+        f"</script><noscript><p>{html.escape(note)}</p></noscript></div>"
+        f'<p class="mhg-caption">{html.escape(caption)}</p></div>'
+    )
+
+
+def minilm_payload(texts: Sequence[str], kinds: tuple, kind_names: tuple) -> dict:
+    """all-MiniLM-L6-v2's widget data on ``texts``, with the atlas's ``kinds``
+    (``(layers, heads)`` nested tuples of names).
+
+    ```python
+    from mha.experiments.head_grid import minilm_payload
+
+    kinds = (("broad",) * 12,) * 6
+    data = minilm_payload(["the cat sat ."], kinds, ("broad",))
+    assert (data["layers"], data["heads"], data["causal"]) == (6, 12, False)
+    ```
+    """
+    grid = np.array(kinds, dtype=object)
+    return payload("all-MiniLM-L6-v2", minilm_sentences(texts), grid, kind_names, False)
+
+
+def smollm2_payload(texts: Sequence[str], model_digest: str) -> dict:
+    """SmolLM2-135M-Instruct's widget data on ``texts``, its heads classified here.
+
+    ``model_digest`` (``smollm2.gguf_digest()``) names the model file in the cache key.
+
+    ```python
+    from mha.experiments.head_grid import CAUSAL_KINDS, smollm2_payload
+    from mha.pretrained import smollm2
+
+    data = smollm2_payload(["the cat sat ."], smollm2.gguf_digest())
+    assert (data["layers"], data["heads"], data["causal"]) == (30, 9, True)
+    assert data["kindNames"] == list(CAUSAL_KINDS)
+    ```
+    """
+    if model_digest != smollm2.gguf_digest():
+        raise ValueError(
+            f"model_digest: expected the installed file's {smollm2.gguf_digest()}, "
+            f"got {model_digest}"
+        )
+    chosen = smollm2_sentences(texts)
+    kinds = classify_causal(causal_statistics(chosen))
+    return payload(
+        "SmolLM2-135M-Instruct", chosen, kinds, list(CAUSAL_KINDS), causal=True
+    )
+
+
+@dataclass(frozen=True)
+class Widget:
+    """One page's widget: its data, accessible name, caption and no-script note.
+
+    ```python
+    from mha.experiments.head_grid import Widget
+
+    w = Widget({"layers": 1, "heads": 2, "kindNames": ["broad"], "kinds": [[0, 0]],
+                "sentences": []}, "Every head", "Choose a head.", "Needs JavaScript.")
+    assert w.n_heads == 2 and w.counts == {"broad": 2} and 'class="mha-heads"' in w.html
+    ```
+    """
+
+    data: dict
+    label: str
+    caption: str
+    note: str
+
+    @property
+    def html(self) -> str:
+        """The HTML the page prints (``widget``)."""
+        return widget(self.data, self.label, self.caption, self.note)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the embedded JSON (UTF-8)."""
+        return len(payload_json(self.data).encode())
+
+    @property
+    def n_heads(self) -> int:
+        """Heads in the grid, layers x heads."""
+        return self.data["layers"] * self.data["heads"]
+
+    @property
+    def n_sentences(self) -> int:
+        """Sentences the chooser offers."""
+        return len(self.data["sentences"])
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """How many heads are of each kind, in the order of ``kindNames``."""
+        flat = [k for row in self.data["kinds"] for k in row]
+        return {name: flat.count(i) for i, name in enumerate(self.data["kindNames"])}
