@@ -18,6 +18,7 @@ code and the configuration have not changed, and computes it otherwise.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 
@@ -254,7 +255,15 @@ def sweep(config: SweepConfig | None = None) -> Sweep:
     assert result.result(2).param_count == result.result(1).param_count
     ```
     """
-    return cached(run, config or SweepConfig())
+    if config is None:
+        return _site_sweep()
+    return cached(run, config)
+
+
+@functools.cache
+def _site_sweep() -> Sweep:
+    """The site's sweep, read from the cache once per process (the page asks often)."""
+    return cached(run, SweepConfig())
 
 
 # What the page prints, and the sentences that compare it -----------------------------
