@@ -80,7 +80,13 @@ def _with_gpt2_layers(monkeypatch, layers: int) -> None:
 def test_gpt2_small_with_13_layers_is_refused(monkeypatch):
     _with_gpt2_layers(monkeypatch, 13)
     found = totals.contradictions()
-    assert len(found) == 1 and found[0].startswith("GPT-2 small: ")
+    row = next(
+        i
+        for i, line in enumerate(Path(published.__file__).read_text().splitlines(), 1)
+        if '"GPT-2 small"' in line
+    )
+    assert len(found) == 1
+    assert found[0].startswith(f"GPT-2 small (src/mha/data/published.py:{row}): ")
     assert "131,527,680" in found[0] and "124,000,000" in found[0]
     with pytest.raises(ValueError, match="GPT-2 small"):
         totals._refuse_contradictions()
@@ -152,7 +158,5 @@ def test_the_build_refuses_gpt2_small_with_13_layers(tmp_path):
     )
     assert result.returncode != 0
     output = result.stdout + result.stderr
-    assert (
-        "GPT-2 small: the shape and architecture in mha.data count 131,527,680"
-        in output
-    )
+    assert "GPT-2 small (src/mha/data/published.py:" in output
+    assert "the shape and architecture in mha.data count 131,527,680" in output

@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
+from mha.data import published
 from mha.data.published import DECODERS, MODELS, DecoderConfig, ModelShape, Source
 
 EXACT_TOLERANCE = 0.02  # relative, for a count given to more than four digits
@@ -424,7 +426,8 @@ def contradictions() -> list[str]:
         matches = math.fabs(b.total - b.stated) <= tolerance(b.stated)
         if not matches and name not in KNOWN_MISMATCHES:
             found.append(
-                f"{name}: the shape and architecture in mha.data count {b.total:,} "
+                f"{name} ({_row(name)}): the shape and architecture in mha.data count "
+                f"{b.total:,} "
                 f"parameters, but {b.stated_source.title} ({b.stated_source.where}) "
                 f"states {b.stated:,} (tolerance {tolerance(b.stated):,.0f})"
             )
@@ -436,6 +439,14 @@ def contradictions() -> list[str]:
         if n not in names
     ]
     return found
+
+
+def _row(name: str) -> str:
+    """Where the model's row starts in mha/data/published.py, as ``file:line``."""
+    path = Path(published.__file__)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    line = next((i for i, text in enumerate(lines, 1) if f'"{name}"' in text), 0)
+    return f"src/mha/data/published.py:{line}"
 
 
 def _refuse_contradictions() -> None:
