@@ -1,7 +1,11 @@
-"""Figures are deterministic SVG that follows the page's colours and has alt text."""
+"""Figures are deterministic SVG that follows the page's colours, with alt text and a caption."""
 
+import importlib.util
 import inspect
 import pkgutil
+import sys
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -52,3 +56,31 @@ def test_text_drawn_after_new_figure_follows_the_page_colour():
         svg.count('style="fill: currentColor') + svg.count("fill: currentColor")
         >= texts
     )
+
+
+def _figure_macro(page: str):
+    """The build's ``figure`` macro (docs/_glue/macros.py), rendering on ``page``."""
+    path = Path(__file__).resolve().parents[1] / "docs" / "_glue" / "macros.py"
+    spec = importlib.util.spec_from_file_location("macros_under_test", path)
+    macros = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(macros)
+    file = SimpleNamespace(src_uri=page, abs_src_path="")
+    env = SimpleNamespace(macros={}, page=SimpleNamespace(file=file))
+    env.filter = lambda fn, name: None
+    env.macro = lambda fn: env.macros.setdefault(fn.__name__, fn)
+    modules = dict(sys.modules)
+    try:
+        macros.define_env(env)  # it forgets imported mha modules: give them back after
+    finally:
+        sys.modules.update(modules)
+    macros.on_pre_page_macros(env)
+    return env.macros["figure"]
+
+
+def test_figures_are_numbered_and_a_figure_without_caption_fails_the_build():
+    figure = _figure_macro("cricket.md")
+    first = figure("cricket.three_distributions", "bars", solve(), caption="Look.")
+    assert first.startswith('<figure class="mha" id="figure-1">')
+    assert "<figcaption><strong>Figure 1.</strong> Look.</figcaption>" in first
+    with pytest.raises(ValueError, match=r"docs/cricket\.md: figure .* no caption"):
+        figure("cricket.three_distributions", "bars", solve())

@@ -9,8 +9,9 @@ Every number is computed in ``src/mha``; a page asks for it and formats it:
 
 ``core(name)`` imports ``mha.<name>``; ``figure("module.function", alt, ...)`` calls
 ``mha.figures.<module>.<function>(...)`` and inlines the SVG with ``alt`` as its
-accessible name, in a ``<figure>`` numbered on its page ("Figure 1.") with ``caption``
-below it. ``claim(name)`` prints the sentence ``claims()[name]`` of the page's module
+accessible name, in a ``<figure>`` numbered on its page ("Figure 1.") with its
+required ``caption`` below it (a figure without one fails the build, naming the
+page). ``claim(name)`` prints the sentence ``claims()[name]`` of the page's module
 (``mha.pages.<page>``) if its values bear it out, else fails the build naming the
 page, the line and the claim (``mha.support.claims``). Figures are cached by content hash (code and arguments), so a warm
 build does not draw them again. A full build then deletes cached results that no
@@ -70,15 +71,22 @@ def define_env(env):
     claims = importlib.import_module("mha.support.claims")
 
     @env.macro
-    def figure(name: str, alt: str, *args, caption: str | None = None, **kwargs) -> str:
-        """The figure ``mha.figures.<name>(*args, **kwargs)``, numbered, captioned."""
+    def figure(name: str, alt: str, *args, caption: str = "", **kwargs) -> str:
+        """The figure ``mha.figures.<name>(*args, **kwargs)``, numbered, captioned.
+
+        ``caption`` (from the page's module: what to look at) is required: a figure
+        without one fails the build, naming the page and the figure.
+        """
+        if not caption.strip():
+            raise ValueError(
+                f"docs/{env.page.file.src_uri}: figure {name!r} has no caption: pass "
+                "caption=<a sentence from the page's module saying what to look at>"
+            )
         _PAGE["figures"] += 1
         number = _PAGE["figures"]
         svg = render(name, alt, *args, **kwargs)
         below = (
-            ""
-            if caption is None
-            else f"<figcaption><strong>Figure {number}.</strong> "
+            f"<figcaption><strong>Figure {number}.</strong> "
             f"{html.escape(caption)}</figcaption>"
         )
         # the drawing scrolls sideways on its own when it is wider than the screen at
