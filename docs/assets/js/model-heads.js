@@ -88,9 +88,9 @@
     grid.style.gridTemplateColumns = `auto repeat(${cols}, var(--mhg-cell))`;
     if (cols > 24) grid.classList.add("mhg-wide"); // thirty layers: narrower buttons
     grid.append(el("span", { class: "mhg-corner", "aria-hidden": "true" }));
-    for (let c = 0; c < cols; c++) grid.append(el("span", { class: "mhg-axis", "aria-hidden": "true" }, byLayer ? `H${c}` : `L${c}`));
+    for (let c = 0; c < cols; c++) grid.append(el("span", { class: "mhg-axis", "aria-hidden": "true" }, String(c)));
     for (let r = 0; r < rows; r++) {
-      grid.append(el("span", { class: "mhg-axis", "aria-hidden": "true" }, byLayer ? `L${r}` : `H${r}`));
+      grid.append(el("span", { class: "mhg-axis", "aria-hidden": "true" }, String(r)));
       state.buttons.push([]);
       for (let c = 0; c < cols; c++) {
         const [l, h] = at(r, c);
@@ -106,6 +106,8 @@
         grid.append(button);
       }
     }
+    const axes = el("p", { class: "mhg-axes" },
+      byLayer ? "A row per layer, a column per head, numbered from 0:" : "A column per layer, a row per head, numbered from 0:");
     const gridWrap = el("div", { class: "mhg-scroll mhg-gridwrap" });
     gridWrap.append(grid);
 
@@ -127,7 +129,7 @@
     });
     state.at = at;
     state.byLayer = byLayer;
-    root.replaceChildren(controls, legend, gridWrap, panel);
+    root.replaceChildren(controls, legend, axes, gridWrap, panel);
     root.classList.add("mhg-live");
     select(state, 0, 0);
     new ResizeObserver(() => scrollable(state)).observe(root);
