@@ -36,5 +36,6 @@ document$.subscribe(({ body }) => {
       throwOnError: true,
     });
   }
-  wrapWideDisplays(body);
+  // measured once KaTeX's fonts are in: before, the equations are narrower
+  document.fonts.ready.then(() => wrapWideDisplays(body));
 });

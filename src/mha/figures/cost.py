@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
 
 from mha.figures.style import PALETTE, new_figure
 from mha.pages.cost import ScoreRank, Timings
@@ -49,6 +50,10 @@ def head_timings(timings: Timings) -> Figure:
     return fig
 
 
+def _plain(value: float, _position: int) -> str:
+    return f"{value:g}"
+
+
 def score_ranks(ranks: tuple[ScoreRank, ...]) -> Figure:
     """Rank of each head's score matrix against d_k, with the bound min(n, d_k).
 
@@ -77,6 +82,7 @@ def score_ranks(ranks: tuple[ScoreRank, ...]) -> Figure:
     )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
+    ax.yaxis.set_major_formatter(FuncFormatter(_plain))  # 64, not a small 2⁶
     ax.set_xticks(d_k, [str(d) for d in d_k])
     ax.set_xlabel(f"d_k (h = d_model / d_k, n = {ranks[0].n} tokens)")
     ax.set_ylabel("rank")
