@@ -136,6 +136,7 @@ def head_heatmaps(sweep: Sweep, example: Batch, heads: tuple[int, ...]) -> list[
             nrows=lines,
             ncols=columns,
             squeeze=False,
+            layout="constrained",  # the shared "query" and "key" clear the labels
         )
         params = {k: v[:1] for k, v in sweep.result(h).params.items()}
         weights = forward(params, example.inputs(np.float32)[:1], h).weights[0, 0]
