@@ -29,7 +29,7 @@ from mha.pages.cost import HEADS
 from mha.support.measured import machine
 
 D_MODEL = published.model("Transformer base").d_model
-N = 512  # tokens: one of the shapes of DESIGN.md's budget table
+N = 512  # tokens: one of the shapes of the layer benchmark (tests/bench/layer.py)
 BATCH = 1
 DTYPE = np.float32
 ROUNDS = 15

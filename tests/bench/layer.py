@@ -1,8 +1,8 @@
 """The core's layer against a ten-line naive NumPy layer and torch.nn.MultiheadAttention.
 
 Same weights, float32, batch 1, one thread for every implementation (the build and the
-tests run on one BLAS thread). Four implementations at each (n, d_model, h) of
-DESIGN.md's budget table:
+tests run on one BLAS thread). Four implementations at each design shape
+(n, d_model, h) of ``SHAPES``:
 
 - ``naive``: projections, reshape, one softmax, merge, in ten lines (``naive_layer``);
 - ``core``: ``mha.MultiHeadAttention``, weights returned;
@@ -12,8 +12,8 @@ DESIGN.md's budget table:
 The machine is shared, so every round calls every implementation once per shape, in
 an order that rotates from round to round (a change in load hits all of them alike);
 each sample is the fastest of a short burst; the result keeps the median and the
-quartiles over the rounds, and the load average before and after. Target
-(DESIGN.md): the core within 1.15x the naive layer's median at each shape. Torch has
+quartiles over the rounds, and the load average before and after. Target: the core
+within 1.15x the naive layer's median at each shape. Torch has
 no target: its fused path skips the weights that the core returns by design.
 Without torch installed, the torch columns are left out (``torch: null``).
 """

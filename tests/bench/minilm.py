@@ -1,6 +1,6 @@
 """all-MiniLM-L6-v2 in NumPy: time to load the model, and one forward pass of 32 tokens.
 
-Budgets (issue 5): load <= 2 s, one 32-token forward pass <= 50 ms. The first load
+Budgets: load <= 2 s, one 32-token forward pass <= 50 ms. The first load
 in the process includes importing ``safetensors`` and ``tokenizers``; later loads
 read the files again from the (by then warm) page cache. The forward pass is the
 whole encoder on one sentence of 32 tokens ([CLS] and [SEP] included), no caching,

@@ -1,6 +1,6 @@
 """Site-wide budgets: cold and warm build, `make test`, a prose edit under `make serve`.
 
-Budgets (DESIGN.md): cold build <= 90 s, warm build <= 15 s, `make test` <= 300 s,
+The project's budgets: cold build <= 90 s, warm build <= 15 s, `make test` <= 300 s,
 a prose edit shown by `make serve` (`mkdocs serve --dirty`) <= 3 s.
 """
 

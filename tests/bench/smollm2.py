@@ -8,7 +8,7 @@ two layouts), each with NumPy's default BLAS threads and with one; the fastest m
 of ``RUNS`` runs is taken, so the bound is the strictest of the eight. Decoding and
 the kernels take turns, so that their medians cover the same minutes of the machine.
 
-Budgets (issue 6): load, dequantisation included, <= 10 s (a content-hash cache of the
+Budgets: load, dequantisation included, <= 10 s (a content-hash cache of the
 dequantised arrays is allowed: ``load_cold_s`` is without it, ``load_s`` with it);
 decode >= 60% of the bound. ``experiments_cold_s`` is what the page's study costs a
 build whose cache is cold (the model already loaded).
