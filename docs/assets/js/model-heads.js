@@ -111,10 +111,11 @@
     const gridWrap = el("div", { class: "mhg-scroll mhg-gridwrap" });
     gridWrap.append(grid);
 
-    state.title = el("p", { class: "mhg-title", id: `${id}-title` });
+    // announced on each choice: the head and its kind (not the whole map)
+    state.title = el("p", { class: "mhg-title", id: `${id}-title`, "aria-live": "polite" });
     state.meaning = el("p", { class: "mhg-meaning" });
     const panel = el("section", {
-      class: "mhg-panel", role: "region", "aria-labelledby": `${id}-title`, "aria-live": "polite",
+      class: "mhg-panel", role: "region", "aria-labelledby": `${id}-title`,
     });
     state.map = el("div", { class: "mhg-scroll mhg-mapwrap" });
     state.arcs = el("div", { class: "mhg-arcs" });

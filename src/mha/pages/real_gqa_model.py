@@ -27,6 +27,7 @@ import numpy as np
 
 from mha.accounting import kv_cache_bytes
 from mha.data import published
+from mha.experiments import head_grid
 from mha.heads import repeat_kv
 from mha.layer import MultiHeadAttention
 from mha.pretrained import smollm2
@@ -466,6 +467,7 @@ def claims(study: Study | None = None, bench: Speed | None = None) -> dict[str, 
             True,
             f"{b['decode_bound_ratio']} against {b['budget_decode_bound_ratio']}",
         ),
+        "sink_heads": sink_heads(),
     }
 
 
@@ -487,3 +489,50 @@ def figure_text(study: Study | None = None) -> dict[str, str]:
         "multi-query attention, layer by layer. Compare each bar with the published "
         "model's level, and all of them with the dashed line: every layer converted.",
     }
+
+
+# --- every head, interactive (the section "Explore every head") -----------------------
+
+
+def every_head() -> head_grid.Widget:
+    """The widget of SmolLM2's heads on the short sentences of the corpus, each head
+    with its kind by the atlas's rule on a causal model's statistics (data cached).
+
+    ```python
+    from mha.pages.real_gqa_model import every_head
+
+    widget = every_head()
+    assert widget.n_heads == 270 and widget.nbytes <= 150_000
+    assert sum(widget.counts.values()) == widget.n_heads
+    ```
+    """
+    data = cached(head_grid.smollm2_payload, head_grid.texts(), smollm2.gguf_digest())
+    layers, heads = data["layers"], data["heads"]
+    return head_grid.Widget(
+        data,
+        label=f"Every head of SmolLM2-135M-Instruct, {layers} layers by {heads} "
+        "query heads: choose one to see its attention map",
+        caption="A button per head, a column per layer, lettered and coloured by its "
+        "kind. Choose one to draw its map on the chosen sentence (a query sees only "
+        "the tokens up to itself: the hatched cells are hidden from it); hover over or "
+        "focus a query token to draw its arcs, one line per key, as opaque as its "
+        "weight.",
+        note="The interactive grid needs JavaScript.",
+    )
+
+
+def sink_heads() -> Claim:
+    """The section's sentence about SmolLM2's kinds of head, checked.
+
+    ```python
+    from mha.pages.real_gqa_model import sink_heads
+
+    assert sink_heads().holds
+    ```
+    """
+    widget = every_head()
+    return Claim(
+        "most of its heads are first-token heads",
+        widget.counts["first token"] > widget.n_heads / 2,
+        f"kinds {widget.counts} of {widget.n_heads} heads",
+    )

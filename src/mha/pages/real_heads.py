@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mha.experiments import head_grid
 from mha.experiments.corpus import SEEDS, sentences
 from mha.experiments.pruning import literature_counts, pruning
 from mha.support.cache import cached
@@ -576,3 +577,41 @@ def figure_texts() -> dict[str, dict[str, str]]:
             "where the cosine bends down, and how little retrieval moves.",
         },
     }
+
+
+# --- every head, interactive (the section "Explore every head") -----------------------
+
+
+def every_head() -> head_grid.Widget:
+    """The widget of every head on the corpus's short sentences: each head's map and
+    arcs, lettered and coloured by its kind in the atlas (data cached).
+
+    ```python
+    from mha.pages.real_heads import KINDS, atlas, every_head
+
+    widget = every_head()
+    assert widget.n_heads == 72 and widget.nbytes <= 150_000
+    assert widget.counts == {kind: atlas().count(kind) for kind in KINDS}
+    ```
+    """
+    a = atlas()
+    layers, heads = a.kinds.shape
+    data = cached(
+        head_grid.minilm_payload,
+        head_grid.texts(),
+        tuple(tuple(row) for row in a.kinds),
+        tuple(KINDS),
+    )
+    return head_grid.Widget(
+        data,
+        label=f"Every head of all-MiniLM-L6-v2, {layers} layers by {heads} heads: "
+        "choose one to see its attention map",
+        caption="A button per head, a row per layer, lettered and coloured by its kind "
+        "in the atlas. Choose one to draw its map on the chosen sentence; hover over "
+        "or focus a query token to draw its arcs, one line per key, as opaque as its "
+        f"weight. Try {head_name(*a.typical('previous token'))} (a diagonal just "
+        f"below the main one), {head_name(*a.typical('[CLS]'))} (a bright first "
+        f"column) and {head_name(*a.typical('broad'))} (an even wash).",
+        note="The interactive grid needs JavaScript; the figures above show the "
+        "typical head of each kind.",
+    )
