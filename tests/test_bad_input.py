@@ -443,7 +443,7 @@ RELATED = {
     "v": {"k, v", "q, k, v", "mask"},
     "x": {"mask", "positions"},
     "x_new": {"cache"},
-    "n_heads": {"d_model", "x", "w"},
+    "n_heads": {"d_model", "x", "w", "n_kv_heads"},
     "n_groups": {"w"},
     "n_kv_heads": {"n_heads"},
 }

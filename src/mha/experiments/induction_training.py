@@ -18,7 +18,7 @@ seed at once.
 from mha.experiments.induction_training import Shape, train
 
 run = train(Shape(2, 1), seeds=[0, 1], steps=5, batch_size=4)
-assert run.params["embed"].shape == (2, 16, 32) and run.losses.shape == (5, 2)
+assert run.params["embed"].shape == (2, 12, 32) and run.losses.shape == (5, 2)
 ```
 """
 
@@ -76,7 +76,7 @@ def init_params(shape: Shape, seeds: Sequence[int], dtype: type = np.float32) ->
     from mha.experiments.induction_training import Shape, init_params
 
     params = init_params(Shape(2, 1), [0, 1, 2])
-    assert params["w_q1"].shape == (3, 32, 16) and params["unembed"].shape == (3, 32, 16)
+    assert params["w_q1"].shape == (3, 32, 16) and params["unembed"].shape == (3, 32, 12)
     ```
     """
     width = shape.n_heads * D_K
@@ -125,9 +125,9 @@ def forward(params: Params, tokens: np.ndarray, shape: Shape) -> Forward:
     import numpy as np
     from mha.experiments.induction_training import Shape, forward, init_params
 
-    tokens = np.zeros((2, 3, 24), dtype=int)
+    tokens = np.zeros((2, 3, 23), dtype=int)
     assert forward(init_params(Shape(1, 2), [0, 1]), tokens, Shape(1, 2)).logits.shape == (
-        2, 3, 24, 16
+        2, 3, 23, 12
     )
     ```
     """
@@ -225,7 +225,7 @@ def predict(params: Params, tokens: np.ndarray, shape: Shape) -> np.ndarray:
     from mha.experiments.induction_training import Shape, init_params, predict
 
     assert predict(init_params(Shape(1, 2), [0, 1]), sample(4).tokens, Shape(1, 2)).shape == (
-        2, 4, 24
+        2, 4, 23
     )
     ```
     """

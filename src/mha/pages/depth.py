@@ -462,7 +462,7 @@ def example_circuit() -> induction.Circuit:
     ```python
     from mha.pages.depth import EXAMPLE, example_circuit
 
-    assert example_circuit().predict(EXAMPLE[None])[0, -1] == 5  # after the first 3
+    assert example_circuit().predict(EXAMPLE[None])[0, -1] == 0  # what followed the first 3
     ```
     """
     return induction.build(6, len(EXAMPLE))
