@@ -43,11 +43,6 @@ def test_no_benchmark_imports_torch_at_module_level():
 NOT_YET_RERUN = {
     "site": "cold build, warm build and a whole `make test`: not rerun on a shared "
     "machine where each engineer runs only their own tests",
-    "minilm": "rerun at load average 17.5 on 2 cores: forward 148.9 ms (earlier 17.0 ms), "
-    "contention rather than code; the earlier result stays until a quiet rerun",
-    "smollm2": "rerun at load average 16.8 on 2 cores: decode 0.61 tokens/s, 3.7% of "
-    "the bound (earlier 64.8%), contention rather than code; the earlier result stays "
-    "until a quiet rerun",
 }
 
 
