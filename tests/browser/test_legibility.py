@@ -183,26 +183,7 @@ def test_figures_are_legible_and_captioned(
     assert not found, "\n".join(found)
 
 
-# Tables whose numbers need more than the 688 px column at 1280 px (measured 16:40:
-# cost's published shapes, about 900 px; the KV-cache page's published context column):
-# their pages must drop or move a column. Listed, not hidden: the check runs on them.
-TOO_WIDE = {"cost/", "kv-cache/"}
-wide_tables = pytest.mark.parametrize(
-    "path",
-    [
-        pytest.param(
-            path,
-            marks=pytest.mark.xfail(reason="a table wider than the column (TOO_WIDE)")
-            if path in TOO_WIDE
-            else (),
-        )
-        for path in PAGES
-    ],
-    ids=[p.rstrip("/") or "index" for p in PAGES],
-)
-
-
-@wide_tables
+@by_page
 def test_tables_and_printed_output_show_everything_on_a_desktop(
     measure: Callable[[str, int], dict], path: str
 ) -> None:
