@@ -38,28 +38,7 @@ def test_no_benchmark_imports_torch_at_module_level():
         assert not {m for m in modules if m and m.split(".")[0] == "torch"}, name
 
 
-# Results written before benchmarks sealed them; each goes once it is run again (a
-# strict xfail: a sealed result here fails the test until its name is removed).
-NOT_YET_RERUN = {
-    "site": "cold build, warm build and a whole `make test`: not rerun on a shared "
-    "machine where each engineer runs only their own tests",
-}
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            n,
-            marks=pytest.mark.xfail(
-                reason=NOT_YET_RERUN[n], strict=True, raises=ValueError
-            ),
-        )
-        if n in NOT_YET_RERUN
-        else n
-        for n in benchmarks()
-    ],
-)
+@pytest.mark.parametrize("name", benchmarks())
 def test_each_result_is_committed_with_its_provenance_and_checksum(name):
     path = OUT / f"{name}.json"
     assert path.is_file(), f"run: python -m tests.bench {name}"
