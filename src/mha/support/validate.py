@@ -49,12 +49,7 @@ def float_array(name: str, x: object, *, allow_neg_inf: bool = False) -> np.ndar
     assert float_array("x", [1.0, 2.0]).dtype == np.float64
     ```
     """
-    try:
-        arr = np.asarray(x)
-    except (TypeError, ValueError) as error:  # ragged lists, objects NumPy cannot read
-        raise ArgumentTypeError(
-            f"{name}: expected an array of numbers, got {_described(x)} ({error})"
-        ) from None
+    arr = _as_array(name, x)
     if arr.dtype not in FLOAT_DTYPES:
         got = _described(x) if arr.dtype == object else f"dtype {arr.dtype}"
         raise ArgumentTypeError(
@@ -82,12 +77,7 @@ def numeric_array(name: str, x: object) -> np.ndarray:
     assert numeric_array("x", [[1, 2]]).shape == (1, 2)
     ```
     """
-    try:
-        arr = np.asarray(x)
-    except (TypeError, ValueError) as error:  # ragged lists, objects NumPy cannot read
-        raise ArgumentTypeError(
-            f"{name}: expected an array of numbers, got {_described(x)} ({error})"
-        ) from None
+    arr = _as_array(name, x)
     if arr.dtype.kind not in "biuf":
         raise ArgumentTypeError(
             f"{name}: expected an array of numbers, got dtype {arr.dtype}"
@@ -157,6 +147,17 @@ class CheckedArray:
                 f"{self.name}: expected shape {what} = {expected}, got {array.shape}"
             )
         owner.__dict__[self.name] = array
+
+
+def _as_array(name: str, x: object) -> np.ndarray:
+    """``np.asarray(x)``, or an ``ArgumentTypeError`` naming ``name`` (ragged lists,
+    objects NumPy cannot read)."""
+    try:
+        return np.asarray(x)
+    except (TypeError, ValueError) as error:
+        raise ArgumentTypeError(
+            f"{name}: expected an array of numbers, got {_described(x)} ({error})"
+        ) from None
 
 
 def float_dtype(name: str, dtype: object) -> np.dtype:
