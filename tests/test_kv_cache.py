@@ -1,4 +1,4 @@
-"""The KV cache, `MultiHeadAttention.step` and grouped-query attention (issue 6, part 1).
+"""The KV cache, `MultiHeadAttention.step` and grouped-query attention.
 
 Decoding with the cache must give exactly what full causal attention gives; a GQA layer
 is an MHA layer whose K/V heads are repeated per group; mean-pooling converts MHA to

@@ -40,3 +40,14 @@ def test_rotation_follows_the_definition(interleaved, dtype):
 def test_positions_must_be_token_indices(positions):
     with pytest.raises(ValueError, match="positions: expected token indices"):
         RotaryEmbedding(4)(np.ones((2, 4)), np.array(positions))
+
+
+def test_the_pairing_is_read_only_so_cached_tables_cannot_go_stale():
+    """The cos/sin tables depend on the pairing: changing it in place would leave
+    the other pairing's tables behind (a copy sharing them would rotate wrongly)."""
+    rope = RotaryEmbedding(d_k=4, interleaved=False)
+    with pytest.raises(AttributeError):
+        rope.interleaved = True
+    other = RotaryEmbedding(d_k=4, interleaved=True)
+    x = np.random.default_rng(0).normal(size=(2, 5, 4))
+    assert not np.allclose(rope.from_position(x, 3), other.from_position(x, 3))

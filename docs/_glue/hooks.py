@@ -9,15 +9,20 @@ import hashlib
 import importlib
 import itertools
 import re
-import shutil
+import sys
 import time
 import urllib.parse
 from pathlib import Path
 
 import jupytext
 import nbformat
-from nbclient import NotebookClient
-from nbconvert.preprocessors import ExecutePreprocessor
+from mkdocs.plugins import event_priority
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT / "src") not in sys.path:
+    sys.path.insert(
+        0, str(ROOT / "src")
+    )  # mha_site: the build's tooling, not installed
 
 _BUILD = {"dirty": False, "started": 0.0}
 
@@ -25,23 +30,6 @@ _BUILD = {"dirty": False, "started": 0.0}
 def on_startup(command, dirty, **kwargs):
     """Remember whether builds are dirty (`make serve` rebuilds one page at a time)."""
     _BUILD["dirty"] = dirty
-
-
-def on_config(config, **kwargs):
-    """Keep executed notebooks in a folder named by the hash of the ``mha`` source.
-
-    mkdocs-jupyter's own cache key hashes a notebook's text and options, not the code
-    it imports: one folder per version of ``src/mha`` makes an edit there re-execute
-    every notebook by itself. Folders of earlier versions are removed.
-    """
-    cache = importlib.import_module("mha.support.cache")
-    notebooks = config.plugins["mkdocs-jupyter"].config
-    folder = cache.cache_dir() / "notebooks"
-    notebooks["cache_dir"] = str(folder / cache.code_hash())
-    for old in folder.glob("*"):
-        if old.name != cache.code_hash():
-            shutil.rmtree(old, ignore_errors=True)
-    return config
 
 
 def on_pre_build(config, **kwargs):
@@ -55,17 +43,16 @@ def on_post_build(config, **kwargs):
         importlib.import_module("mha.support.cache").prune(_BUILD["started"])
 
 
-# Notebook pages (mkdocs-jupyter, sources in docs/notebooks/*.py). nbconvert gives
-# each cell a random id, so ids are renumbered in order (two builds stay identical),
-# and each page gets a downloadable .ipynb written beside it (the theme,
-# docs/_theme/main.html, links it): the notebook as executed for the page, with its
-# outputs, a first cell that installs mha from the repository, and links to the
-# site's pages made absolute. The executed notebook is the one mkdocs-jupyter ran
-# (kept when nbconvert's ExecutePreprocessor returns it, so nothing runs twice), and
-# is stored beside mkdocs-jupyter's cached page for builds that do not execute.
+# Notebook pages (mkdocs-jupyter, sources in docs/notebooks/*.py). Each is executed
+# by mha_site.notebooks (once per version of the code it imports, kept in the
+# content-hash cache) and handed to mkdocs-jupyter as an executed .ipynb, which it only
+# renders (`execute: false` in mkdocs.yml). nbconvert gives each rendered cell a random
+# id, so ids are renumbered in order (two builds stay identical), and each page gets a
+# downloadable .ipynb written beside it (the theme, docs/_theme/main.html, links it):
+# the executed notebook, with a first cell that installs mha from the repository, and
+# links to the site's pages made absolute.
 _CELL_ID = re.compile(r'id="cell-id=[^"]*"')
 _LINK = re.compile(r"\]\((?![a-z]+:|#|/)([^)\s]+)\)")
-_EXECUTED: dict[str, nbformat.NotebookNode] = {}
 _INSTALL = """\
 # Run this cell first: it installs mha from its repository if it is missing.
 import importlib.util
@@ -77,67 +64,38 @@ import mha
 print("mha is ready:", mha.MultiHeadAttention.__name__)"""
 
 
-def _key(notebook: nbformat.NotebookNode) -> str:
-    """A notebook's identity: the hash of its cells' sources."""
-    sources = "\0".join(cell.source for cell in notebook.cells)
-    return hashlib.sha256(sources.encode()).hexdigest()[:16]
-
-
-def _keep_executed_notebooks() -> None:
-    """Wrap ExecutePreprocessor.preprocess so each notebook it runs is kept."""
-    run = ExecutePreprocessor.preprocess
-    if getattr(run, "keeps_notebooks", False):
-        return
-
-    def preprocess(self, nb, resources=None, km=None):
-        nb, resources = run(self, nb, resources, km)
-        _EXECUTED[_key(nb)] = copy.deepcopy(nb)
-        return nb, resources
-
-    preprocess.keeps_notebooks = True
-    ExecutePreprocessor.preprocess = preprocess
-
-
-_keep_executed_notebooks()
-
-
 def _notebook_source(page) -> Path | None:
     src = page.file.src_uri
     if src.startswith("notebooks/") and src.endswith(".py"):
-        return Path(page.file.abs_src_path)
+        return ROOT / "docs" / src
     return None
 
 
-def _executed(source: Path, config) -> nbformat.NotebookNode:
-    """The notebook of ``source`` with its outputs: as mkdocs-jupyter ran it in this
-    build, else as stored by an earlier build, else run now."""
-    notebook = nbformat.reads(jupytext.writes(jupytext.read(source), "ipynb"), 4)
-    key = _key(notebook)
-    stored = Path(config.plugins["mkdocs-jupyter"].config["cache_dir"])
-    stored = stored / f"{source.stem}-{key}.ipynb"
-    if key in _EXECUTED:
-        stored.parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(_EXECUTED[key], stored)
-    elif not stored.exists():
-        NotebookClient(
-            notebook, resources={"metadata": {"path": source.parent}}
-        ).execute()
-        stored.parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(notebook, stored)
-    return nbformat.read(stored, 4)
+@event_priority(-100)  # after every other hook: the drift guard reads the .py source
+def on_page_markdown(markdown, page, config, files, **kwargs):
+    """Hand mkdocs-jupyter the executed notebook of a notebook page to render."""
+    source = _notebook_source(page)
+    if source is not None:
+        notebook = importlib.import_module("mha_site.notebooks").executed(source)
+        folder = importlib.import_module("mha.support.cache").cache_dir() / "notebooks"
+        folder.mkdir(parents=True, exist_ok=True)
+        text = nbformat.writes(notebook)
+        digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+        target = folder / f"{source.stem}-{digest}.ipynb"  # named by content: no race
+        if not target.exists():
+            target.write_text(text, encoding="utf-8")
+        page.file.abs_src_path = str(target)
+    return markdown
 
 
 def _ipynb(
-    source: Path,
-    executed: nbformat.NotebookNode | None = None,
+    notebook: nbformat.NotebookNode,
     repo_url: str | None = None,
     page_url: str | None = None,
 ) -> str:
-    """The .ipynb download of ``source``: ``executed`` (outputs kept) or the bare
-    source, the install cell first when ``repo_url`` is given, relative links made
-    absolute against ``page_url``, cell ids numbered in order, execution times
-    dropped."""
-    notebook = executed if executed is not None else jupytext.read(source)
+    """The .ipynb download of ``notebook``: the install cell first when ``repo_url``
+    is given, relative links made absolute against ``page_url``, cell ids numbered in
+    order, execution times dropped."""
     notebook = copy.deepcopy(notebook)
     if repo_url is not None:
         install = _INSTALL.format(repo_url=repo_url.rstrip("/"))
@@ -160,10 +118,9 @@ def on_post_page(output, page, config, **kwargs):
         return output
     number = itertools.count()
     output = _CELL_ID.sub(lambda _: f'id="cell-id={next(number)}"', output)
-    name = f"{source.stem}.ipynb"
-    target = Path(page.file.abs_dest_path).parent / name
+    target = Path(page.file.abs_dest_path).parent / f"{source.stem}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
     page_url = urllib.parse.urljoin(config["site_url"] or "/", page.url)
-    download = _ipynb(source, _executed(source, config), config["repo_url"], page_url)
-    target.write_text(download, encoding="utf-8")
+    notebook = importlib.import_module("mha_site.notebooks").executed(source)
+    target.write_text(_ipynb(notebook, config["repo_url"], page_url), encoding="utf-8")
     return output

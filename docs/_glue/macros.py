@@ -1,50 +1,88 @@
-"""mkdocs-macros glue: give pages the core and the number formatters. Nothing else.
+"""mkdocs-macros glue: hand each page its page object and the number formatters.
 
-Every number is computed in ``src/mha``; a page asks for it and formats it:
+A page ``docs/<page>.md`` reads one object, ``page``: what ``mha.pages.<page>.page()``
+returns (``-`` in the file name is ``_`` in the module's). The template formats it and
+does nothing else:
 
-    {% set cricket = core("worked.cricket").solve() %}
-    {{ cricket.head_a.weights[0] | dec }}          -> 0.768
-    {{ figure("cricket.three_distributions", alt, cricket, caption=caption) }}
-    {{ claim("tie") }}                              -> a sentence, checked
+    {{ page.example.head_a.weights[0] | dec }}                  -> 0.768
+    {% call fact("tie") %}exactly as much to itself{% endcall %} -> the words, checked
+    {{ figure("three_distributions") }}                         -> Figure 1, captioned
 
-``core(name)`` imports ``mha.<name>``; ``figure("module.function", alt, ...)`` calls
-``mha.figures.<module>.<function>(...)`` and inlines the SVG with ``alt`` as its
-accessible name, in a ``<figure>`` numbered on its page ("Figure 1.") with its
-required ``caption`` below it (a figure without one fails the build, naming the
-page). ``claim(name)`` prints the sentence ``claims()[name]`` of the page's module
-(``mha.pages.<page>``) if its values bear it out, else fails the build naming the
-page, the line and the claim (``mha.support.claims``). Figures are cached by content hash (code and arguments), so a warm
-build does not draw them again. A full build then deletes cached results that no
-recent build or test read (``docs/_glue/hooks.py``).
+``fact(name)`` prints its sentence if the page's fact holds and otherwise fails the
+build at that Markdown line, quoting the sentence (``mha_site.facts``); ``holds(name)``
+is the same fact for a sentence that changes with it (an ``if``). ``figure(name)``
+inlines the page's figure ``name`` (``mha.support.page.Figure``), with its alt text as
+its accessible name, in a ``<figure>`` numbered on its page ("Figure 1.") with its
+caption below. Figures are cached by content hash (code and data), so a warm build
+does not draw them again.
 """
 
 import html
 import importlib
+import importlib.util
 import sys
 from pathlib import Path
 
 from threadpoolctl import threadpool_limits
 
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT / "src") not in sys.path:
+    sys.path.insert(
+        0, str(ROOT / "src")
+    )  # mha_site: the build's tooling, not installed
+
 
 def _fresh_core() -> None:
     """Forget imported ``mha`` modules, so `mkdocs serve` picks up edits in src/."""
-    for name in [m for m in sys.modules if m == "mha" or m.startswith("mha.")]:
+    for name in [m for m in sys.modules if m.split(".")[0] in ("mha", "mha_site")]:
         del sys.modules[name]
 
 
-# What the page being rendered has used so far: its figures' count, its claims.
-_PAGE: dict = {"figures": 0, "claims": None}
+# The page being rendered: its facts as stated so far, its figures' count.
+_PAGE: dict = {"facts": None, "figures": 0, "where": ""}
+
+
+def page_module(src_uri: str) -> str | None:
+    """The module of ``docs/<src_uri>``'s page object, or None for a page without one."""
+    if "/" in src_uri or not src_uri.endswith(".md"):
+        return None  # the API reference and notebooks print no page object
+    name = "mha.pages." + Path(src_uri).stem.replace("-", "_")
+    return name if importlib.util.find_spec(name) is not None else None
+
+
+class _Template:
+    """The page object as its template reads it, carrying the front matter (``meta``)
+    that mkdocs-macros reads from whatever is called ``page``."""
+
+    def __init__(self, page, meta: dict) -> None:
+        self._page, self.meta = page, meta
+
+    def __getattr__(self, name: str):
+        return getattr(self._page, name)
 
 
 def on_pre_page_macros(env) -> None:
-    """Called by mkdocs-macros before each page: its figures are numbered from 1."""
-    _PAGE.update(figures=0, claims=None)
+    """Before each page: give it its page object; its figures are numbered from 1."""
+    facts = importlib.import_module("mha_site.facts")
+    support = importlib.import_module("mha.support.page")
+    src = env.page.file
+    module = page_module(src.src_uri)
+    page = (
+        importlib.import_module(module).page()
+        if module
+        else support.Page(facts={}, figures={})
+    )
+    env.variables["page"] = _Template(page, env.page.meta)
+    where = f"docs/{src.src_uri}"
+    markdown = Path(src.abs_src_path).read_text(encoding="utf-8")
+    _PAGE.update(facts=facts.PageFacts(page, where, markdown), figures=0, where=where)
 
 
-def _line(path: str, text: str) -> int:
-    """The 1-based number of the first line of ``path`` containing ``text`` (0: none)."""
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
-    return next((i for i, line in enumerate(lines, 1) if text in line), 0)
+def on_post_page_macros(env) -> None:
+    """After each page: every fact its module declares was stated in its Markdown."""
+    unused = _PAGE["facts"].unused()
+    if unused:
+        raise importlib.import_module("mha_site.facts").FactError(unused)
 
 
 def define_env(env):
@@ -64,30 +102,31 @@ def define_env(env):
     env.filter(formatting.significant, "sig")
 
     @env.macro
-    def core(name: str):
-        """The module ``mha.<name>``."""
-        return importlib.import_module(f"mha.{name}")
-
-    claims = importlib.import_module("mha.support.claims")
+    def fact(name: str, caller) -> str:
+        """The sentence inside ``{% call fact(name) %}…{% endcall %}``, if it holds."""
+        return _PAGE["facts"].state(name, caller())
 
     @env.macro
-    def figure(name: str, alt: str, *args, caption: str = "", **kwargs) -> str:
-        """The figure ``mha.figures.<name>(*args, **kwargs)``, numbered, captioned.
+    def holds(name: str) -> bool:
+        """Whether the page's fact ``name`` holds (for ``{% if holds(name) %}``)."""
+        return _PAGE["facts"].holds(name)
 
-        ``caption`` (from the page's module: what to look at) is required: a figure
-        without one fails the build, naming the page and the figure.
-        """
-        if not caption.strip():
-            raise ValueError(
-                f"docs/{env.page.file.src_uri}: figure {name!r} has no caption: pass "
-                "caption=<a sentence from the page's module saying what to look at>"
+    @env.macro
+    def figure(name: str) -> str:
+        """The page's figure ``name``, numbered, captioned, its alt text its name."""
+        figures = env.variables["page"].figures
+        if name not in figures:
+            raise KeyError(
+                f"{_PAGE['where']}: the page module has no figure {name!r}; "
+                f"it has {sorted(figures)}"
             )
+        spec = figures[name]
+        svg = render(spec.draw, spec.alt, *spec.data)
         _PAGE["figures"] += 1
         number = _PAGE["figures"]
-        svg = render(name, alt, *args, **kwargs)
         below = (
             f"<figcaption><strong>Figure {number}.</strong> "
-            f"{html.escape(caption)}</figcaption>"
+            f"{html.escape(spec.caption)}</figcaption>"
         )
         # the drawing scrolls sideways on its own when it is wider than the screen at
         # its legible floor (``min-width``, mha.figures.style); the caption does not
@@ -95,19 +134,3 @@ def define_env(env):
             f'<figure class="mha" id="figure-{number}">'
             f'<div class="mha-scroll">{svg}</div>{below}</figure>'
         )
-
-    @env.macro
-    def claim(name: str) -> str:
-        """The sentence ``claims()[name]`` of the page's module, if it still holds."""
-        page = env.page.file
-        module = "mha.pages." + Path(page.src_uri).stem.replace("-", "_")
-        if _PAGE["claims"] is None:
-            _PAGE["claims"] = importlib.import_module(module).claims()
-        call = 'claim("' + name + '")'
-        where = f"docs/{page.src_uri}:{_line(page.abs_src_path, call)}"
-        if name not in _PAGE["claims"]:
-            raise KeyError(
-                f"{where}: {module}.claims() has no claim {name!r}; "
-                f"it has {sorted(_PAGE['claims'])}"
-            )
-        return claims.check(_PAGE["claims"][name], where)

@@ -35,7 +35,10 @@ def show(example, title):
             f"{t} {w:.3f}" for t, w in zip(TOKENS, run.weights, strict=True)
         )
         print(f"  {run.name:20} weights: {weights}   output: {run.output.round(3)}")
-    svg = to_svg(three_distributions(example), f"Attention weights of his: {title}")
+    svg = to_svg(
+        three_distributions(example, TOKENS, "his"),
+        f"Attention weights of his: {title}",
+    )
     display(HTML(svg))
 
 

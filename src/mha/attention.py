@@ -11,7 +11,13 @@ import math
 
 import numpy as np
 
-from mha.support.validate import ArgumentTypeError, float_array, integer, positive_int
+from mha.support.validate import (
+    ArgumentTypeError,
+    as_array,
+    float_array,
+    integer,
+    positive_int,
+)
 
 
 def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -214,12 +220,7 @@ def check_mask(mask: np.ndarray, scores_shape: tuple[int, ...]) -> np.ndarray:
     assert check_mask(np.ones((1, 3), bool), (2, 4, 3)).shape == (1, 3)
     ```
     """
-    try:
-        mask = np.asarray(mask)
-    except (TypeError, ValueError) as error:  # a ragged list
-        raise ArgumentTypeError(
-            f"mask: expected a boolean array, got {error}"
-        ) from None
+    mask = as_array("mask", mask)
     if mask.dtype != bool:
         raise ArgumentTypeError(
             f"mask: expected a boolean array (True = may attend), got dtype {mask.dtype}"

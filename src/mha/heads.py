@@ -24,18 +24,8 @@ def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
     assert heads[0, 1].tolist() == [[2.0, 3.0], [8.0, 9.0]]  # columns 2:4
     ```
     """
-    n_heads = positive_int("n_heads", n_heads)
-    x = numeric_array("x", x)
-    if x.ndim < 2:
-        raise ValueError(
-            f"x: expected at least 2 dimensions (..., seq, d_model), got shape {x.shape}"
-        )
+    x, n_heads = _check_split(x, n_heads)
     *lead, seq, d_model = x.shape
-    if d_model % n_heads or d_model < n_heads:
-        raise ValueError(
-            f"x: expected a last dimension divisible by n_heads={n_heads} "
-            f"(d_model = n_heads * d_k, d_k >= 1), got shape {x.shape}"
-        )
     return x.reshape(*lead, seq, n_heads, d_model // n_heads).swapaxes(-2, -3)
 
 
@@ -50,12 +40,7 @@ def merge_heads(x: np.ndarray) -> np.ndarray:
     assert np.array_equal(merge_heads(split_heads(x, 3)), x)
     ```
     """
-    x = numeric_array("x", x)
-    if x.ndim < 3:
-        raise ValueError(
-            "x: expected at least 3 dimensions (..., n_heads, seq, d_k), "
-            f"got shape {x.shape}"
-        )
+    x = _check_heads("x", x, "(..., n_heads, seq, d_k)")
     *lead, n_heads, seq, d_k = x.shape
     return x.swapaxes(-2, -3).reshape(*lead, seq, n_heads * d_k)
 
@@ -74,12 +59,7 @@ def repeat_kv(x: np.ndarray, n_rep: int) -> np.ndarray:
     ```
     """
     n_rep = positive_int("n_rep", n_rep)
-    x = numeric_array("x", x)
-    if x.ndim < 3:
-        raise ValueError(
-            "x: expected at least 3 dimensions (..., n_kv_heads, seq, d_k), "
-            f"got shape {x.shape}"
-        )
+    x = _check_heads("x", x, "(..., n_kv_heads, seq, d_k)")
     return x if n_rep == 1 else np.repeat(x, n_rep, axis=-3)
 
 
@@ -98,6 +78,42 @@ def mean_pool_heads(w: np.ndarray, n_heads: int, n_groups: int) -> np.ndarray:
     assert mean_pool_heads(w, 4, 2).tolist() == [[2.0, 20.0]]
     ```
     """
+    w, n_heads, n_groups = _check_pool(w, n_heads, n_groups)
+    d_k = w.shape[-1] // n_heads
+    grouped = w.reshape(*w.shape[:-1], n_groups, n_heads // n_groups, d_k)
+    return grouped.mean(axis=-2).reshape(*w.shape[:-1], n_groups * d_k)
+
+
+# --- input checks -------------------------------------------------------------------
+
+
+def _check_split(x: np.ndarray, n_heads: int) -> tuple[np.ndarray, int]:
+    n_heads = positive_int("n_heads", n_heads)
+    x = numeric_array("x", x)
+    if x.ndim < 2:
+        raise ValueError(
+            f"x: expected at least 2 dimensions (..., seq, d_model), got shape {x.shape}"
+        )
+    if x.shape[-1] % n_heads or x.shape[-1] < n_heads:
+        raise ValueError(
+            f"x: expected a last dimension divisible by n_heads={n_heads} "
+            f"(d_model = n_heads * d_k, d_k >= 1), got shape {x.shape}"
+        )
+    return x, n_heads
+
+
+def _check_heads(name: str, x: np.ndarray, shape: str) -> np.ndarray:
+    x = numeric_array(name, x)
+    if x.ndim < 3:
+        raise ValueError(
+            f"{name}: expected at least 3 dimensions {shape}, got shape {x.shape}"
+        )
+    return x
+
+
+def _check_pool(
+    w: np.ndarray, n_heads: int, n_groups: int
+) -> tuple[np.ndarray, int, int]:
     n_heads = positive_int("n_heads", n_heads)
     n_groups = positive_int("n_groups", n_groups)
     w = float_array("w", w)
@@ -107,6 +123,4 @@ def mean_pool_heads(w: np.ndarray, n_heads: int, n_groups: int) -> np.ndarray:
             f"(a last dimension n_heads * d_k, d_k >= 1), "
             f"got n_heads={n_heads}, n_groups={n_groups}, shape {w.shape}"
         )
-    d_k = w.shape[-1] // n_heads
-    grouped = w.reshape(*w.shape[:-1], n_groups, n_heads // n_groups, d_k)
-    return grouped.mean(axis=-2).reshape(*w.shape[:-1], n_groups * d_k)
+    return w, n_heads, n_groups

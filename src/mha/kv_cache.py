@@ -67,27 +67,8 @@ class KVCache:
 
     def append(self, k: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Store ``k, v (batch, h_kv, n_new, d_k)``; return views of all keys and values."""
-        heads = (self.batch, self.n_kv_heads, self.d_k)  # all but n_new
-        k, v = float_array("k", k), float_array("v", v)
-        for name, arr in (("k", k), ("v", v)):
-            if arr.dtype != self.dtype:
-                raise ValueError(
-                    f"{name}: expected the cache's dtype {self.dtype}, got {arr.dtype}"
-                )
-            shape = arr.shape
-            if len(shape) != 4 or (shape[0], shape[1], shape[3]) != heads:
-                raise ValueError(
-                    f"{name}: expected shape (batch={self.batch}, "
-                    f"n_kv_heads={self.n_kv_heads}, n_new, d_k={self.d_k}), got {shape}"
-                )
-        if k.shape != v.shape:
-            raise ValueError(f"v: expected the shape of k {k.shape}, got {v.shape}")
+        k, v = self._check_new(k, v)
         start, stop = self.length, self.length + k.shape[2]
-        if stop > self.max_len:
-            raise ValueError(
-                f"k: expected at most {self.max_len - start} new tokens "
-                f"(max_len={self.max_len}, {start} cached), got {k.shape[2]}"
-            )
         self.k[:, :, start:stop] = k
         self.v[:, :, start:stop] = v
         self.length = stop
@@ -117,3 +98,29 @@ class KVCache:
                 f"n_kv_heads) = {layer_shape}, got one holding the keys of a layer of "
                 f"shape {self.layer_shape}; make one KVCache per layer"
             )
+
+    # --- input checks ---------------------------------------------------------------
+
+    def _check_new(self, k: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        heads = (self.batch, self.n_kv_heads, self.d_k)  # all but n_new
+        k, v = float_array("k", k), float_array("v", v)
+        for name, arr in (("k", k), ("v", v)):
+            if arr.dtype != self.dtype:
+                raise ValueError(
+                    f"{name}: expected the cache's dtype {self.dtype}, got {arr.dtype}"
+                )
+            shape = arr.shape
+            if len(shape) != 4 or (shape[0], shape[1], shape[3]) != heads:
+                raise ValueError(
+                    f"{name}: expected shape (batch={self.batch}, "
+                    f"n_kv_heads={self.n_kv_heads}, n_new, d_k={self.d_k}), got {shape}"
+                )
+        if k.shape != v.shape:
+            raise ValueError(f"v: expected the shape of k {k.shape}, got {v.shape}")
+        free = self.max_len - self.length
+        if k.shape[2] > free:
+            raise ValueError(
+                f"k: expected at most {free} new tokens "
+                f"(max_len={self.max_len}, {self.length} cached), got {k.shape[2]}"
+            )
+        return k, v

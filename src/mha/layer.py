@@ -13,6 +13,7 @@ from mha.rope import RotaryEmbedding
 from mha.support.validate import (
     ArgumentTypeError,
     CheckedArray,
+    as_array,
     flag,
     float_array,
     float_dtype,
@@ -96,16 +97,33 @@ class MultiHeadAttention:
         x: np.ndarray,
         mask: np.ndarray | None = None,
         head_mask: np.ndarray | None = None,
+        *,
+        kv: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Self-attention over ``x (..., seq, d_model)``.
+        """Attention from ``x (..., seq, d_model)`` to ``kv (..., kv_seq, d_model)``.
 
-        ``mask`` is boolean (True = may attend), broadcastable to
-        ``(..., h, seq, seq)``. ``head_mask (h,)`` scales each head's output before
-        W_O (0 removes the head: pruning). Returns ``(out (..., seq, d_model),
-        weights (..., h, seq, seq))`` in x's dtype.
+        ``kv`` is the sequence keys and values are read from: ``x`` itself by
+        default (self-attention), another sequence for cross-attention (a decoder
+        reading its encoder's output). ``mask`` is boolean (True = may attend),
+        broadcastable to ``(..., h, seq, kv_seq)``. ``head_mask (h,)`` scales each
+        head's output before W_O (0 removes the head: pruning). Returns
+        ``(out (..., seq, d_model), weights (..., h, seq, kv_seq))`` in x's dtype.
+
+        ```python
+        import numpy as np
+        from mha import MultiHeadAttention
+
+        layer = MultiHeadAttention(d_model=8, n_heads=4, n_kv_heads=2)
+        rng = np.random.default_rng(0)
+        x, memory = rng.normal(size=(1, 3, 8)), rng.normal(size=(1, 5, 8))
+        out, weights = layer(x, kv=memory)  # 3 queries read 5 keys and values
+        assert out.shape == (1, 3, 8) and weights.shape == (1, 4, 3, 5)
+        assert np.allclose(layer(x, kv=x)[0], layer(x)[0])
+        ```
         """
         x = self._check_input(x)
-        q, k, v = self._project(x, 0)
+        kv = x if kv is None else self._check_input(kv, "kv")
+        q, k, v = self._project(x, kv, 0)
         return self._attend(q, k, v, mask, head_mask)
 
     def step(self, x_new: np.ndarray, cache: KVCache) -> tuple[np.ndarray, np.ndarray]:
@@ -130,7 +148,7 @@ class MultiHeadAttention:
         """
         x_new = self._check_step(x_new, cache)
         start, n_new = cache.length, x_new.shape[1]
-        q, k, v = self._project(x_new, start)
+        q, k, v = self._project(x_new, x_new, start)
         keys, values = cache.append(k, v)  # (batch, h_kv, length, d_k)
         mask = None
         if n_new > 1:  # new token i (at position start + i) sees keys 0 .. start + i
@@ -170,13 +188,13 @@ class MultiHeadAttention:
         return grouped
 
     def _project(
-        self, x: np.ndarray, start: int
+        self, x: np.ndarray, kv: np.ndarray, start: int
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Q (..., h, seq, d_k) and K, V (..., h_kv, seq, d_k) of the tokens at positions
-        ``start, start + 1, ...``, rotated if ``rope``."""
+        """Q (..., h, seq, d_k) of ``x`` and K, V (..., h_kv, kv_seq, d_k) of ``kv``,
+        the tokens at positions ``start, start + 1, ...``, rotated if ``rope``."""
         q = split_heads(_linear(x, self.w_q, self.b_q), self.n_heads)
-        k = split_heads(_linear(x, self.w_k, self.b_k), self.n_kv_heads)
-        v = split_heads(_linear(x, self.w_v, self.b_v), self.n_kv_heads)
+        k = split_heads(_linear(kv, self.w_k, self.b_k), self.n_kv_heads)
+        v = split_heads(_linear(kv, self.w_v, self.b_v), self.n_kv_heads)
         if self.rope is not None:
             q, k = self.rope.from_position(q, start), self.rope.from_position(k, start)
         return q, k, v
@@ -235,12 +253,7 @@ class MultiHeadAttention:
         return x_new
 
     def _check_head_mask(self, head_mask: np.ndarray, dtype: np.dtype) -> np.ndarray:
-        try:
-            head_mask = np.asarray(head_mask)
-        except (TypeError, ValueError) as error:  # a ragged list
-            raise ArgumentTypeError(
-                f"head_mask: expected an array of numbers, got {error}"
-            ) from None
+        head_mask = as_array("head_mask", head_mask)
         if head_mask.dtype.kind not in "biuf":
             raise ArgumentTypeError(
                 "head_mask: expected numbers (one factor per head), "

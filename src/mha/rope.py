@@ -14,6 +14,7 @@ import numpy as np
 
 from mha.support.validate import (
     ArgumentTypeError,
+    as_array,
     flag,
     float_array,
     integer,
@@ -49,9 +50,17 @@ class RotaryEmbedding:
             raise ArgumentTypeError(f"base: expected a number above 1, got {base!r}")
         if not (math.isfinite(base) and base > 1):
             raise ValueError(f"base: expected a finite number above 1, got {base}")
-        self.inv_freq = float(base) ** (-np.arange(0, self.d_k, 2) / self.d_k)
-        self.interleaved = flag("interleaved", interleaved)
+        self.base = float(base)
+        self.inv_freq = self.base ** (-np.arange(0, self.d_k, 2) / self.d_k)
+        self._interleaved = flag("interleaved", interleaved)
+        # cos/sin tables by dtype; they depend on the pairing, which cannot change
         self._tables: dict[np.dtype, tuple[np.ndarray, np.ndarray]] = {}
+
+    @property
+    def interleaved(self) -> bool:
+        """The pairing: (2j, 2j + 1) if True, (j, j + d_k/2) if False. Read-only: the
+        cached tables depend on it; build another ``RotaryEmbedding`` for the other."""
+        return self._interleaved
 
     def __call__(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
         x, positions = self._check_inputs(x, positions)
@@ -127,12 +136,7 @@ class RotaryEmbedding:
         self, x: np.ndarray, positions: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         x = self._check_x(x)
-        try:
-            positions = np.asarray(positions)
-        except (TypeError, ValueError) as error:  # a ragged list
-            raise ArgumentTypeError(
-                f"positions: expected token indices, got {error}"
-            ) from None
+        positions = as_array("positions", positions)
         if positions.shape != x.shape[-2:-1]:
             raise ValueError(
                 f"positions: expected shape ({x.shape[-2]},) (one per token), "

@@ -2,7 +2,7 @@
 
 Each result is written with its provenance (the command, the commit and whether the
 tree had uncommitted changes, the machine and its load) and sealed with a checksum
-(``mha.support.measured.seal``), so that a file edited by hand is refused when it is
+(``mha_site.bench.seal``), so that a file edited by hand is refused when it is
 read back. The checksum detects accidents (a number retyped, a file merged badly),
 not intent: anyone can recompute it.
 """
@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 
 import tests.bench
-from mha.support.measured import DATA_DIR, machine, seal
+from mha.support.measured import DATA_DIR
+from mha_site.bench import machine, seal
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = DATA_DIR

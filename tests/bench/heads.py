@@ -26,7 +26,7 @@ from threadpoolctl import threadpool_limits
 from mha import MultiHeadAttention, scaled_dot_product_attention, split_heads
 from mha.data import published
 from mha.pages.cost import HEADS
-from mha.support.measured import machine
+from mha_site.bench import machine
 
 D_MODEL = published.model("Transformer base").d_model
 N = 512  # tokens: one of the shapes of the layer benchmark (tests/bench/layer.py)

@@ -16,7 +16,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from mha.pretrained import minilm
-from mha.support.measured import machine
+from mha_site.bench import machine
 
 SENTENCE = (
     "Kohli, who anchored the innings after Rohit fell early, finally reached his "

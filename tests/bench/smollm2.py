@@ -30,8 +30,8 @@ import numpy as np
 
 from mha.pages import real_gqa_model as gqa_smollm2
 from mha.pretrained import smollm2
-from mha.support.measured import machine
 from mha.support.threads import one_blas_thread
+from mha_site.bench import machine
 
 RUNS = 5
 GIB = 1 << 30

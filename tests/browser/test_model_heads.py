@@ -30,8 +30,8 @@ MIN_TEXT = {1280: 9, 375: 7}  # px
 @pytest.fixture(scope="module")
 def widgets() -> dict[str, hg.Widget]:
     return {
-        "real-heads/": real_heads.every_head(),
-        "real-gqa-model/": real_gqa_model.every_head(),
+        "real-heads/": real_heads.page().every,
+        "real-gqa-model/": real_gqa_model.page().every,
     }
 
 

@@ -1,4 +1,4 @@
-"""The drift guard (mha.support.drift): no page holds a number typed by hand.
+"""The drift guard (mha_site.drift): no page holds a number typed by hand.
 
 The build runs it on every page it builds (docs/_glue/drift.py); these tests plant
 each kind of hand-typed number and check it is refused with its line, in-process and,
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mha.support.drift import (
+from mha_site.drift import (
     Entry,
     call_literals,
     check,

@@ -69,3 +69,9 @@ def test_reference_pages_render_the_docstrings(built_site: Path):
         for anchor in anchors:
             assert f'id="{anchor}"' in html, f"{anchor} missing from reference/{page}"
         assert "```python" not in html  # docstring examples render as code, not text
+
+
+def test_the_overview_lists_every_re_export():
+    text = (ROOT / "docs" / "reference" / "overview.md").read_text()
+    missing = [name for name in mha.__all__ if f"[`{name}`]" not in text]
+    assert not missing, f"docs/reference/overview.md does not list {missing}"

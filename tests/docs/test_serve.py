@@ -10,8 +10,9 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import time
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 
 import pytest
 
@@ -70,3 +71,39 @@ def test_make_serve_is_dirty_and_bench_times_make_serve():
     assert serve and "mkdocs serve --dirty" in serve[1]
     assert '"make", "serve"' in (ROOT / "tests" / "bench" / "site.py").read_text()
     assert "docs/_glue/serve.py" in (ROOT / "mkdocs.yml").read_text()
+
+
+def test_an_edit_saved_during_a_build_is_rendered_by_the_next(tmp_path: Path):
+    """The page was edited after the previous build started but before that build
+    wrote it: its output is newer than its source, which a dirty build alone would
+    skip. The next build deletes that output, so the page is rendered again."""
+    hook = _serve_hook()
+    source, output = tmp_path / "page.md", tmp_path / "site" / "page" / "index.html"
+    other, other_output = tmp_path / "other.md", tmp_path / "site" / "other.html"
+    output.parent.mkdir(parents=True)
+    other.write_text("untouched")
+    long_ago = time.time() - 100
+    os.utime(other, (long_ago, long_ago))
+    config = {"site_dir": str(tmp_path / "site")}
+    hook.on_pre_build(config)  # the build during which the edit is saved
+    source.write_text("edited during the build")
+    output.write_text("rendered from the old text")  # written after the edit
+    other_output.write_text("built")
+    hook.on_pre_build(config)  # the next build, triggered by the edit
+    page = SimpleNamespace(abs_src_path=str(source), abs_dest_path=str(output))
+    kept = SimpleNamespace(abs_src_path=str(other), abs_dest_path=str(other_output))
+    files = SimpleNamespace(documentation_pages=lambda: [page, kept])
+    hook.on_files(files, config)
+    assert not output.exists() and other_output.exists()
+
+
+def test_while_serving_a_macro_error_is_shown_in_the_page_not_a_hung_server():
+    hook = _serve_hook()
+    macros = SimpleNamespace(config={"on_error_fail": True})
+    config = SimpleNamespace(plugins={"macros": macros})
+    hook.on_startup(command="build", dirty=False)
+    hook.on_config(config)
+    assert macros.config["on_error_fail"]  # `make build` stays strict
+    hook.on_startup(command="serve", dirty=True)
+    hook.on_config(config)
+    assert not macros.config["on_error_fail"]

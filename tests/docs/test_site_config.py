@@ -145,3 +145,16 @@ def test_the_repository_link_differs_from_materials_only_by_fetching_nothing():
     assert marker in theirs, "Material's source partial changed: re-copy it"
     body = theirs.split("-#}\n", 1)[1].replace(marker, "")
     assert ours.split("-#}\n", 1)[1] == body, "docs/_theme/partials/source.html drifted"
+
+
+def test_the_nav_follows_the_home_pages_reading_order():
+    """Every page's Next button leads where the home page's reading order says."""
+    linked = re.findall(r"\]\(([\w-]+\.md)\)", (ROOT / "docs" / "index.md").read_text())
+    nav = [
+        page
+        for entry in CONFIG["nav"]
+        for page in entry.values()
+        if isinstance(page, str) and "/" not in page
+    ]
+    home_order = list(dict.fromkeys(p for p in linked if p in nav))
+    assert nav[1:] == home_order, f"nav {nav[1:]} != home page {home_order}"

@@ -1,4 +1,9 @@
-"""Templates print, they do not compute: a page asks its module for every value.
+"""Templates print, they do not compute: a page reads its page object, nothing else.
+
+A template reads one name, ``page`` (what ``mha.pages.<page>.page()`` returns), and
+the site's three macros (``fact``, ``holds``, ``figure``); the names it binds itself
+(``set``, ``for``, macro arguments) are its own. There is no ``core()``: whatever a
+page needs, its module imports in Python, where the import graph and the tests see it.
 
 Inside ``{{ }}`` and ``{% %}`` of a page there is no arithmetic, no comparison, no
 string concatenation, no NumPy or list method call and no filter other than the
@@ -12,7 +17,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import jinja2
 import pytest
+from jinja2 import nodes
 
 from tests.conftest import ROOT
 
@@ -57,6 +64,19 @@ METHOD = re.compile(r"\.(" + "|".join(METHODS) + r")\s*\(")
 OPERATOR = re.compile(r"\*\*|//|[+*/%~]|(?<![\[(,=])-|[<>]=?|==|!=|\b(and|or|not)\b")
 
 
+# ``config``: the site's settings (its repository's address), which no module computes
+READS = {"page", "fact", "holds", "figure", "loop", "caller", "config"}
+
+
+def foreign_names(text: str) -> list[str]:
+    """The names a template reads that are neither ``page``, a macro nor its own."""
+    tree = jinja2.Environment().parse(text)
+    bound = {n.name for n in tree.find_all(nodes.Name) if n.ctx in ("store", "param")}
+    bound |= {m.name for m in tree.find_all(nodes.Macro)}
+    read = {n.name for n in tree.find_all(nodes.Name) if n.ctx == "load"}
+    return sorted(read - bound - READS)
+
+
 def problems(text: str) -> list[str]:
     """Each computing construct inside a template block of ``text``, with its line."""
     found = []
@@ -85,6 +105,21 @@ def test_a_page_template_only_prints(page: Path):
     assert not found, f"docs/{page.name} computes in its template:\n" + "\n".join(found)
 
 
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_a_page_template_reads_only_its_page_object(page: Path):
+    found = foreign_names(page.read_text(encoding="utf-8"))
+    assert not found, f"docs/{page.name} reads {found}: read them from `page.`"
+
+
+def test_foreign_names_are_found():
+    assert foreign_names('{% set m = core("x") %}{{ m.y }}') == ["core"]
+    assert foreign_names("{{ cricket.w | dec }}") == ["cricket"]
+    assert not foreign_names(
+        "{% set c = page.example %}{% for t in page.tokens %}{{ t }}{% endfor %}"
+        '{% call fact("tie") %}a tie{% endcall %}{{ figure("bars") }}{{ c.w }}'
+    )
+
+
 @pytest.mark.parametrize(
     "block",
     [
@@ -107,9 +142,9 @@ def test_computing_constructs_are_found(block: str):
     [
         "{{ cricket.full.weights[0] | dec }}",
         "{{ rows[-1].params | thousands }}",
-        "{%- set ranks = page.score_ranks() -%}",
-        "{{ figure('cost.head_timings', page.alt['timings'], t, caption=page.cap) }}",
-        "{% for token in worked.TOKENS %}{{ token }}{% endfor %}",
+        "{%- set ranks = page.score_ranks -%}",
+        "{{ figure('head_timings') }}",
+        "{% for token in page.tokens %}{{ token }}{% endfor %}",
         "{{ x | dec(0) }}",
         "{% if page.is_tie %}",
         "{{ r.first_step if r.first_step is not none else page.never }}",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import re
 from pathlib import Path
 
@@ -13,9 +14,8 @@ from mha.attention import softmax
 from mha.figures import attention as figures
 from mha.figures import to_svg
 from mha.pages import attention as scaling
-from mha.pages.attention import claims
+from mha.pages.attention import cat_sat, facts
 from mha.support.formatting import decimals, thousands
-from mha.worked import cat_sat
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +142,7 @@ def test_one_shared_matrix_makes_scores_symmetric_and_self_centred() -> None:
 
 
 def test_causal_mask_hides_the_future() -> None:
-    run, causal = cat_sat.solve(), cat_sat.solve_causal()
+    run, causal = cat_sat.solve(), scaling.page().causal
     assert np.array_equal(np.triu(causal.weights, 1), np.zeros((3, 3)))
     assert causal.weights[0].tolist() == [1.0, 0.0, 0.0]
     assert np.allclose(causal.weights[2], run.weights[2])  # the last token sees all
@@ -200,7 +200,9 @@ def test_a_shared_matrix_does_not_make_every_token_score_itself_highest() -> Non
     q = scaling.SELF_COUNTER_Q
     dots = q @ q.T
     assert dots[0, 1] > dots[0, 0]  # q0 = [1, 0] scores q1 = [3, 0] above itself
-    assert claims()["not_a_rule"].holds and claims()["shared_self"].holds
+    page = scaling.page()
+    assert np.array_equal(page.counter_dots, dots)
+    assert page.facts["not_a_rule"].holds and page.facts["shared_self"].holds
 
 
 def test_the_gradient_ratio_is_reported_as_a_spread_over_seeds() -> None:
@@ -213,7 +215,8 @@ def test_the_gradient_ratio_is_reported_as_a_spread_over_seeds() -> None:
         for s in spread.seeds
     )
     assert spread.low < spread.high  # one seed's figure is not the answer
-    assert spread.same_order and spread.magnitude == 10**spread.order
+    assert spread.magnitude == 10**spread.order
+    assert scaling.page().facts["same_order"].holds
 
 
 def test_the_typical_gain_is_the_frobenius_norm_over_root_n() -> None:
@@ -230,19 +233,38 @@ def test_the_typical_gain_is_the_frobenius_norm_over_root_n() -> None:
 
 
 def test_shuffling_the_sentence_shuffles_the_outputs() -> None:
+    run = cat_sat.solve()
     for order in [(2, 0, 1), (1, 0, 2), (0, 1, 2)]:
-        s = scaling.shuffled(order)
-        assert s.outputs_follow and s.weights_follow
+        s = cat_sat.solve(order=order)
+        assert np.allclose(s.output, run.output[list(order)])
+        assert np.allclose(s.weights, run.weights[np.ix_(order, order)])
     with pytest.raises(ValueError, match=r"^order: expected a permutation"):
-        scaling.shuffled((0, 0, 1))
-
-
-def test_every_claim_of_the_page_holds_and_a_changed_value_is_refused() -> None:
+        cat_sat.solve(order=(0, 0, 1))
     page = scaling.page()
-    assert all(c.holds for c in claims(page).values())
-    ties = dataclasses.replace(page, counter_dots=np.array([[9.0, 3.0], [3.0, 1.0]]))
-    assert not claims(ties)["not_a_rule"].holds
-    flat = dataclasses.replace(
-        page, shuffle=dataclasses.replace(page.shuffle, output=page.shuffle.output * 2)
-    )
-    assert not claims(flat)["shuffle"].holds
+    assert page.shuffled_tokens == ["sat", "the", "cat"]
+    assert np.array_equal(page.shuffle.output, cat_sat.solve(order=(2, 0, 1)).output)
+
+
+def test_every_fact_of_the_page_holds_and_a_changed_value_is_refused() -> None:
+    page = scaling.page()
+    assert all(f.holds for f in page.facts.values())
+    values = {name: getattr(page, name) for name in inspect.signature(facts).parameters}
+    ties = np.array([[9.0, 3.0], [3.0, 1.0]])
+    assert not facts(**{**values, "counter_dots": ties})["not_a_rule"].holds
+    moved = dataclasses.replace(page.shuffle, output=page.shuffle.output * 2)
+    assert not facts(**{**values, "shuffle": moved})["shuffle"].holds
+    spread = dataclasses.replace(page.spread, drops=(10, 1000))  # two orders apart
+    assert not facts(**{**values, "spread": spread})["same_order"].holds
+    off = dataclasses.replace(page.variance, unscaled=page.variance.unscaled * 1.5)
+    assert not facts(**{**values, "variance": off})["within_noise"].holds
+
+
+def test_the_figures_draw_the_pages_studies() -> None:
+    page = scaling.page()
+    assert {name: f.data for name, f in page.figures.items()} == {
+        "variance_vs_dk": (page.variance,),
+        "saturation_vs_dk": (page.saturation,),
+    }
+    for figure in page.figures.values():
+        module, _, function = figure.draw.partition(".")
+        assert module == "attention" and callable(getattr(figures, function))

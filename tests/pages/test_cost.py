@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -13,7 +15,11 @@ from mha.figures.cost import head_timings
 from mha.figures.cost import score_ranks as rank_figure
 from mha.pages.cost import (
     HEADS,
-    formula_param_count,
+    ScoreRank,
+    attention_sublayers,
+    facts,
+    figures,
+    page,
     published_costs,
     score_ranks,
     sweep,
@@ -37,8 +43,8 @@ def test_the_count_comes_from_the_arrays_not_the_formula():
 
 
 def test_the_formula_is_written_independently():
-    assert formula_param_count(512) == 1_048_576
-    assert formula_param_count(512, bias=True) == 1_048_576 + 2_048
+    assert page().formula == (1_048_576, 1_048_576 + 2_048)
+    assert page().d_model == 512 and page().n == 100
 
 
 def test_the_seed_score_cost_and_its_flops():
@@ -113,7 +119,7 @@ def test_the_reading_on_the_page_holds_for_the_committed_timings():
     most = HEADS[-1]
     assert t.slowest.n_heads == most  # "the layer with the most heads is slowest"
     assert t.ratio(most, t.fastest.n_heads) > 2
-    assert t.attention_ratio(most, 1) > 2  # the growth is in the attention core ...
+    assert t.ratio(most, 1, "attention") > 2  # the growth is in the attention core ...
     growth = t.row(most).layer_ms - t.row(1).layer_ms
     core_growth = t.row(most).attention_ms - t.row(1).attention_ms
     assert core_growth > 0.5 * growth  # ... which carries most of it
@@ -131,8 +137,6 @@ def test_cost_figures_are_deterministic(ranks):
 def test_the_base_transformer_has_18_attention_sublayers():
     """Vaswani et al. section 3.1: 6 encoder layers (self-attention) and 6 decoder
     layers (masked self-attention and encoder-decoder attention)."""
-    from mha.pages.cost import attention_sublayers, sublayers_sentence
-
     base = model("Transformer base")
     kinds = dict(attention_sublayers(base))
     assert kinds == {
@@ -144,26 +148,46 @@ def test_the_base_transformer_has_18_attention_sublayers():
     assert cost.sublayers == 18
     assert cost.all_layers == 18 * 1_050_624 == 18_911_232  # with biases
     assert 18 * cost.params == 18_874_368  # without
-    assert sublayers_sentence().startswith(
-        "18 multi-head attention sublayers: 6 encoder"
-    )
+    assert page().sublayers[0] == ("encoder self-attention", 6)
     one_stack = {c.shape.name: c.sublayers for c in published_costs()}
     assert one_stack["BERT-base"] == 12 and one_stack["GPT-2 small"] == 12
 
 
-def test_the_cost_pages_claims_hold():
-    from mha.pages.cost import claims, figure_texts
-
-    found = claims()
-    assert all(c.holds for c in found.values()), {
-        k: c.because for k, c in found.items() if not c.holds
+def test_the_cost_pages_facts_hold_and_turn_false_on_other_values():
+    p = page()
+    assert all(f.holds for f in p.facts.values()), {
+        k: f.values for k, f in p.facts.items() if not f.holds
     }
-    texts = figure_texts()
-    assert all(t.alt and t.caption for t in texts.values())
-    assert "on the dashed bound line" in texts["score_ranks"].alt
+    costs = p.costs
+    bleu = [24.9, 25.5, 25.8, 25.8, 25.4]  # Vaswani et al. Table 3 (A)
+    assert facts(p.rows, costs, p.timings, p.ranks, bleu)["vaswani_heads"].holds
+    assert not facts(p.rows, costs, p.timings, p.ranks, sorted(bleu))[
+        "vaswani_heads"
+    ].holds
+    capped = score_ranks(d_model=16, heads=(1, 16), n=8)  # 8 tokens: rank 8 < d_k = 16
+    assert facts(p.rows, costs, p.timings, capped, bleu)["on_bound"].holds
+    lying = [ScoreRank(r.n_heads, r.d_k, r.n, r.ranks - 1, r.bound) for r in capped]
+    assert not facts(p.rows, costs, p.timings, lying, bleu)["on_bound"].holds
+    assert "sits exactly on" in figures(p.timings, capped)["score_ranks"].alt
+    assert "fall below" in figures(p.timings, lying)["score_ranks"].alt
+    assert "on the dashed bound line" in p.figures["score_ranks"].alt
+    shrinking = replace(p.timings, rows=p.timings.rows[::-1])  # the core gets faster
+    found = facts(p.rows, costs, shrinking, p.ranks, bleu)
+    assert not found["growth_in_core"].holds and not found["rest_flat"].holds
+    assert set(p.figures) == {"head_timings", "score_ranks"}
+
+
+def test_the_page_reads_the_shares_and_mismatches_of_the_totals():
+    p = page()
+    low, high = p.share_range
+    assert low.attention_share <= high.attention_share
+    shares = sorted(q.attention_share for q in p.parts)
+    assert (low.attention_share, high.attention_share) == (shares[0], shares[-1])
+    base, reason = p.mismatches[0]
+    assert base.name == "Transformer base" and base.total_m < base.stated_m and reason
+    assert p.bert_one_head == 4 * 768**2
 
 
 def test_the_rank_table_prints_what_the_module_computes():
     for r in score_ranks(d_model=16, heads=(1, 4, 16), n=20):
-        assert r.heads == r.n_heads
         assert r.ranks_text == str(r.bound)  # every head on its bound: one number

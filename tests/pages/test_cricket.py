@@ -7,8 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mha.pages.cricket import alt, claims, cost
-from mha.support.claims import ClaimError
+from mha.pages.cricket import cost, facts, page
 from mha.support.formatting import decimals
 from mha.worked.cricket import (
     EXTENDED_TOKENS,
@@ -79,7 +78,7 @@ def test_tripled_century_moves_outputs_not_weights(example):
 def test_head_b_puts_its_largest_weight_on_his_itself(example):
     assert TOKENS[example.head_b.weights.argmax()] == "his"
     assert example.head_b.weights[1] > example.head_b.weights[2]
-    assert claims()["b_self"].holds
+    assert page().facts["b_self"].holds
 
 
 def test_the_split_alone_breaks_the_tie_and_the_scale_sharpens_it(example):
@@ -110,14 +109,29 @@ def test_extended_example_separates_whose_and_when():
     np.testing.assert_array_equal(V_EXTENDED[:3], V)
 
 
-def test_claims_follow_the_values():
-    assert all(c.holds for c in claims().values())
+def test_facts_hold_and_turn_false_when_the_values_change(example):
+    extended, tripled = solve_extended(), solve(v=tripled_century())
+    assert all(f.holds for f in facts(example, extended, tripled).values())
+    # "his" leaning to "Kohli": no tie in one head
+    leaning = solve(q=np.array([2.0, 1.0, 0.0, 1.0]))
+    false = facts(leaning, extended, leaning)
+    assert not false["tie"].holds and not false["tie_verdict"].holds
     # a query for "century" with no coreference part: no tie in one head any more
     other = solve_extended(q_century=np.array([0.0, 0.0, 2.0, -1.0]))
-    assert not claims(extended=other)["century_tie"].holds
-    # alt texts that state results are refused too
-    with pytest.raises(ClaimError):
-        alt(solve(q=np.array([2.0, 1.0, 0.0, 1.0])), solve_extended())
+    assert not facts(example, other, tripled)["century_tie"].holds
+    # values scaled by 2 instead of 3: head B's output is not tripled
+    doubled = solve(v=np.array(V) * [1, 1, 2, 1])
+    assert not facts(example, extended, doubled)["b_tripled"].holds
+    # another query moves the weights: "no weight moves" is false
+    assert not facts(example, extended, leaning)["no_weight_moves"].holds
+
+
+def test_the_figures_draw_the_pages_values(example):
+    figures = page().figures
+    assert figures["three_distributions"].data[0].head_a.weights.tolist() == (
+        example.head_a.weights.tolist()
+    )
+    assert set(figures["extended"].data[0]) == {"his", "century"}
 
 
 def test_cost_is_the_same_for_one_head_and_two():

@@ -8,29 +8,23 @@ from pathlib import Path
 
 import numpy as np
 
-from mha.pages.exercises import (
-    bert_base,
-    claims,
-    flops,
-    four_heads,
-    pruning,
-    score_variance,
-)
+from mha.pages.exercises import facts, page, score_variance
 from mha.worked.cricket import solve, tripled_century
 
 
 def test_four_heads_of_one_dimension():
-    ans = four_heads()
-    assert (ans.d_model, ans.n_heads, ans.d_k, ans.scale) == (4, 4, 1, 1.0)
-    assert abs(ans.two_head_scale - np.sqrt(2)) < 1e-12
-    assert np.allclose(ans.weights[2], 1 / 3)  # q(his) is zero in dimension 3
-    assert ans.weights[0].argmax() == 0  # dimension 1 points at "Kohli"
+    ans = page().four_heads
+    assert (ans["d_model"], ans["n_heads"], ans["d_k"], ans["scale"]) == (4, 4, 1, 1.0)
+    assert abs(ans["two_head_scale"] - np.sqrt(2)) < 1e-12
+    assert np.allclose(ans["weights"][2], 1 / 3)  # q(his) is zero in dimension 3
+    assert ans["weights"][0].argmax() == 0  # dimension 1 points at "Kohli"
 
 
 def test_bert_base_holds_2_359_296_parameters():
-    ans = bert_base()
-    assert ans.d_k == 64
-    assert ans.params == ans.params_from_arrays == ans.four_d_squared == 2_359_296
+    ans = page().bert
+    assert ans["d_k"] == 64 and ans["d_squared"] == 768**2
+    assert ans["params"] == ans["params_from_arrays"] == ans["four_d_squared"]
+    assert ans["params"] == 2_359_296
 
 
 def test_tripling_a_value_moves_outputs_not_weights():
@@ -40,6 +34,7 @@ def test_tripling_a_value_moves_outputs_not_weights():
     assert np.allclose(after.head_a.output, before.head_a.output)
     assert np.allclose(after.head_b.output, 3 * before.head_b.output)
     assert abs(after.head_b.output[0] - 0.852) < 5e-4
+    assert page().moved.tolist() == [2]  # "only the third coordinate (index 2)"
 
 
 def test_the_scaled_variance_does_not_depend_on_the_head_count():
@@ -49,23 +44,24 @@ def test_the_scaled_variance_does_not_depend_on_the_head_count():
 
 
 def test_what_pruning_removes_in_parameters():
-    ans = pruning()
-    assert ans.per_head == 4 * 512 * 64 == 131_072
-    assert ans.pruned == 38 * 131_072 == 4_980_736
-    assert ans.total == 6 * 4 * 512**2 == 6_291_456
-    assert ans.kept_heads == 10 and abs(ans.pruned_share - 38 / 48) < 1e-12
+    ans = page().pruning
+    assert ans["per_head"] == 4 * 512 * 64 == 131_072
+    assert ans["pruned"] == 38 * 131_072 == 4_980_736
+    assert ans["total"] == 6 * 4 * 512**2 == 6_291_456
+    assert ans["kept_heads"] == 10 and abs(ans["pruned_share"] - 38 / 48) < 1e-12
 
 
 def test_the_seed_flops_comparison():
-    ans = flops()
-    assert ans.one_head == ans.many_heads == 5_120_000
-    assert ans.per_head == 640_000 and ans.many_heads_flops == 10_240_000
+    ans = page().cost
+    assert (ans["n"], ans["d_model"], ans["n_heads"], ans["d_k"]) == (100, 512, 8, 64)
+    assert ans["one_head"] == ans["many_heads"] == 5_120_000
+    assert ans["per_head"] == 640_000 and ans["many_heads_flops"] == 10_240_000
 
 
-def test_the_flat_head_is_named_from_0_and_its_claim_holds():
-    found = claims()["flat_head"]
-    assert found.holds and found.text.startswith("Head 2's")  # 0-based: the third head
-    assert np.allclose(four_heads().weights[2], 1 / 3)
+def test_the_flat_head_is_named_from_0_and_its_fact_holds():
+    p = page()
+    assert p.facts["flat_head"].holds and p.flat == [2]  # 0-based: the third head
+    assert np.allclose(p.four_heads["weights"][2], 1 / 3)
 
 
 PAGE = Path(__file__).parents[2] / "docs" / "exercises.md"
@@ -91,9 +87,16 @@ def test_the_recall_says_encoder_heads_and_a_per_layer_cache():
     assert "one layer's cache" in text and "per layer" in text
 
 
-def test_the_recall_answers_comparisons_are_claims_that_hold():
-    found = claims()
-    assert all(c.holds for c in found.values()), {
-        k: c.because for k, c in found.items() if not c.holds
+def test_the_recall_answers_facts_hold_and_turn_false_on_other_values():
+    p = page()
+    assert all(f.holds for f in p.facts.values()), {
+        k: f.values for k, f in p.facts.items() if not f.holds
     }
-    assert found["single_moves"].text.endswith("coordinate (index 2) moves")
+    args = (p.four_heads["weights"], p.bert, p.cost)
+    even = np.full((4, 3), 1 / 3)  # every head flat: no single head to name
+    assert not facts(even, *args[1:], p.example, p.tripled)["flat_head"].holds
+    found = facts(*args, p.example, p.example)  # nothing tripled: nothing moves
+    assert found["no_weight_changes"].holds and not found["single_moves"].holds
+    assert not found["head_b_triples"].holds
+    bigger = {**p.cost, "many_heads": p.cost["many_heads"] + 1}
+    assert not facts(args[0], p.bert, bigger, p.example, p.tripled)["flops_same"].holds

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,9 +13,12 @@ from mha.figures.ffn import convex_hull as hull_figure
 from mha.pages.ffn import (
     bounds_check,
     convex_hull,
+    facts,
     feed_forward,
+    figures,
     hull_demo,
     in_convex_polygon,
+    page,
     relu_demo,
 )
 
@@ -80,11 +85,17 @@ def test_the_hull_figure_is_deterministic():
     assert to_svg(hull_figure(demo), "alt") == to_svg(hull_figure(demo), "alt")
 
 
-def test_the_ffn_pages_claims_and_figure_texts_hold():
-    from mha.pages.ffn import claims, hull_demo, hull_texts
-
-    assert all(c.holds for c in claims().values())
-    demo = hull_demo()
-    alt, caption = hull_texts(demo)
-    assert f"{demo.count} outputs" in alt and demo.inside_count == demo.count
-    assert caption
+def test_the_ffn_pages_facts_hold_and_turn_false_on_other_values():
+    p = page()
+    assert all(f.holds for f in p.facts.values())
+    assert p.inside == (8, 8) and p.min_weight == f"{p.bounds.min_weight:.1e}"
+    assert (
+        "8 outputs as crosses, all of which fall inside" in p.figures["convex_hull"].alt
+    )
+    outside = replace(p.hull, inside=np.array([True] * 7 + [False]))
+    assert not facts(outside, p.bounds, p.relu)["all_within"].holds
+    assert "7 of which fall inside" in figures(outside)["convex_hull"].alt
+    negative = replace(p.bounds, min_weight=-1e-3)
+    assert not facts(p.hull, negative, p.relu)["never_negative"].holds
+    affine = replace(p.relu, attention_error=0.0)  # as if an affine map were ReLU
+    assert not facts(p.hull, p.bounds, affine)["ffn_exact"].holds

@@ -1,6 +1,6 @@
 """The every-head widgets' data (``mha.experiments.head_grid``), as the two pages embed
-it: ``mha.pages.real_heads.every_head()`` (all-MiniLM-L6-v2) and
-``mha.pages.real_gqa_model.every_head()`` (SmolLM2-135M-Instruct).
+it: ``mha.pages.real_heads.page().every`` (all-MiniLM-L6-v2) and
+``mha.pages.real_gqa_model.page().every`` (SmolLM2-135M-Instruct).
 
 The embedded weights are decoded here from the base64 bytes, independently of the
 module, and compared with the core's models run afresh.
@@ -25,7 +25,7 @@ MODELS = ("minilm", "smollm2")
 
 @pytest.fixture(scope="module")
 def widgets() -> dict[str, hg.Widget]:
-    return {"minilm": real_heads.every_head(), "smollm2": real_gqa_model.every_head()}
+    return {"minilm": real_heads.page().every, "smollm2": real_gqa_model.page().every}
 
 
 @pytest.fixture(scope="module")

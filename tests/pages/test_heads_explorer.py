@@ -7,6 +7,7 @@ head that is not the concatenation of the narrow ones).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import re
@@ -18,7 +19,6 @@ import pytest
 from mha.figures import to_svg
 from mha.figures.heads_explorer import heatmaps
 from mha.pages import heads_explorer as hx
-from mha.support.claims import ClaimError, check
 from mha.worked import cat_mat, cricket
 
 TOKENS = cat_mat.TOKENS
@@ -81,7 +81,6 @@ def test_no_two_heads_maps_look_alike(four) -> None:
     for a, b in itertools.combinations(range(4), 2):
         difference = np.abs(four[a] - four[b]).mean()
         assert difference >= hx.ALIKE, (cat_mat.HEADS[a], cat_mat.HEADS[b], difference)
-    assert min(hx.map_differences().values()) >= hx.ALIKE
 
 
 def test_the_one_head_map_is_dominated_by_the_full_stop_except_the_two_the() -> None:
@@ -100,7 +99,7 @@ def test_the_slider_shows_when_the_full_stop_takes_over() -> None:
     led = [d.rows_led for d in levels]
     assert led == sorted(led) and led[0] == 0 and led[-1] == len(TOKENS)
     assert [d.dominated for d in levels] == [False, False, False, True, True]
-    assert hx.facts().first_dominated == 24.0
+    assert hx.page().first_dominated == 24.0
 
 
 def test_fewer_heads_are_the_four_heads_concatenated() -> None:
@@ -153,31 +152,47 @@ def test_patterns_match_the_weights(four) -> None:
     assert p.entropy_bits[1] > max(p.entropy_bits[2], p.entropy_bits[4])
 
 
-# Claims: the page's comparing sentences ----------------------------------------------
+# Facts: the page's comparing sentences ----------------------------------------------
 
 
-def test_every_claim_of_the_page_holds() -> None:
-    for name, claim in hx.claims().items():
-        assert check(claim, f"heads-explorer:{name}")
+def test_every_fact_of_the_page_holds() -> None:
+    stale = {name: f.values for name, f in hx.page().facts.items() if not f.holds}
+    assert not stale
 
 
-def test_a_stale_claim_is_refused_when_the_sink_weakens(monkeypatch) -> None:
+def test_facts_turn_false_when_the_sink_weakens(monkeypatch) -> None:
     """With the sink at 8, "." no longer leads most rows: the sentence must go."""
     monkeypatch.setitem(cat_mat.STRENGTH, "sink", 8.0)
-    stale = hx.claims()
-    assert not stale["one_head_dominated"].holds
-    assert not stale["sink_strongest"].holds
-    with pytest.raises(ClaimError, match=r"heads-explorer\.md:1"):
-        check(stale["one_head_dominated"], "docs/heads-explorer.md:1")
+    s, four = cat_mat.strengths(), cat_mat.attention_weights(4)
+    levels = tuple(hx.dominance(v) for v in cat_mat.SINK_STRENGTHS)
+    stale = hx.facts(s, four, cat_mat.attention_weights(1)[0], levels, cat_mat.solve())
+    assert (
+        not stale["one_head_dominated"].holds
+        and "1 of 8" in stale["one_head_dominated"].values
+    )
+    assert not stale["sink_strongest"].holds and not stale["the_exception"].holds
+    assert stale["heads_differ"].holds and stale["slider_turns"].holds
 
 
-def test_every_claim_on_the_page_exists_and_alt_texts_come_from_the_module() -> None:
-    page = (
-        Path(__file__).resolve().parents[2] / "docs" / "heads-explorer.md"
-    ).read_text()
-    used = set(re.findall(r'claim\("(\w+)"\)', page))
-    assert used == set(hx.claims()), used ^ set(hx.claims())
-    assert 'hx.alt()["heatmaps"]' in page and 'caption=hx.caption()["heatmaps"]' in page
+def test_facts_turn_false_on_other_maps() -> None:
+    s, levels, p = cat_mat.STRENGTH, hx.page().dominance, cat_mat.solve()
+    alike = np.full((4, 8, 8), 1 / 8)  # four identical, even maps
+    stale = hx.facts(s, alike, alike[0], levels, p)
+    assert not stale["heads_differ"].holds and not stale["one_head_dominated"].holds
+    assert stale["same_word_spreads"].holds
+    blurred = dataclasses.replace(p, entropy_bits={1: 1.0, 2: 2.0, 4: 0.5})
+    assert not hx.facts(s, alike, alike[0], levels, blurred)["blur_order"].holds
+
+
+def test_the_figure_is_the_explorers_default_variant() -> None:
+    (static,) = hx.page().figures["heatmaps"].data
+    data = hx.example("cat_mat")
+    assert static == {
+        "queries": data["queries"],
+        "keys": data["keys"],
+        "configs": data["variants"][data["default"]]["configs"],
+    }
+    assert "6 of 8 rows" in hx.page().figures["heatmaps"].alt
 
 
 # The payload the widget renders ------------------------------------------------------
@@ -295,7 +310,7 @@ def test_the_build_embeds_the_data_in_the_pages(built_site: Path) -> None:
 
 
 def test_static_heatmaps_figure_is_deterministic() -> None:
-    example = hx.static_example()
+    (example,) = hx.page().figures["heatmaps"].data
     fig = heatmaps(example)
     assert sum(len(ax.images) for ax in fig.axes) == 7
     assert to_svg(fig, "heatmaps") == to_svg(heatmaps(example), "heatmaps")

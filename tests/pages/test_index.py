@@ -27,11 +27,14 @@ def test_home_opens_with_the_whole_layer_figure(built_site: Path) -> None:
     after_h1 = article[article.index("</h1>") + len("</h1>") :].lstrip()
     assert after_h1.startswith('<figure class="mha" id="figure-1">')
     figure = after_h1[: after_h1.index("</figure>")]
-    home = index.home()
+    home = index.page()
     assert 'aria-label="The whole multi-head attention layer' in figure
     assert "(8, 512)" in figure and "(8, 8, 64)" in figure  # shapes on the arrows
     assert "<figcaption><strong>Figure 1.</strong>" in figure
-    assert home.whole.sizes == {"n": 8, "d_model": 512, "h": 8, "d_k": 64}
+    assert (home.d_model, home.h) == (512, 8)
+    whole = home.figures["whole_layer"]
+    assert whole.draw == "multi_head.whole_layer"
+    assert whole.data[0].sizes == {"n": 8, "d_model": 512, "h": 8, "d_k": 64}
 
 
 def test_home_teaches_then_orders_the_reading(built_site: Path) -> None:
@@ -52,8 +55,11 @@ def test_home_teaches_then_orders_the_reading(built_site: Path) -> None:
     assert f'href="{repo}"' in first_paragraphs  # the repository, near the top
 
 
-def test_home_claims_hold() -> None:
-    assert all(c.holds for c in index.claims().values())
+def test_home_facts_hold_and_a_stale_one_is_refused() -> None:
+    home = index.page()
+    assert all(f.holds for f in home.facts.values())
+    assert home.params_one == home.params_many == 4 * 512 * 512
+    assert not index.facts(home.params_one, home.params_one + 1, 8)["same_params"].holds
 
 
 @pytest.mark.parametrize("source", NOTEBOOKS, ids=lambda p: p.name)

@@ -1,4 +1,4 @@
-"""Published decoder configurations and their KV-cache accounting (issue 6, part 2).
+"""Published decoder configurations and their KV-cache accounting.
 
 The per-token figures are checked against hand-computed values for each attention
 kind, against a real `KVCache` filled by a layer of the same shape, and against the
@@ -29,16 +29,13 @@ from mha.pages.kv_cache import (
     calculator_data,
     calculator_json,
     calculator_view,
-    claims,
-    figure_texts,
+    facts,
+    figures,
     gqa_tradeoff,
-    head_dim_from_d_model,
     kv_head_of_query,
-    sequences_that_fit,
+    page,
     size_text,
     table,
-    tokens_held,
-    weight_bytes,
     what_fits,
 )
 
@@ -122,8 +119,7 @@ def test_head_width_is_read_not_derived_from_d_model():
     palm, gemma7 = decoder("PaLM 540B"), decoder("Gemma 7B")
     assert palm.n_heads * palm.head_dim != palm.d_model
     assert gemma7.n_heads * gemma7.head_dim != gemma7.d_model
-    assert head_dim_from_d_model(palm) == (384, 1.5)
-    assert head_dim_from_d_model(gemma7) == (192, 0.75)
+    assert page().naive == {"PaLM 540B": (384, 1.5), "Gemma 7B": (192, 0.75)}
     assert bytes_per_token(palm) == 2 * 118 * 1 * 256 * 2  # not 384
 
 
@@ -140,32 +136,35 @@ def test_attention_kinds_at_the_ends_of_gqa():
 
 def test_sliding_window_caps_the_tokens_held():
     mistral = decoder("Mistral 7B")
-    assert tokens_held(mistral, 100) == 100
-    assert tokens_held(mistral, 10**6) == mistral.sliding_window == 4096
+    assert cache_bytes(mistral, 100) == 100 * bytes_per_token(mistral)
+    assert mistral.sliding_window == 4096
     assert cache_bytes(mistral, 10**6) == cache_bytes(mistral, 4096)
+    assert cache_bytes(mistral, 4097) == 4096 * bytes_per_token(mistral)
     with pytest.raises(ValueError, match="context: expected a positive integer"):
-        tokens_held(mistral, 0)
+        cache_bytes(mistral, 0)
 
 
-def test_sequences_that_fit_are_the_largest_count_that_fits():
+def test_the_sequences_that_fit_are_the_largest_count_that_fits():
+    fits = page().fits
+    assert list(fits) == list(FIT_MODELS)
     for name in FIT_MODELS:
         c = decoder(name)
-        for h_kv in (c.n_kv_heads, c.n_heads):
-            n = sequences_that_fit(c, EXAMPLE_MEMORY, EXAMPLE_CONTEXT, n_kv_heads=h_kv)
+        for n, h_kv in zip(fits[name], (c.n_kv_heads, c.n_heads), strict=True):
             per_sequence = cache_bytes(c, EXAMPLE_CONTEXT, n_kv_heads=h_kv)
-            used = weight_bytes(c) + n * per_sequence
+            used = c.params * 2 + n * per_sequence
             assert used <= EXAMPLE_MEMORY < used + per_sequence, name
-    assert sequences_that_fit(decoder("Llama-2 70B"), EXAMPLE_MEMORY, 4096) == 0
-    llama2, llama3 = decoder("Llama-2 7B"), decoder("Llama-3 8B")
-    assert sequences_that_fit(llama3, EXAMPLE_MEMORY, 4096) > 3 * sequences_that_fit(
-        llama2, EXAMPLE_MEMORY, 4096
-    )
+    assert fits["Llama-2 7B"] == (33, 33)  # MHA: 512 KiB a token, 2 GiB a sequence
+    assert fits["Llama-3 8B"][0] > 3 * fits["Llama-2 7B"][0]
 
 
 def test_weights_bytes_come_from_the_published_parameter_counts():
-    assert weight_bytes(decoder("Gemma 2B")) == 2 * (524_550_144 + 1_981_884_416)
-    assert weight_bytes(decoder("PaLM 540B"), itemsize=1) == 540_350_000_000
-    assert weight_bytes(decoder("GPT-3 175B")) == 350 * 10**9
+    assert decoder("Gemma 2B").params == 524_550_144 + 1_981_884_416
+    assert decoder("PaLM 540B").params == 540_350_000_000
+    assert decoder("GPT-3 175B").params * 2 == 350 * 10**9
+    gemma = decoder("Gemma 2B")  # the weights come first: 16-bit, params × 2 bytes
+    free = EXAMPLE_MEMORY - gemma.params * 2
+    per_sequence = cache_bytes(gemma, EXAMPLE_CONTEXT)
+    assert page().fits["Gemma 2B"][0] == free // per_sequence
 
 
 def test_every_published_decoder_has_its_context_with_a_source():
@@ -245,23 +244,42 @@ def test_which_kv_head_each_query_head_reads_comes_from_repeat_kv():
     assert kv_head_of_query(64, 8)[8:16] == [1] * 8  # Llama-2 70B: groups of 8
     with pytest.raises(ValueError, match="n_kv_heads: expected a divisor"):
         kv_head_of_query(8, 3)
-    fig = head_sharing(8, [8, 2, 1])
+    n_heads, panels = page().figures["head_sharing"].data
+    assert n_heads == 8 and [kv for _, kv, _ in panels] == [8, 2, 1]
+    assert [reads for _, _, reads in panels][1] == kv_head_of_query(8, 2)
+    fig = head_sharing(n_heads, panels)
     for ax, h_kv in zip(fig.axes, [8, 2, 1], strict=True):
         ends = {tuple(line.get_xdata()) for line in ax.lines}
         assert len(ax.lines) == 8 and len({end[1] for end in ends}) == h_kv
 
 
-def test_the_pages_claims_hold_and_follow_the_values():
-    found = claims()
-    assert all(c.holds for c in found.values()), {
-        k: c.because for k, c in found.items() if not c.holds
+def test_the_pages_facts_hold_and_follow_the_values():
+    p = page()
+    assert all(f.holds for f in p.facts.values()), {
+        k: f.values for k, f in p.facts.items() if not f.holds
     }
-    assert found["palm_trap"].text == "a cache 1.5 times too large"
-    assert found["gemma_trap"].text == "a cache only 0.75 of the true one"
-    assert "more than" in found["mha_beyond_weights"].text
-    texts = figure_texts()
+    assert (
+        p.models["Falcon-7B"].saving == 71 and p.models["Falcon-7B"].per_token == 8192
+    )
+    assert p.gib["longest"] > p.gib["weights"]  # "more than" the weights
+    assert (round(p.gib["longest"], 2), round(p.gib["weights"], 2)) == (320.0, 130.39)
+    assert p.fits["Llama-2 7B"] == (33, 33) and p.fits["Falcon-7B"] == (2142, 30)
+    assert p.fits["Llama-3 8B"] == (130, 32)
+    assert (round(p.speed_share, 2), round(p.recovered, 2)) == (0.86, 0.83)
+    swapped = {**p.naive, "PaLM 540B": (192, 0.75), "Gemma 7B": (384, 1.5)}
+    found = facts(p.models, swapped, p.fits, p.tradeoff)
+    assert not found["palm_too_large"].holds and not found["gemma_too_small"].holds
+    assert found["palm_trap"].holds  # still a trap, the other way: the Markdown's else
+    same = {**p.naive, "Gemma 7B": (256, 1.0)}
+    assert not facts(p.models, same, p.fits, p.tradeoff)["gemma_trap"].holds
+    fewer = {**p.fits, "Llama-3 8B": (1, 1)}
+    assert not facts(p.models, p.naive, fewer, p.tradeoff)["fit_llama"].holds
+    texts = p.figures
     assert "8 times the published grouped-query model" in texts["cache_vs_context"].alt
-    assert all(t.alt and t.caption for t in texts.values())
+    assert "Falcon-7B fits the most, 2,142" in texts["fit_in_memory"].alt
+    assert "Q0 to Q3 read KV0" in texts["head_sharing"].alt
+    assert figures(p.models, p.fits) == texts
+    assert [o for o in p.options if o[1]] == [(p.models["Llama-3 8B"], True)]
 
 
 def test_gqa_tradeoff_reads_table_1():
@@ -279,31 +297,43 @@ def test_gqa_tradeoff_reads_table_1():
 
 def test_figures_draw_the_core_values_deterministically():
     llama70 = decoder("Llama-2 70B")
-    fig = cache_vs_context(llama70, [512, 4096], [64, 8, 1])
-    lines = fig.axes[0].lines
-    assert [line.get_ydata()[1] for line in lines] == [
+    spec = page().figures["cache_vs_context"]
+    name, layers, contexts, lines = spec.data
+    assert (name, layers, contexts[0], contexts[-1]) == (
+        "Llama-2 70B",
+        80,
+        512,
+        131_072,
+    )
+    assert [label for label, _ in lines] == [
+        "MHA (h_kv = 64)",
+        "GQA-8 (h_kv = 8), as published",
+        "MQA (h_kv = 1)",
+    ]
+    fig = cache_vs_context(*spec.data)
+    at = contexts.index(4096)
+    assert [line.get_ydata()[at] for line in fig.axes[0].lines] == [
         cache_bytes(llama70, 4096, n_kv_heads=h) / GIB for h in (64, 8, 1)
     ]
-    assert to_svg(fig, "alt") == to_svg(
-        cache_vs_context(llama70, [512, 4096], [64, 8, 1]), "alt"
-    )
-    fig = fit_in_memory(["Llama-2 7B", "Falcon-7B"], EXAMPLE_MEMORY, EXAMPLE_CONTEXT)
-    widths = [bar.get_width() for bar in fig.axes[0].patches]
-    falcon = decoder("Falcon-7B")
-    assert widths == [
-        sequences_that_fit(decoder("Llama-2 7B"), EXAMPLE_MEMORY, EXAMPLE_CONTEXT),
-        sequences_that_fit(falcon, EXAMPLE_MEMORY, EXAMPLE_CONTEXT),
-        sequences_that_fit(decoder("Llama-2 7B"), EXAMPLE_MEMORY, EXAMPLE_CONTEXT),
-        sequences_that_fit(falcon, EXAMPLE_MEMORY, EXAMPLE_CONTEXT, n_kv_heads=71),
+    assert to_svg(fig, "alt") == to_svg(cache_vs_context(*spec.data), "alt")
+    bars, context = page().figures["fit_in_memory"].data
+    assert context == EXAMPLE_CONTEXT and [b[0] for b in bars][-2:] == [
+        "Falcon-7B (MQA)",
+        "Gemma 2B (MQA)",
     ]
+    fig = fit_in_memory(bars, context)
+    widths = [bar.get_width() for bar in fig.axes[0].patches]
+    assert widths == [b[1] for b in bars] + [b[2] for b in bars]
+    assert bars[4][1:] == page().fits["Falcon-7B"] == (2142, 30)
 
 
 def test_every_text_of_the_figures_follows_the_page_colour():
     """No text is left to SVG's default black, unreadable in the dark scheme."""
-    figures = (
-        cache_vs_context(decoder("Llama-2 70B"), [512, 4096], [64, 8, 1]),
-        fit_in_memory(["Llama-2 7B", "Falcon-7B"], EXAMPLE_MEMORY, EXAMPLE_CONTEXT),
+    specs = page().figures
+    figures_drawn = (
+        cache_vs_context(*specs["cache_vs_context"].data),
+        fit_in_memory(*specs["fit_in_memory"].data),
     )
-    for fig in figures:
+    for fig in figures_drawn:
         styles = re.findall(r'<text style="([^"]*)"', to_svg(fig, "alt"))
         assert styles and all("fill: currentColor" in s for s in styles)

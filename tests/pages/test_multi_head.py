@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import re
 import textwrap
 from pathlib import Path
@@ -15,7 +16,6 @@ from mha.figures import multi_head as figures
 from mha.figures import to_svg
 from mha.heads import split_heads
 from mha.pages import multi_head as mechanism
-from mha.support.claims import ClaimError
 from mha.support.formatting import decimals
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "multi-head.md"
@@ -239,15 +239,30 @@ def test_cross_attention_reads_another_sequence_through_the_same_weights(
         mechanism.cross_attention(layer, queries, memory[:, :4])
 
 
-def test_claims_hold_and_a_stale_one_is_refused() -> None:
+def test_facts_hold_and_a_stale_one_is_refused() -> None:
     page = mechanism.page()
-    assert all(c.holds for c in mechanism.claims(page).values())
-    tied = dataclasses.replace(
-        page,
-        contrast=dataclasses.replace(
-            page.contrast, heads=np.ones_like(page.contrast.heads)
-        ),
-    )
-    assert not mechanism.claims(tied)["tops_differ"].holds
-    with pytest.raises(ClaimError):
-        mechanism.alt(tied)
+    assert all(f.holds for f in page.facts.values())
+    names = inspect.signature(mechanism.facts).parameters
+    values = {name: getattr(page, name) for name in names}
+    ones = np.ones_like(page.contrast.heads)
+    tied = dataclasses.replace(page.contrast, heads=ones)
+    assert not mechanism.facts(**values | {"contrast": tied})["tops_differ"].holds
+    same = mechanism.Dependence(np.ones((4, 4)))  # every head moves every slice
+    refused = mechanism.facts(**values | {"bare": same, "mixed": page.bare})
+    assert not refused["bare_own"].holds and not refused["mixed_every"].holds
+    gqa = MultiHeadAttention(8, 4, n_kv_heads=2)
+    assert not mechanism.facts(**values | {"wide": gqa})["wide_same"].holds
+
+
+def test_the_figures_draw_the_pages_values() -> None:
+    page = mechanism.page()
+    assert {name: f.data for name, f in page.figures.items()} == {
+        "whole_layer": (page.whole,),
+        "split_heads_reshape": (3, 8, 4),
+        "head_dependence": (page.bare, page.mixed),
+        "one_vs_many": (page.contrast,),
+    }
+    for figure in page.figures.values():
+        module, _, function = figure.draw.partition(".")
+        assert module == "multi_head" and callable(getattr(figures, function))
+    assert "(8, 512)" in page.figures["whole_layer"].alt

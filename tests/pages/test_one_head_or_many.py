@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import re
 
 import numpy as np
 import pytest
@@ -19,9 +18,8 @@ from mha.experiments import toy_model, toy_task
 from mha.experiments.toy_task import D_MODEL, N_POSITIONS, N_WORDS
 from mha.figures import one_head_or_many as figures
 from mha.figures import to_svg
-from mha.pages import one_head_or_many as head_sweep
-from mha.support.claims import ClaimError, check
-from tests.conftest import ROOT
+from mha.pages import one_head_or_many as page_module
+from mha.pages.one_head_or_many import head_sweep
 
 # --- the task ---------------------------------------------------------------------
 
@@ -314,14 +312,14 @@ def test_sweep_is_computed_once_then_cached(monkeypatch, tmp_path):
 
 
 def test_toy_figures_are_byte_identical_between_draws(tiny_sweep):
-    example = TINY.example()  # the heatmaps embed images: the riskiest figure
-    first = to_svg(figures.head_heatmaps(tiny_sweep, example, (1, 2)), "alt")
-    assert first == to_svg(figures.head_heatmaps(tiny_sweep, example, (1, 2)), "alt")
+    data = page_module.figures(tiny_sweep, (1, 2))["head_heatmaps"].data  # images
+    first = to_svg(figures.head_heatmaps(*data), "alt")
+    assert first == to_svg(figures.head_heatmaps(*data), "alt")
     assert first.count("<image") == 4  # a heatmap per head (1 + 2) and the colour bar
 
 
 def test_the_results_figure_sets_the_toy_beside_the_paper(tiny_sweep):
-    fig = figures.sweep_results(tiny_sweep)
+    fig = figures.sweep_results(tiny_sweep, vaswani2017.ROW_A, D_MODEL, 512)
     toy_axis, paper_axis = fig.axes[0], fig.axes[1]
     assert [int(t) for t in toy_axis.get_xticks()] == list(TINY.heads)
     assert [int(t) for t in paper_axis.get_xticks()] == [1, 4, 8, 16, 32]
@@ -336,7 +334,7 @@ def test_vaswani_row_a_keeps_the_width_and_names_its_source():
     assert "1706.03762" in vaswani2017.URL and "Table 3" in vaswani2017.CITATION
 
 
-# --- the page's values and claims ---------------------------------------------------
+# --- the page's values and facts ----------------------------------------------------
 
 
 def _scored(sweep: head_sweep.Sweep, accuracy: dict, loss: dict) -> head_sweep.Sweep:
@@ -352,29 +350,37 @@ def _scored(sweep: head_sweep.Sweep, accuracy: dict, loss: dict) -> head_sweep.S
     return dataclasses.replace(sweep, results=results)
 
 
-def test_the_page_rows_are_the_results(tiny_sweep):
-    for row, r in zip(head_sweep.rows(tiny_sweep), tiny_sweep.results, strict=True):
-        assert row.loss == (r.test_loss.mean(), r.test_loss.min(), r.test_loss.max())
-        assert row.accuracy[0] == pytest.approx(r.accuracy.mean())
-        assert row.roles == tuple(r.roles().mean(axis=0))
-        assert row.first_step == (r.steps_to() if r.steps_to() is not None else "never")
+def test_the_table_values_are_the_results(tiny_sweep):
+    for r in tiny_sweep.results:
+        assert r.loss_range == (
+            r.test_loss.mean(),
+            r.test_loss.min(),
+            r.test_loss.max(),
+        )
+        assert r.accuracy_range[0] == pytest.approx(r.accuracy.mean())
+        assert r.per_word == pytest.approx(tuple(r.test_accuracy.mean(axis=0)))
+        assert r.mean_roles == tuple(r.roles().mean(axis=0))
+        assert r.first_step == (r.steps_to() if r.steps_to() is not None else "never")
 
 
-def test_a_stale_claim_is_refused_when_the_numbers_change(tiny_sweep):
-    """One head failing is asserted from the values: make it succeed, the claim goes."""
+def test_a_fact_turns_false_when_the_numbers_change(tiny_sweep):
+    """One head failing is computed from the values: make it succeed, the fact goes."""
     fails = _scored(tiny_sweep, {1: 0.5, 2: 1.0, 32: 0.9}, {1: 0.6, 2: 0.01, 32: 0.2})
-    assert head_sweep.claims(fails)["one_fails"].holds
-    assert head_sweep.claims(fails)["narrow_worse"].holds
+    assert page_module.facts(fails)["one_fails"].holds
+    assert page_module.facts(fails)["narrow_worse"].holds
     solves = _scored(tiny_sweep, {1: 1.0, 2: 1.0, 32: 0.9}, {1: 0.01, 2: 0.01, 32: 0.2})
-    assert not head_sweep.claims(solves)["one_fails"].holds
-    with pytest.raises(ClaimError, match=r"one-head-or-many\.md:7"):
-        check(head_sweep.claims(solves)["one_fails"], "docs/one-head-or-many.md:7")
+    assert not page_module.facts(solves)["one_fails"].holds
+    assert not page_module.facts(solves)["best_is_relations"].holds
 
 
-def test_every_claim_on_the_page_exists_and_figures_have_captions(tiny_sweep):
-    page = (ROOT / "docs" / "one-head-or-many.md").read_text()
-    used = set(re.findall(r'claim\("(\w+)"\)', page))
-    assert used == set(head_sweep.claims(tiny_sweep)), used
-    figures_on_page = re.findall(r'figure\("one_head_or_many\.(\w+)"', page)
-    assert sorted(figures_on_page) == sorted(head_sweep.alt())
-    assert page.count("caption=caption[") == len(figures_on_page)
+def test_the_page_quotes_the_site_sweep():
+    page = page_module.page()
+    assert page.one.n_heads == 1 and page.two.n_heads == 2 and page.n_seeds == 3
+    assert page.overlapping == ((2, 4),) and page.later_from == 4
+    assert page.paper_best == (8, 16)
+    assert set(page.figures) == {
+        "sweep_results",
+        "learning_curves",
+        "head_heatmaps",
+        "head_roles",
+    }

@@ -13,12 +13,12 @@ assert all(m.d_model % m.n_heads == 0 for m in MODELS)
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from mha.data import voita2019
+from mha.support.validate import lookup
 
 T = TypeVar("T", bound=Any)  # a row with a ``name``
 
@@ -143,11 +143,7 @@ def model(name: str) -> ModelShape:
 
 def _by_name(rows: Sequence[T], name: str) -> T:
     """The row called ``name``, or a ValueError listing the names there are."""
-    for row in rows:
-        if row.name == name:
-            return row
-    names = ", ".join(repr(row.name) for row in rows)
-    raise ValueError(f"name: expected one of {names}, got {name!r}")
+    return lookup("name", name, {row.name: row for row in rows})
 
 
 @dataclass(frozen=True)
@@ -566,9 +562,3 @@ GQA_TABLE_1: tuple[SpeedQuality, ...] = (
 )
 GQA_UPTRAIN_FRACTION = 0.05  # of the original pre-training steps (section 3.1)
 GQA_GROUPS = 8  # the paper's choice (section 4)
-
-
-# Each model above must add up to the total its source states: mha.data.totals counts
-# them part by part and refuses a contradiction when imported, so data that disagrees
-# with its source fails every build that uses it.
-importlib.import_module("mha.data.totals")

@@ -14,8 +14,8 @@ the total the model's source states:
   to 75B: the zero of an integer is a placeholder).
 
 A model whose total does not match is either on ``KNOWN_MISMATCHES``, with the reason,
-or a contradiction: importing this module raises, so the build that prints any of it
-fails (the cost page imports it). A listed model that starts to match is refused too,
+or a contradiction: ``contradictions()`` lists it, and the build refuses to start
+while the list is not empty (``docs/_glue/hooks.py``), as does a test. A listed model that starts to match is refused too,
 so the list cannot hide a fix.
 
 ```python
@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mha.data import published
-from mha.data.published import DECODERS, MODELS, DecoderConfig, ModelShape, Source
+from mha.data.published import DECODERS, MODELS, DecoderConfig, Source
+from mha.support.validate import lookup
 
 EXACT_TOLERANCE = 0.02  # relative, for a count given to more than four digits
 EXACT_DIGITS = 4
@@ -320,29 +321,26 @@ KNOWN_MISMATCHES: dict[str, str] = {
 
 def _shape(name: str) -> tuple[int, int, int, int, int, int, Source]:
     """(d_model, h, h_kv, head_dim, layers, stated total, its source) of a model."""
-    for row in (*MODELS, *DECODERS):
-        if row.name == name:
-            if isinstance(row, DecoderConfig):
-                return (
-                    row.d_model,
-                    row.n_heads,
-                    row.n_kv_heads,
-                    row.head_dim,
-                    row.n_layers,
-                    row.params,
-                    row.params_source,
-                )
-            assert isinstance(row, ModelShape)
-            return (
-                row.d_model,
-                row.n_heads,
-                row.n_heads,
-                row.d_k,
-                row.n_layers,
-                row.params,
-                row.params_source,
-            )
-    raise ValueError(f"name: expected a model of mha.data.published, got {name!r}")
+    row = lookup("name", name, {r.name: r for r in (*MODELS, *DECODERS)})
+    if isinstance(row, DecoderConfig):
+        return (
+            row.d_model,
+            row.n_heads,
+            row.n_kv_heads,
+            row.head_dim,
+            row.n_layers,
+            row.params,
+            row.params_source,
+        )
+    return (
+        row.d_model,
+        row.n_heads,
+        row.n_heads,
+        row.d_k,
+        row.n_layers,
+        row.params,
+        row.params_source,
+    )
 
 
 def breakdown(name: str) -> Breakdown:
@@ -447,15 +445,3 @@ def _row(name: str) -> str:
     lines = path.read_text(encoding="utf-8").splitlines()
     line = next((i for i, text in enumerate(lines, 1) if f'"{name}"' in text), 0)
     return f"src/mha/data/published.py:{line}"
-
-
-def _refuse_contradictions() -> None:
-    found = contradictions()
-    if found:
-        raise ValueError(
-            "published data contradicts its source (mha.data.published / "
-            "mha.data.totals):\n" + "\n".join(f"  {line}" for line in found)
-        )
-
-
-_refuse_contradictions()  # at import: a page that prints these figures cannot build

@@ -1,6 +1,6 @@
 """One multi-head attention layer and a linear readout, trained in NumPy by hand.
 
-The model reads the one-hot tokens of :mod:`mha.experiments.toy_task` and, for every
+The model reads the one-hot tokens of ``mha.experiments.toy_task`` and, for every
 token, predicts the two target words::
 
     x (batch, n, d_model)

@@ -19,9 +19,9 @@ def render(name: str, alt: str, *args: object, **kwargs: object) -> str:
 
     ```python
     from mha.figures import render
-    from mha.worked.cricket import solve
+    from mha.worked.cricket import TOKENS, solve
 
-    svg = render("cricket.three_distributions", "three bar groups", solve())
+    svg = render("cricket.three_distributions", "three bar groups", solve(), TOKENS, "his")
     assert svg.startswith('<svg role="img" aria-label="three bar groups"')
     ```
     """

@@ -10,10 +10,8 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from mha.experiments.induction import Circuit
-from mha.experiments.repeated_tokens import Scan, strongest
 from mha.figures.style import CMAP, INK, PALETTE, new_figure
-from mha.pages.depth import Task
+from mha.pages.depth import Scan, Task
 
 
 def residual_norms(scan: Scan) -> Figure:
@@ -21,9 +19,9 @@ def residual_norms(scan: Scan) -> Figure:
 
     ```python
     from mha.figures.depth import residual_norms
-    from mha.experiments.repeated_tokens import scan
+    from mha.pages.depth import page
 
-    assert len(residual_norms(scan()).axes[0].lines) == 3
+    assert len(residual_norms(page().scan).axes[0].lines) == 3
     ```
     """
     fig, ax = new_figure(5.4, 3.0)
@@ -59,25 +57,23 @@ def residual_norms(scan: Scan) -> Figure:
     return fig
 
 
-def circuit_attention(circuit: Circuit, tokens: np.ndarray) -> Figure:
-    """The built circuit's two heads on one sequence: row t is query t's attention.
+def circuit_attention(weights: tuple[np.ndarray, ...], tokens: np.ndarray) -> Figure:
+    """The built circuit's two heads' ``weights (n, n)`` on ``tokens``: row t is query
+    t's attention.
 
     ```python
-    import numpy as np
-    from mha.experiments.induction import build
     from mha.figures.depth import circuit_attention
+    from mha.pages.depth import page
 
-    fig = circuit_attention(build(6, 10), np.array([3, 0, 5, 1, 4, 2, 1, 5, 0, 3]))
-    assert len(fig.axes) == 2
+    assert len(circuit_attention(*page().figures["circuit_attention"].data).axes) == 2
     ```
     """
-    _, weights = circuit.run(tokens[None])
     n = len(tokens)
     fig, axes = new_figure(5.4, 3.0, ncols=2)
     titles = ("L0H0: previous token", "L1H0: induction")
     labels = [f"{t}" for t in tokens]
     for ax, w, title in zip(axes, weights, titles, strict=True):
-        ax.imshow(w[0, 0], cmap=CMAP, vmin=0, vmax=1)
+        ax.imshow(w, cmap=CMAP, vmin=0, vmax=1)
         ax.set_title(title, fontsize=10)
         ax.set_xticks(range(n), labels, fontsize=9)
         ax.set_yticks(range(n), labels, fontsize=9)
@@ -123,16 +119,16 @@ def training(task: Task) -> Figure:
     return fig
 
 
-def head_scores(scan: Scan, top: int) -> Figure:
+def head_scores(scan: Scan, top: list[tuple[int, int]]) -> Figure:
     """The induction and previous-token score of each of SmolLM2's 270 heads.
 
-    Rows are layers, columns heads; the ``top`` strongest induction heads are framed.
+    Rows are layers, columns heads; the heads ``top`` (``(layer, head)``) are framed.
 
     ```python
     from mha.figures.depth import head_scores
-    from mha.experiments.repeated_tokens import scan
+    from mha.pages.depth import page
 
-    assert len(head_scores(scan(), 5).axes) == 3  # two grids and their colour bar
+    assert len(head_scores(page().scan, [(18, 6)]).axes) == 3  # two grids, a colour bar
     ```
     """
     n_layers, n_heads = scan.induction.shape
@@ -152,7 +148,7 @@ def head_scores(scan: Scan, top: int) -> Figure:
             spine.set_visible(False)
     axes[0].set_yticks(range(n_layers), [str(i) for i in range(n_layers)], fontsize=9)
     axes[0].set_ylabel("layer", fontsize=10)
-    for layer, head in strongest(scan.induction, top):
+    for layer, head in top:
         axes[0].add_patch(
             Rectangle(
                 (head - 0.5, layer - 0.5), 1, 1, fill=False, edgecolor=PALETTE[5], lw=2
@@ -167,9 +163,9 @@ def attention_sinks(scan: Scan) -> Figure:
 
     ```python
     from mha.figures.depth import attention_sinks
-    from mha.experiments.repeated_tokens import scan
+    from mha.pages.depth import page
 
-    assert len(attention_sinks(scan()).axes[0].patches) == 30
+    assert len(attention_sinks(page().scan).axes[0].patches) == 30
     ```
     """
     fig, ax = new_figure(5.4, 2.6)

@@ -17,10 +17,10 @@ def heatmaps(example: dict) -> Figure:
     starts a row of its own.
 
     ```python
-    from mha.pages.heads_explorer import static_example
     from mha.figures.heads_explorer import heatmaps
+    from mha.pages.heads_explorer import page
 
-    fig = heatmaps(static_example())
+    fig = heatmaps(*page().figures["heatmaps"].data)
     assert sum(len(ax.images) for ax in fig.axes) == 4 + 2 + 1
     ```
     """

@@ -9,33 +9,25 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator
 
-from mha.data.published import DecoderConfig, decoder
 from mha.figures.style import INK, PALETTE, SMALL, new_figure
-from mha.pages.kv_cache import (
-    GIB,
-    attention_kind,
-    cache_bytes,
-    kv_head_of_query,
-    sequences_that_fit,
-)
 
 
-def head_sharing(n_heads: int, kv_heads: Sequence[int]) -> Figure:
+def head_sharing(n_heads: int, panels: Sequence[tuple[str, int, list[int]]]) -> Figure:
     """Query heads above, K/V heads below, a line from each query head to the K/V head
-    it reads (``kv_head_of_query``, from ``repeat_kv``): one panel per K/V head count,
-    stacked (MHA, GQA, MQA, as in Ainslie et al.'s Figure 2).
+    it reads: one panel ``(kind, K/V heads, K/V head of each query head)`` per K/V
+    head count, stacked (MHA, GQA, MQA, as in Ainslie et al.'s Figure 2).
 
     ```python
     from mha.figures.kv_cache import head_sharing
+    from mha.pages.kv_cache import page
 
-    fig = head_sharing(8, [8, 2, 1])
+    fig = head_sharing(*page().figures["head_sharing"].data)
     assert len(fig.axes) == 3 and len(fig.axes[1].lines) == 8  # one line a query head
     ```
     """
-    fig, axes = new_figure(4.6, 1.7 * len(kv_heads), nrows=len(kv_heads), squeeze=False)
+    fig, axes = new_figure(4.6, 1.7 * len(panels), nrows=len(panels), squeeze=False)
     x_query = np.arange(n_heads, dtype=float)
-    for ax, h_kv in zip(axes[:, 0], kv_heads, strict=True):
-        reads = kv_head_of_query(n_heads, h_kv)
+    for ax, (kind, h_kv, reads) in zip(axes[:, 0], panels, strict=True):
         x_kv = np.array([x_query[np.equal(reads, j)].mean() for j in range(h_kv)])
         for i, j in enumerate(reads):
             ax.plot([x_query[i], x_kv[j]], [1, 0], color=PALETTE[j % 3], lw=1.2)
@@ -45,7 +37,6 @@ def head_sharing(n_heads: int, kv_heads: Sequence[int]) -> Figure:
             ax.text(x_query[i], 1.22, f"Q{i}", ha="center", va="bottom", fontsize=9)
         for j in range(h_kv):
             ax.text(x_kv[j], -0.22, f"KV{j}", ha="center", va="top", fontsize=9)
-        kind = attention_kind(n_heads, h_kv)
         ax.set_title(f"{kind}: {h_kv} K/V head{'s' if h_kv > 1 else ''}", fontsize=10)
         ax.set_xlim(-0.6, n_heads - 0.4)
         ax.set_ylim(-0.7, 1.7)
@@ -63,26 +54,26 @@ def _gib(y: float, _pos: int) -> str:
 
 
 def cache_vs_context(
-    config: DecoderConfig, contexts: Sequence[int], kv_heads: Sequence[int]
+    name: str,
+    layers: int,
+    contexts: Sequence[int],
+    lines: Sequence[tuple[str, Sequence[float]]],
 ) -> Figure:
-    """Cache size of one sequence (16-bit) against context, one line per K/V head count.
+    """Cache of one sequence (GiB, 16-bit) against context: one ``(label, sizes)``
+    line per K/V head count.
 
     ```python
     from mha.figures.kv_cache import cache_vs_context
-    from mha.data.published import decoder
+    from mha.pages.kv_cache import page
 
-    fig = cache_vs_context(decoder("Llama-2 70B"), [512, 4096, 32768], [64, 8, 1])
+    fig = cache_vs_context(*page().figures["cache_vs_context"].data)
     assert len(fig.axes[0].lines) == 3
     ```
     """
     fig, ax = new_figure(5.6, 3.4)
     x = np.asarray(contexts, dtype=float)
     markers = ("o", "s", "^", "D", "v")
-    for i, h_kv in enumerate(kv_heads):
-        gib = [cache_bytes(config, n, n_kv_heads=h_kv) / GIB for n in contexts]
-        label = attention_kind(config.n_heads, h_kv) + f" (h_kv = {h_kv})"
-        if h_kv == config.n_kv_heads:
-            label += ", as published"
+    for i, (label, gib) in enumerate(lines):
         ax.plot(x, gib, marker=markers[i % len(markers)], color=PALETTE[i], label=label)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
@@ -91,45 +82,34 @@ def cache_vs_context(
     ax.yaxis.set_major_formatter(FuncFormatter(_gib))
     ax.set_xlabel("context length (tokens)")
     ax.set_ylabel("KV cache of one sequence (GiB)")
-    ax.set_title(
-        f"{config.name}, 16-bit cache, all {config.n_layers} layers", fontsize=10
-    )
+    ax.set_title(f"{name}, 16-bit cache, all {layers} layers", fontsize=10)
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(loc="upper left", labelcolor=INK)
     return fig
 
 
-def fit_in_memory(names: Sequence[str], memory: int, context: int) -> Figure:
-    """How many ``context``-token sequences fit in ``memory`` after 16-bit weights.
-
-    Two bars a model: its cache as published, and the same model with full MHA.
+def fit_in_memory(bars: Sequence[tuple[str, int, int]], context: int) -> Figure:
+    """How many ``context``-token sequences fit beside the weights: two bars a
+    ``(label, as published, with full MHA)``.
 
     ```python
     from mha.figures.kv_cache import fit_in_memory
 
-    fig = fit_in_memory(["Llama-2 7B", "Falcon-7B"], 80 * 2**30, 4096)
+    fig = fit_in_memory([("Llama-2 7B (MHA)", 33, 33), ("Falcon-7B (MQA)", 2142, 30)], 4096)
     assert len(fig.axes[0].patches) == 4
     ```
     """
-    configs = [decoder(name) for name in names]
-    fig, ax = new_figure(5.2, 0.55 * len(configs) + 1.2)
-    y = np.arange(len(configs))
+    labels, published, full = (list(column) for column in zip(*bars, strict=True))
+    fig, ax = new_figure(5.2, 0.55 * len(bars) + 1.2)
+    y = np.arange(len(bars))
     height = 0.38
-    published = [sequences_that_fit(c, memory, context) for c in configs]
-    full = [
-        sequences_that_fit(c, memory, context, n_kv_heads=c.n_heads) for c in configs
-    ]
-    bars = ax.barh(
-        y - height / 2, published, height, color=PALETTE[0], label="as published"
-    )
-    ax.bar_label(bars, fmt="{:,.0f}", fontsize=SMALL, padding=2, color=INK)
-    bars = ax.barh(
-        y + height / 2, full, height, color=PALETTE[1], label="with full MHA"
-    )
-    ax.bar_label(bars, fmt="{:,.0f}", fontsize=SMALL, padding=2, color=INK)
-    ax.set_yticks(
-        y, [f"{c.name} ({attention_kind(c.n_heads, c.n_kv_heads)})" for c in configs]
-    )
+    for offset, counts, colour, label in (
+        (-height / 2, published, PALETTE[0], "as published"),
+        (height / 2, full, PALETTE[1], "with full MHA"),
+    ):
+        drawn = ax.barh(y + offset, counts, height, color=colour, label=label)
+        ax.bar_label(drawn, fmt="{:,.0f}", fontsize=SMALL, padding=2, color=INK)
+    ax.set_yticks(y, labels)
     ax.invert_yaxis()
     ax.set_xscale("log")
     ax.set_xlim(1, max(published + full) * 4)

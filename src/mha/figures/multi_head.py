@@ -156,7 +156,7 @@ def _annotated_heatmap(
 
 
 def head_dependence(bare: Dependence, mixed: Dependence) -> Figure:
-    """Heatmaps of ``mechanism.dependence`` without W_O (``bare``) and with it (``mixed``).
+    """Heatmaps of ``mha.pages.multi_head.dependence`` without W_O (``bare``) and with it (``mixed``).
 
     ```python
     import numpy as np

@@ -13,9 +13,6 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from mha.data import vaswani2017
-from mha.experiments.toy_model import forward
-from mha.experiments.toy_task import D_MODEL, N_POSITIONS, NAMES, WORDS, Batch
 from mha.figures.style import CMAP, DENSE, INK, PALETTE, new_figure
 from mha.pages.one_head_or_many import CURVE_LEVEL, CURVE_WINDOW, Sweep
 
@@ -36,16 +33,17 @@ def _range_plot(ax, heads: list[int], values: np.ndarray, colour: str) -> None:
         ax.plot(heads, row, linestyle="none", marker=".", color=colour, alpha=0.4)
 
 
-def sweep_results(sweep: Sweep) -> Figure:
-    """Toy test loss and accuracy per h, beside Vaswani et al.'s Table 3 row (A).
+def sweep_results(
+    sweep: Sweep, paper: tuple, d_model: int, paper_d_model: int
+) -> Figure:
+    """Toy test loss and accuracy per h, beside the ``paper``'s rows (Vaswani et al.'s
+    Table 3 row A: ``n_heads``, ``perplexity``, ``bleu``); the widths label the axes.
 
     ```python
-    from mha.pages.one_head_or_many import CURVE_LEVEL, CURVE_WINDOW, SweepConfig, sweep
     from mha.figures.one_head_or_many import sweep_results
+    from mha.pages.one_head_or_many import page
 
-    tiny = sweep(SweepConfig(heads=(1, 2), learning_rates=(0.03,), seeds=(1,),
-                             steps=5, validation_size=8, test_size=8))
-    assert len(sweep_results(tiny).axes) == 4
+    assert len(sweep_results(*page().figures["sweep_results"].data).axes) == 4
     ```
     """
     fig, axes = new_figure(5.9, 5.4, nrows=2, ncols=2)
@@ -58,17 +56,17 @@ def sweep_results(sweep: Sweep) -> Figure:
     _range_plot(axes[1, 0], heads, accuracy, PALETTE[0])
     axes[1, 0].set_ylim(0, 1.05)
     axes[1, 0].set_title("toy: test accuracy\n(higher is better)")
-    axes[1, 0].set_xlabel(f"heads h (d_model = {D_MODEL})")
+    axes[1, 0].set_xlabel(f"heads h (d_model = {d_model})")
 
-    paper_heads = [row.n_heads for row in vaswani2017.ROW_A]
+    paper_heads = [row.n_heads for row in paper]
     for ax, values, title in (
-        (axes[0, 1], [row.perplexity for row in vaswani2017.ROW_A], "dev perplexity"),
-        (axes[1, 1], [row.bleu for row in vaswani2017.ROW_A], "dev BLEU"),
+        (axes[0, 1], [row.perplexity for row in paper], "dev perplexity"),
+        (axes[1, 1], [row.bleu for row in paper], "dev BLEU"),
     ):
         ax.plot(paper_heads, values, marker="s", color=PALETTE[1])
         ax.set_title(f"Vaswani et al. 2017,\nTable 3 (A): {title}")
         _heads_axis(ax, paper_heads)
-    axes[1, 1].set_xlabel(f"heads h (d_model = {vaswani2017.D_MODEL})")
+    axes[1, 1].set_xlabel(f"heads h (d_model = {paper_d_model})")
     for ax in axes[:, 0]:
         _heads_axis(ax, heads)
     fig.tight_layout()
@@ -81,8 +79,8 @@ def learning_curves(sweep: Sweep) -> Figure:
     A dotted line marks ``CURVE_LEVEL``, the loss the page counts as learned.
 
     ```python
-    from mha.pages.one_head_or_many import CURVE_LEVEL, CURVE_WINDOW, SweepConfig, sweep
     from mha.figures.one_head_or_many import learning_curves
+    from mha.pages.one_head_or_many.head_sweep import SweepConfig, sweep
 
     tiny = sweep(SweepConfig(heads=(1, 2), learning_rates=(0.03,), seeds=(1,),
                              steps=12, validation_size=8, test_size=8))
@@ -102,32 +100,31 @@ def learning_curves(sweep: Sweep) -> Figure:
     return fig
 
 
-def head_heatmaps(sweep: Sweep, example: Batch, heads: tuple[int, ...]) -> list[Figure]:
-    """Attention weights of every head on one input, for each h in ``heads``.
+def head_heatmaps(
+    maps: dict[int, np.ndarray],
+    labels: list[str],
+    previous: np.ndarray,
+    referenced: np.ndarray,
+) -> list[Figure]:
+    """Attention weights ``maps[h] (h, n, n)`` of every head on one input, per h.
 
-    One panel per h (the first reporting seed's model), its heads H0, H1, ... two to
-    a row; rows of a map are queries, columns keys. A circle marks each query's
-    previous token and a cross the token it refers to: the two places its answers
-    are. The last panel is the colour bar.
+    One panel per h, its heads H0, H1, ... two to a row; rows of a map are queries
+    (``labels``), columns keys. A circle marks each query's ``previous`` token and a
+    cross the token it refers to (``referenced``): the two places its answers are.
+    The last panel is the colour bar.
 
     ```python
-    from mha.pages.one_head_or_many import CURVE_LEVEL, CURVE_WINDOW, SweepConfig, sweep
-    from mha.experiments.toy_task import generate
     from mha.figures.one_head_or_many import head_heatmaps
+    from mha.pages.one_head_or_many import figures
+    from mha.pages.one_head_or_many.head_sweep import sweep
 
-    tiny = sweep(SweepConfig(heads=(1, 2), learning_rates=(0.03,), seeds=(1,),
-                             steps=5, validation_size=8, test_size=8))
-    panels = head_heatmaps(tiny, generate(1), heads=(1, 2))
+    panels = head_heatmaps(*figures(sweep(), heads=(1, 2))["head_heatmaps"].data)
     assert [sum(bool(ax.images) for ax in p.axes) for p in panels] == [1, 2, 0]
     ```
     """
-    labels = [
-        f"{NAMES[n]} {WORDS[w]}"
-        for n, w in zip(example.names[0], example.words[0], strict=True)
-    ]
-    rows = np.arange(N_POSITIONS)
+    rows = np.arange(len(labels))
     panels = []
-    for h in heads:
+    for h, weights in maps.items():
         columns = min(h, 2)
         lines = -(-h // columns)
         fig, axes = new_figure(
@@ -138,15 +135,13 @@ def head_heatmaps(sweep: Sweep, example: Batch, heads: tuple[int, ...]) -> list[
             squeeze=False,
             layout="constrained",  # the shared "query" and "key" clear the labels
         )
-        params = {k: v[:1] for k, v in sweep.result(h).params.items()}
-        weights = forward(params, example.inputs(np.float32)[:1], h).weights[0, 0]
         for i, ax in enumerate(axes.flat):
             if i >= h:  # an odd h leaves the last slot empty
                 ax.set_axis_off()
                 continue
             ax.imshow(weights[i], cmap=CMAP, vmin=0, vmax=1)
             ax.scatter(
-                example.prev_positions,
+                previous,
                 rows,
                 marker="o",
                 s=16,
@@ -155,7 +150,7 @@ def head_heatmaps(sweep: Sweep, example: Batch, heads: tuple[int, ...]) -> list[
                 linewidths=0.9,
             )
             ax.scatter(
-                example.ref_positions[0],
+                referenced,
                 rows,
                 marker="x",
                 s=14,
@@ -190,8 +185,8 @@ def head_roles(sweep: Sweep) -> list[Figure]:
     is on one of the two.
 
     ```python
-    from mha.pages.one_head_or_many import CURVE_LEVEL, CURVE_WINDOW, SweepConfig, sweep
     from mha.figures.one_head_or_many import head_roles
+    from mha.pages.one_head_or_many.head_sweep import SweepConfig, sweep
 
     tiny = sweep(SweepConfig(heads=(1, 2), learning_rates=(0.03,), seeds=(1,),
                              steps=5, validation_size=8, test_size=8))

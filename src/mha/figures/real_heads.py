@@ -14,10 +14,9 @@ from matplotlib.colors import ListedColormap, Normalize
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from mha.data import michel2019, voita2019
-from mha.experiments.pruning import Pruning
 from mha.figures.style import CMAP, DENSE, INK, PALETTE, SMALL, new_figure
 from mha.pages.real_heads import KINDS, TARGETS, Atlas
+from mha.pages.real_heads.pruning import Pruning
 
 # one colour and one letter per kind; "mixed" is left blank
 KIND_STYLE: dict[str, tuple[str, str]] = {
@@ -173,8 +172,8 @@ def pruning_damage(result: Pruning) -> list[Figure]:
     Two panels, side by side on a wide screen, one above the other on a phone.
 
     ```python
-    from mha.experiments.pruning import pruning
     from mha.figures.real_heads import pruning_damage
+    from mha.pages.real_heads.pruning import pruning
 
     heads, layers = pruning_damage(pruning())
     assert len(heads.axes) == 2 and len(layers.axes) == 1  # map and colour bar; bars
@@ -197,14 +196,17 @@ def pruning_damage(result: Pruning) -> list[Figure]:
     return [heads, layers]
 
 
-def cumulative_pruning(result: Pruning) -> Figure:
-    """Quality against heads removed (least damaging first), with the papers' shares.
+def cumulative_pruning(
+    result: Pruning, papers: tuple[tuple[float, str], ...]
+) -> Figure:
+    """Quality against heads removed (least damaging first), with the shares of heads
+    that ``papers`` (``(share, name)``, dashed then dotted) pruned.
 
     ```python
-    from mha.experiments.pruning import pruning
     from mha.figures.real_heads import cumulative_pruning
+    from mha.pages.real_heads.pruning import pruning
 
-    fig = cumulative_pruning(pruning())
+    fig = cumulative_pruning(pruning(), ((0.4, "Michel"), (0.8, "Voita")))
     assert len(fig.axes[0].lines) == 4  # two curves, two reference lines
     ```
     """
@@ -223,10 +225,7 @@ def cumulative_pruning(result: Pruning) -> Figure:
         markersize=3,
         label="retrieval accuracy",
     )
-    for share, paper, style in (
-        (michel2019.BERT_PRUNABLE, michel2019.SHORT, "--"),
-        (voita2019.pruned_share(), voita2019.SHORT, ":"),
-    ):
+    for (share, paper), style in zip(papers, ("--", ":"), strict=True):
         x = share * result.n_heads
         ax.axvline(x, color=INK, linestyle=style, linewidth=0.8)
         ax.text(

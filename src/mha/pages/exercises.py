@@ -1,29 +1,15 @@
-"""The "Recall and exercises" page (docs/exercises.md): recall answers and checkers.
+"""The "Recall and exercises" page, ``docs/exercises.md``: recall answers, checkers.
 
-The recall questions on what attention costs are answered by the core: each function
-computes what one answer needs, and the page renders it. (The answer on the tripled
-value of "century" is ``mha.worked.cricket.solve(v=tripled_century())``.)
-
-The exercises' checkers take the reader's function, run it on random inputs (drawn
-from a seed that the function's code determines, so a reader gets a stable verdict),
-compare with the core and return a ``Verdict``: true when every case matched, with a
-message that says what was tried and, when something is wrong, which case failed and
-why. A checker never raises because of the reader's code: an exception becomes a
-verdict.
-
-```python
-from mha.heads import split_heads
-from mha.pages.exercises import bert_base, check_split_heads, four_heads
-
-assert four_heads().d_k == 1
-assert bert_base().params == 2_359_296
-verdict = check_split_heads(split_heads)
-assert verdict and str(verdict).startswith("✓")
-```
+``page()`` computes what the recall answers print. The exercises' checkers take the
+reader's function, run it on random inputs (drawn from a seed that the function's
+code determines: a stable verdict), compare with the core and return a ``Verdict``
+that says what was tried and, when something is wrong, which case failed and why. A
+checker never raises because of the reader's code.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import operator
 import types
@@ -37,9 +23,10 @@ from mha.attention import scaled_dot_product_attention
 from mha.data import published
 from mha.heads import split_heads
 from mha.layer import MultiHeadAttention
-from mha.support.claims import Claim
+from mha.support.page import Fact, Page
 from mha.support.validate import generator
 from mha.worked import cricket
+from mha.worked.cricket import Cricket
 
 PASS, FAIL = "✓", "✗"
 
@@ -90,11 +77,10 @@ def check_split_heads(candidate: Callable[[np.ndarray, int], np.ndarray]) -> Ver
 def check_gqa_param_count(candidate: Callable[[int, int, int], int]) -> Verdict:
     """Check ``candidate(d_model, n_heads, n_kv_heads)``: parameters of a GQA layer.
 
-    No biases. W_Q and W_O are ``d_model × d_model``; W_K and W_V have only
-    ``n_kv_heads · d_k`` columns. The reference is ``mha.accounting.param_count``
-    (which the tests check against the arrays of real layers). The shapes are random
-    (several d_k, from MHA to MQA), drawn from a seed that the candidate's code
-    determines; the answer must be an integer (NumPy's too).
+    No biases: W_Q and W_O are ``d_model × d_model``, W_K and W_V have
+    ``n_kv_heads · d_k`` columns. The reference is ``mha.accounting.param_count``. The
+    shapes are random (several d_k, MHA to MQA), drawn from a seed that the
+    candidate's code determines; the answer must be an integer (NumPy's too).
 
     ```python
     from mha.pages.exercises import check_gqa_param_count
@@ -103,11 +89,8 @@ def check_gqa_param_count(candidate: Callable[[int, int, int], int]) -> Verdict:
     assert not verdict and "MHA" in verdict.message
     ```
     """
-    return _judged(
-        _check_gqa_param_count,
-        candidate,
-        "gqa_param_count(d_model, n_heads, n_kv_heads)",
-    )
+    signature = "gqa_param_count(d_model, n_heads, n_kv_heads)"
+    return _judged(_check_gqa_param_count, candidate, signature)
 
 
 def best_kv_heads(n_heads: int, max_group: int) -> int:
@@ -362,77 +345,68 @@ def _raised(error: BaseException) -> str:
 # --- recall: the answers -----------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class FourHeads:
-    """The cricket example with h = 4 heads of one dimension each."""
-
-    d_model: int
-    n_heads: int
-    d_k: int
-    scale: float  # √d_k
-    two_head_scale: float  # √d_k with two heads, for comparison
-    weights: np.ndarray  # (4, 3): each head's weights of "his" over the three keys
-
-
-def four_heads() -> FourHeads:
-    """Question 1: d_model = 4 split into 4 heads; each head sees one dimension.
+@functools.cache
+def page() -> Page:
+    """What the recall answers print: every number computed by the core.
 
     ```python
-    import numpy as np
-    from mha.pages.exercises import four_heads
+    from mha.pages.exercises import page
 
-    ans = four_heads()
-    assert ans.scale == 1.0 and np.allclose(ans.weights.sum(axis=1), 1)
+    p = page()
+    assert p.bert["params"] == p.bert["params_from_arrays"] == 2_359_296
     ```
     """
-    d_model, h = cricket.Q_HIS.shape[0], 4
-    q = split_heads(cricket.Q_HIS[None], h)  # (4, 1, 1)
+    d, h = cricket.Q_HIS.shape[0], 4  # question 1: the cricket example with 4 heads
+    q = split_heads(cricket.Q_HIS[None], h)  # (4, 1, 1): each head sees one dimension
     k, v = split_heads(cricket.K, h), split_heads(cricket.V, h)  # (4, 3, 1)
-    _, weights = scaled_dot_product_attention(q, k, v)  # (4, 1, 3)
-    d_k = d_model // h
-    return FourHeads(
-        d_model,
-        h,
-        d_k,
-        float(np.sqrt(d_k)),
-        float(np.sqrt(d_model // 2)),
-        weights[:, 0],
-    )
-
-
-@dataclass(frozen=True)
-class BertBase:
-    """Question 2: BERT-base's attention projections, counted two ways."""
-
-    d_model: int
-    n_heads: int
-    d_k: int
-    params: int  # 4·d_model², from mha.accounting
-    params_from_arrays: int  # the sizes of the four weight arrays of a real layer
-    four_d_squared: int
-    d_squared: int
-
-
-def bert_base() -> BertBase:
-    """d_k, 4·d² and the parameter count of a layer built at BERT-base's shape.
-
-    ```python
-    from mha.pages.exercises import bert_base
-
-    ans = bert_base()
-    assert ans.params == ans.params_from_arrays == ans.four_d_squared
-    ```
-    """
-    shape = published.model("BERT-base")
-    layer = MultiHeadAttention(shape.d_model, shape.n_heads)
-    return BertBase(
-        d_model=shape.d_model,
-        n_heads=shape.n_heads,
-        d_k=layer.d_k,
-        params=param_count(shape.d_model, shape.n_heads),
-        params_from_arrays=layer.param_count,
-        four_d_squared=4 * shape.d_model**2,
-        d_squared=shape.d_model**2,
+    weights = scaled_dot_product_attention(q, k, v)[1][:, 0]  # (heads, keys)
+    four = {"d_model": d, "n_heads": h, "d_k": d // h, "weights": weights}
+    four |= {"scale": np.sqrt(d // h), "two_head_scale": np.sqrt(d // 2)}
+    shape = published.model("BERT-base")  # question 2
+    layer = MultiHeadAttention(shape.d_model, shape.n_heads)  # counted from its arrays
+    bert = {"d_model": shape.d_model, "n_heads": shape.n_heads, "d_k": shape.d_k}
+    bert |= {
+        "params": param_count(shape.d_model, shape.n_heads),
+        "params_from_arrays": layer.param_count,
+        "four_d_squared": 4 * shape.d_model**2,
+        "d_squared": shape.d_model**2,
+    }
+    before, after = cricket.solve(), cricket.solve(v=cricket.tripled_century())
+    voita = published.VOITA_2019  # question 5
+    pruned = published.model(voita.model)
+    per_head = 4 * pruned.d_model * pruned.d_k  # columns of W_Q, W_K, W_V, rows of W_O
+    n, width, heads = cricket.COST_N, cricket.COST_D_MODEL, cricket.COST_HEADS  # q. 6
+    cost = {"n": n, "d_model": width, "n_heads": heads, "d_k": width // heads}
+    cost |= {
+        "one_head": score_multiply_adds(n, width, 1),
+        "per_head": n * n * (width // heads),
+        "many_heads": score_multiply_adds(n, width, heads),
+        "one_head_flops": score_flops(n, width, 1),
+        "many_heads_flops": score_flops(n, width, heads),
+    }
+    total = pruned.n_layers * param_count(pruned.d_model, pruned.n_heads)
+    return Page(
+        tokens=cricket.TOKENS,
+        four_heads=four,
+        flat=[i for i, row in enumerate(weights) if np.allclose(row, row[0])],
+        bert=bert,
+        example=before,
+        tripled=after,
+        moved=np.flatnonzero(~np.isclose(before.full.output, after.full.output)),
+        variance=score_variance(),
+        pruning={
+            "result": voita,
+            "d_model": pruned.d_model,
+            "d_k": pruned.d_k,
+            "per_head": per_head,
+            "pruned": per_head * voita.heads_pruned,
+            "total": total,
+            "pruned_share": per_head * voita.heads_pruned / total,
+            "kept_heads": voita.heads_total - voita.heads_pruned,
+        },
+        cost=cost,
+        facts=facts(weights, bert, cost, before, after),
+        figures={},
     )
 
 
@@ -470,160 +444,58 @@ def score_variance(
         q = rng.normal(0.0, sigma, size=(samples, d_k))
         k = rng.normal(0.0, sigma, size=(samples, d_k))
         dots = (q * k).sum(axis=1)  # (samples,)
-        rows.append(
-            ScoreVariance(
-                h,
-                d_k,
-                float(dots.var()),
-                float((dots / np.sqrt(d_k)).var()),
-                d_k * sigma**4,
-            )
-        )
+        raw, scaled = float(dots.var()), float((dots / np.sqrt(d_k)).var())
+        rows.append(ScoreVariance(h, d_k, raw, scaled, d_k * sigma**4))
     return tuple(rows)
 
 
-@dataclass(frozen=True)
-class Pruning:
-    """Question 5: what pruning removes, against what the architecture holds."""
-
-    result: published.PruningResult
-    d_model: int
-    d_k: int
-    layers: int
-    per_head: int  # parameters one head owns: its columns of W_Q, W_K, W_V, rows of W_O
-    pruned: int  # per_head × heads pruned
-    total: int  # all encoder self-attention projections
-    kept_heads: int
-
-    @property
-    def pruned_share(self) -> float:
-        """Fraction of the encoder's attention parameters that the pruned heads held."""
-        return self.pruned / self.total
-
-
-def pruning() -> Pruning:
-    """Voita et al.'s pruning, counted in parameters of the model's shape.
+def facts(
+    weights: np.ndarray, bert: dict, cost: dict, before: Cricket, after: Cricket
+) -> dict[str, Fact]:
+    """The facts the recall answers state: the flat head, the counts, the tripling.
 
     ```python
-    from mha.pages.exercises import pruning
+    import numpy as np
+    from mha.pages.exercises import facts, page
 
-    ans = pruning()
-    assert ans.per_head * ans.result.heads_total == ans.total
+    p = page()
+    flat = np.full((4, 3), 1 / 3)  # every head flat: "head 2" no longer says it
+    found = facts(flat, p.bert, p.cost, p.example, p.tripled)
+    assert not found["flat_head"].holds and found["flops_same"].holds
     ```
     """
-    result = published.VOITA_2019
-    shape = published.model(result.model)
-    per_head = 4 * shape.d_model * shape.d_k
-    return Pruning(
-        result=result,
-        d_model=shape.d_model,
-        d_k=shape.d_k,
-        layers=shape.n_layers,
-        per_head=per_head,
-        pruned=per_head * result.heads_pruned,
-        total=shape.n_layers * param_count(shape.d_model, shape.n_heads),
-        kept_heads=result.heads_total - result.heads_pruned,
-    )
-
-
-@dataclass(frozen=True)
-class Flops:
-    """Question 6: the score cost of one head and of h heads at the same width."""
-
-    n: int
-    d_model: int
-    n_heads: int
-    d_k: int
-    one_head: int  # multiply-adds, one head of d_k = d_model
-    per_head: int  # multiply-adds of one of the h narrow heads: n²·d_k
-    many_heads: int  # all h narrow heads
-    one_head_flops: int
-    many_heads_flops: int
-
-
-def flops(n: int = cricket.COST_N, d_model: int = cricket.COST_D_MODEL) -> Flops:
-    """n²·d for one head and h·n²·(d/h) for h heads (the seed's n and d_model).
-
-    ```python
-    from mha.pages.exercises import flops
-
-    ans = flops()
-    assert ans.one_head == ans.many_heads == 5_120_000
-    ```
-    """
-    h = cricket.COST_HEADS
-    return Flops(
-        n=n,
-        d_model=d_model,
-        n_heads=h,
-        d_k=d_model // h,
-        one_head=score_multiply_adds(n, d_model, 1),
-        per_head=n * n * (d_model // h),
-        many_heads=score_multiply_adds(n, d_model, h),
-        one_head_flops=score_flops(n, d_model, 1),
-        many_heads_flops=score_flops(n, d_model, h),
-    )
-
-
-def claims() -> dict[str, Claim]:
-    """The recall answers' sentences that compare computed values, checked.
-
-    ```python
-    from mha.pages.exercises import claims
-
-    assert all(c.holds for c in claims().values())
-    ```
-    """
-    weights = four_heads().weights  # (heads, keys)
     flat = [i for i, row in enumerate(weights) if np.allclose(row, row[0])]
-    out = {
-        "flat_head": Claim(
-            f"Head {flat[0]}'s query coordinate is zero, so every key gets the same "
-            "score and the head spreads its weight evenly"
-            if len(flat) == 1
-            else "no head's query coordinate is zero",
+    moved = np.flatnonzero(~np.isclose(before.full.output, after.full.output))
+    runs = ("full", "head_a", "head_b")
+    return {
+        "flat_head": Fact(
             len(flat) == 1 and cricket.Q_HIS[flat[0]] == 0,
             f"weights of 'his' per head: {np.round(weights, 3).tolist()}",
         ),
+        "bert_same": Fact(
+            bert["params"] == bert["params_from_arrays"] == bert["four_d_squared"],
+            f"{bert['params']}, {bert['params_from_arrays']}, {bert['four_d_squared']}",
+        ),
+        "flops_same": Fact(
+            cost["one_head"] == cost["many_heads"],
+            f"{cost['one_head']} vs {cost['many_heads']}",
+        ),
+        "no_weight_changes": Fact(
+            all(
+                np.allclose(getattr(before, r).weights, getattr(after, r).weights)
+                for r in runs
+            ),
+            "weights before and after, every run",
+        ),
+        "head_a_still": Fact(
+            np.allclose(before.head_a.output, after.head_a.output),
+            f"head A {before.head_a.output} -> {after.head_a.output}",
+        ),
+        "head_b_triples": Fact(
+            np.allclose(after.head_b.output, 3 * before.head_b.output),
+            f"head B {before.head_b.output} -> {after.head_b.output}",
+        ),
+        "single_moves": Fact(
+            len(moved) == 1, f"coordinates that move: {moved.tolist()}"
+        ),
     }
-    bert = bert_base()
-    costs = flops()
-    before, after = cricket.solve(), cricket.solve(v=cricket.tripled_century())
-    runs = ("full", "head_a", "head_b")
-    same_weights = all(
-        np.allclose(getattr(before, r).weights, getattr(after, r).weights) for r in runs
-    )
-    moved = np.flatnonzero(~np.isclose(before.full.output, after.full.output))
-    ordinal = ("first", "second", "third", "fourth")
-    out["bert_same"] = Claim(
-        "the same",
-        bert.params == bert.params_from_arrays == bert.four_d_squared,
-        f"{bert.params}, {bert.params_from_arrays}, {bert.four_d_squared}",
-    )
-    out["flops_same"] = Claim(
-        "the same",
-        costs.one_head == costs.many_heads,
-        f"{costs.one_head} vs {costs.many_heads}",
-    )
-    out["no_weight_changes"] = Claim(
-        "no weight changes", same_weights, "weights before and after, every run"
-    )
-    out["head_a_still"] = Claim(
-        "so its output does not move",
-        np.allclose(before.head_a.output, after.head_a.output),
-        f"head A {before.head_a.output} -> {after.head_a.output}",
-    )
-    out["head_b_triples"] = Claim(
-        "Head B's output triples",
-        np.allclose(after.head_b.output, 3 * before.head_b.output),
-        f"head B {before.head_b.output} -> {after.head_b.output}",
-    )
-    out["single_moves"] = Claim(
-        f"in the single head only the {ordinal[moved[0]]} coordinate (index "
-        f"{moved[0]}) moves"
-        if len(moved) == 1
-        else "in the single head several coordinates move",
-        len(moved) == 1,
-        f"coordinates that move: {moved.tolist()}",
-    )
-    return out

@@ -1,24 +1,13 @@
-"""What attention cannot do by itself, however many heads it has.
+"""What attention cannot do by itself, however many heads it has: ``docs/ffn.md``.
 
-Page: ``docs/ffn.md``.
-
-1. Each head's output is a weighted average of its value vectors with non-negative
-   weights that sum to one, so it lies in the convex hull of those values.
-2. A token that attends only to itself (a sequence of one token, or the first token
-   under a causal mask) gets ``x W_V W_O``: an affine function of its input. No
-   choice of weights, heads or stacked attention layers makes that ReLU; a
-   feed-forward network (FFN) with one hidden ReLU layer computes it exactly.
-
-```python
-from mha.pages.ffn import hull_demo, relu_demo
-
-assert hull_demo().inside.all()
-assert relu_demo().ffn_error == 0.0 < relu_demo().attention_error
-```
+A head's output is a convex combination of its values, so it lies in their hull; a
+token that attends only to itself gets ``x W_V W_O``, affine in ``x``: no attention
+layer computes ReLU of it, a one-hidden-layer ReLU feed-forward network (FFN) does.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,15 +15,87 @@ import numpy as np
 from mha.attention import causal_mask
 from mha.heads import split_heads
 from mha.layer import MultiHeadAttention
-from mha.support.claims import Claim
+from mha.support.page import Fact, Figure, Page
 from mha.support.validate import generator
 
 
-def convex_hull(points: np.ndarray) -> np.ndarray:
-    """Vertices of the convex hull of 2-D ``points (m, 2)``, counter-clockwise.
+@functools.cache
+def page() -> Page:
+    """What the page prints: the drawn head, the bounds check, the ReLU comparison.
 
-    Andrew's monotone chain: sort the points, then build the lower and upper chains,
-    dropping every point that would make a clockwise turn.
+    ```python
+    from mha.pages.ffn import page
+
+    p = page()
+    assert all(f.holds for f in p.facts.values()) and p.hull.inside.all()
+    ```
+    """
+    hull, bounds, relu = hull_demo(), bounds_check(), relu_demo()
+    return Page(
+        hull=hull,
+        inside=(int(hull.inside.sum()), len(hull.inside)),  # outputs in the hull, all
+        bounds=bounds,
+        min_weight=f"{bounds.min_weight:.1e}",
+        relu=relu,
+        facts=facts(hull, bounds, relu),
+        figures=figures(hull),
+    )
+
+
+def facts(hull: HullDemo, bounds: BoundsCheck, relu: ReluDemo) -> dict[str, Fact]:
+    """The facts the page's sentences state about the three demonstrations.
+
+    ```python
+    from dataclasses import replace
+    from mha.pages.ffn import bounds_check, facts, hull_demo, relu_demo
+
+    lucky = replace(relu_demo(samples=100), attention_error=0.0)  # an affine ReLU?
+    assert not facts(hull_demo(), bounds_check(), lucky)["ffn_exact"].holds
+    ```
+    """
+    return {
+        "never_negative": Fact(
+            bounds.min_weight >= 0, f"smallest weight {bounds.min_weight}"
+        ),
+        "all_within": Fact(
+            bounds.within == bounds.checks and hull.inside.all(),
+            f"{bounds.within} of {bounds.checks} coordinates, "
+            f"{hull.inside.sum()} of {len(hull.inside)} outputs",
+        ),
+        "ffn_exact": Fact(
+            relu.ffn_error == 0 < relu.attention_error,
+            f"unexplained: FFN {relu.ffn_error}, attention {relu.attention_error}",
+        ),
+    }
+
+
+def figures(hull: HullDemo) -> dict[str, Figure]:
+    """The drawn head's values, hull and outputs.
+
+    ```python
+    from mha.pages.ffn import figures, hull_demo
+
+    assert "all of which fall inside" in figures(hull_demo())["convex_hull"].alt
+    ```
+    """
+    where = "all of" if hull.inside.all() else f"{hull.inside.sum()} of"
+    return {
+        "convex_hull": Figure(
+            "ffn.convex_hull",
+            (hull,),
+            alt="Scatter of the head's value vectors as dots, the shaded polygon of "
+            f"their convex hull, and the head's {len(hull.inside)} outputs as crosses, "
+            f"{where} which fall inside the polygon.",
+            caption="One head's values (dots) and outputs (crosses) in the plane of "
+            "its two coordinates: every cross lies in the shaded hull of the dots, "
+            "because each output is a weighted average of the values.",
+        )
+    }
+
+
+def convex_hull(points: np.ndarray) -> np.ndarray:
+    """Vertices of the convex hull of 2-D ``points (m, 2)``, counter-clockwise
+    (Andrew's monotone chain: sorted points, lower and upper chains, no clockwise turn).
 
     ```python
     import numpy as np
@@ -63,19 +124,16 @@ def _cross(o, a, b) -> float:
 
 
 def in_convex_polygon(points: np.ndarray, hull: np.ndarray, tol: float = 1e-12):
-    """Whether each of ``points (m, 2)`` lies in the counter-clockwise ``hull (k, 2)``.
-
-    A point is inside when it is on the left of (or on) every edge.
+    """Whether each of ``points (m, 2)`` lies in the counter-clockwise ``hull (k, 2)``:
+    on the left of (or on) every edge.
 
     ```python
     import numpy as np
     from mha.pages.ffn import in_convex_polygon
 
     square = np.array([[0, 0], [1, 0], [1, 1], [0, 1]])
-    assert in_convex_polygon(np.array([[0.5, 0.5], [2, 0]]), square).tolist() == [
-        True,
-        False,
-    ]
+    inside = in_convex_polygon(np.array([[0.5, 0.5], [2, 0]]), square)
+    assert inside.tolist() == [True, False]
     ```
     """
     points = np.asarray(points, dtype=float)
@@ -95,16 +153,6 @@ class HullDemo:
     weights: np.ndarray  # (n, n) its attention weights
     hull: np.ndarray  # (k, 2) vertices of the convex hull of the values
     inside: np.ndarray  # (n,) bool: each output lies in that hull
-
-    @property
-    def inside_count(self) -> int:
-        """How many outputs lie in the hull."""
-        return int(self.inside.sum())
-
-    @property
-    def count(self) -> int:
-        """How many outputs there are (one per query)."""
-        return len(self.inside)
 
 
 def hull_demo(
@@ -148,11 +196,6 @@ class BoundsCheck:
     min_weight: float  # the smallest attention weight seen (never negative)
     max_row_sum_error: float  # max |Σ_j w_ij - 1|
 
-    @property
-    def min_weight_text(self) -> str:
-        """The smallest weight in scientific notation, as the page prints it."""
-        return f"{self.min_weight:.1e}"
-
 
 def bounds_check(
     batch: int = 4,
@@ -161,10 +204,8 @@ def bounds_check(
     n_heads: int = 8,
     rng: np.random.Generator | None = None,
 ) -> BoundsCheck:
-    """Check the convex-hull bound coordinate by coordinate on a random layer.
-
-    In every coordinate, a convex combination lies between the smallest and the
-    largest value: attention can average, never amplify.
+    """Check the hull's bound coordinate by coordinate on a random layer: in every
+    coordinate, a convex combination lies between the smallest and largest value.
 
     ```python
     from mha.pages.ffn import bounds_check
@@ -181,15 +222,10 @@ def bounds_check(
     outputs = weights @ values  # (batch, h, n, d_k)
     low = values.min(axis=-2, keepdims=True)  # (batch, h, 1, d_k)
     high = values.max(axis=-2, keepdims=True)
-    eps = 1e-12
-    ok = (outputs >= low - eps) & (outputs <= high + eps)
+    ok = (outputs >= low - 1e-12) & (outputs <= high + 1e-12)
+    row_sum_error = float(np.abs(weights.sum(axis=-1) - 1).max())
     return BoundsCheck(
-        n_heads=n_heads,
-        d_model=d_model,
-        checks=int(ok.size),
-        within=int(ok.sum()),
-        min_weight=float(weights.min()),
-        max_row_sum_error=float(np.abs(weights.sum(axis=-1) - 1).max()),
+        n_heads, d_model, ok.size, int(ok.sum()), float(weights.min()), row_sum_error
     )
 
 
@@ -203,9 +239,8 @@ def feed_forward(
     from mha.pages.ffn import feed_forward
 
     eye, zero = np.eye(2), np.zeros(2)
-    assert feed_forward(np.array([[-1.0, 2.0]]), eye, zero, eye, zero).tolist() == [
-        [0.0, 2.0]
-    ]
+    out = feed_forward(np.array([[-1.0, 2.0]]), eye, zero, eye, zero)
+    assert out.tolist() == [[0.0, 2.0]]
     ```
     """
     return np.maximum(x @ w_1 + b_1, 0) @ w_2 + b_2
@@ -227,11 +262,10 @@ def relu_demo(
 ) -> ReluDemo:
     """Compare the best attention layer with an FFN on the target ``relu(x)``.
 
-    For a token that attends only to itself, the layer's output is ``x W_V W_O``
-    (plus ``b_V W_O + b_O`` with biases): an affine map, and every affine map is
-    reachable (take ``W_V = M``, ``W_O = I``). So the best any attention layer can do,
-    with any number of heads, is the least-squares affine fit, computed here. The
-    unexplained share is ``Σ (fit - target)² / Σ (target - mean)²``.
+    A token attending only to itself gets ``x W_V W_O`` (+ ``b_V W_O + b_O``): an
+    affine map, and every affine map is reachable, so the best any attention layer
+    can do is the least-squares affine fit. Unexplained share:
+    ``Σ (fit - target)² / Σ (target - mean)²``.
 
     ```python
     from mha.pages.ffn import relu_demo
@@ -260,62 +294,3 @@ def relu_demo(
     ffn = feed_forward(x, eye, zero, eye, zero)
     ffn_error = float(((ffn - target) ** 2).sum() / spread)
     return ReluDemo(samples, d_model, linear_gap, attention_error, ffn_error)
-
-
-def hull_texts(demo: HullDemo | None = None) -> tuple[str, str]:
-    """The alt text and the caption of the convex-hull figure, from its values.
-
-    ```python
-    from mha.pages.ffn import hull_texts
-
-    alt, caption = hull_texts()
-    assert "all of which fall inside the polygon" in alt and caption
-    ```
-    """
-    demo = hull_demo() if demo is None else demo
-    where = (
-        "all of which fall inside the polygon"
-        if demo.inside.all()
-        else f"{demo.inside_count} of which fall inside the polygon"
-    )
-    alt = (
-        "Scatter of the head's value vectors as dots, the shaded polygon of their "
-        f"convex hull, and the head's {demo.count} outputs as crosses, {where}."
-    )
-    caption = (
-        "One head's values (dots) and outputs (crosses) in the plane of its two "
-        "coordinates: every cross lies in the shaded hull of the dots, because each "
-        "output is a weighted average of the values."
-    )
-    return alt, caption
-
-
-def claims() -> dict[str, Claim]:
-    """The page's sentences that compare computed values, checked against them.
-
-    ```python
-    from mha.pages.ffn import claims
-
-    assert all(c.holds for c in claims().values())
-    ```
-    """
-    hull, bounds, relu = hull_demo(), bounds_check(), relu_demo()
-    return {
-        "never_negative": Claim(
-            "never negative",
-            bounds.min_weight >= 0,
-            f"smallest weight {bounds.min_weight}",
-        ),
-        "all_within": Claim(
-            "So attention can average, never amplify: no output coordinate is larger "
-            "than the largest value in that coordinate",
-            bounds.within == bounds.checks and hull.inside.all(),
-            f"{bounds.within} of {bounds.checks} coordinates, "
-            f"{hull.inside_count} of {hull.count} outputs",
-        ),
-        "ffn_exact": Claim(
-            "the FFN has the nonlinearity attention lacks",
-            relu.ffn_error == 0 < relu.attention_error,
-            f"unexplained: FFN {relu.ffn_error}, attention {relu.attention_error}",
-        ),
-    }

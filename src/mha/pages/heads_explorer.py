@@ -1,7 +1,9 @@
-"""The heads explorer: the widget's data, the page's values, sentences and captions.
+"""The heads explorer: the widget's data, and what ``docs/heads-explorer.md`` prints.
 
-Page: ``docs/heads-explorer.md`` (the cricket page, ``docs/cricket.md``, embeds the
-same widget on its own example with ``widget("cricket")``).
+The cricket page (``docs/cricket.md``) embeds the same widget on its own example with
+``widget("cricket")``; ``page()`` hands the heads-explorer page the constructed
+sentence (``mha.worked.cat_mat``), the widget, the facts its sentences state and its
+figure.
 
 The page's JavaScript (``docs/assets/js/heads-explorer.js``) only renders the payload
 that ``widget`` embeds in the page as JSON; it does no attention arithmetic. Every
@@ -43,7 +45,9 @@ positions counted from 0)::
 
 from __future__ import annotations
 
+import functools
 import html
+import itertools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -53,7 +57,7 @@ import numpy as np
 from mha.attention import scaled_dot_product_attention
 from mha.heads import split_heads
 from mha.support.cache import cached
-from mha.support.claims import Claim, check
+from mha.support.page import Fact, Figure, Page
 from mha.worked import cat_mat, cricket
 
 SCHEMA_VERSION = 2
@@ -67,10 +71,6 @@ def _numbers(values: np.ndarray) -> list | float:
     """Nested lists of floats rounded to ``DECIMALS`` places (no ``-0.0``)."""
     rounded = np.round(np.asarray(values, dtype=np.float64), DECIMALS) + 0.0
     return rounded.tolist()
-
-
-def _label(n_heads: int) -> str:
-    return f"{n_heads} head" + ("" if n_heads == 1 else "s")
 
 
 def config(
@@ -135,7 +135,7 @@ def config(
         heads.append({"name": name, "relations": relations, "rows": rows})
     return {
         "n_heads": n_heads,
-        "label": _label(n_heads),
+        "label": f"{n_heads} head" + ("" if n_heads == 1 else "s"),
         "d_k": d_k,
         "scale": _numbers(scale),
         "heads": heads,
@@ -245,12 +245,8 @@ CRICKET_RELATIONS = ("coreference dimensions", "topic dimensions")
 
 def _cricket() -> dict:
     q, k = cricket.Q_HIS[None], cricket.K  # (1 query, d_model), (3 keys, d_model)
-    names = {
-        1: ("all four dimensions",),
-        2: tuple(
-            f"{r} (head {n})" for r, n in zip(CRICKET_RELATIONS, "AB", strict=True)
-        ),
-    }
+    two = tuple(f"{r} (head {n})" for r, n in zip(CRICKET_RELATIONS, "AB", strict=True))
+    names = {1: ("all four dimensions",), 2: two}
     return {
         "version": SCHEMA_VERSION,
         "title": f'"{cricket.QUERY}" over ' + ", ".join(cricket.TOKENS),
@@ -271,11 +267,7 @@ def _cricket() -> dict:
 
 
 def _example(name: str) -> dict:
-    if name == "cat_mat":
-        return _cat_mat()
-    if name == "cricket":
-        return _cricket()
-    raise ValueError(f"name: expected one of {EXAMPLES}, got {name!r}")
+    return {"cat_mat": _cat_mat, "cricket": _cricket}[name]()
 
 
 def example(name: str) -> dict:
@@ -296,21 +288,6 @@ def example(name: str) -> dict:
     return cached(_example, name)
 
 
-def payload_json(name: str) -> str:
-    """``example(name)`` as compact JSON, safe inside a ``<script>`` element.
-
-    ```python
-    import json
-    from mha.pages.heads_explorer import example, payload_json
-
-    text = payload_json("cricket")
-    assert json.loads(text) == example("cricket") and "</" not in text
-    ```
-    """
-    text = json.dumps(example(name), separators=(",", ":"), ensure_ascii=False)
-    return text.replace("</", "<\\/")
-
-
 def widget(name: str) -> str:
     """The widget's HTML for a page: its container with its data embedded as JSON.
 
@@ -325,7 +302,8 @@ def widget(name: str) -> str:
     assert 'type="application/json"' in html and "noscript" in html
     ```
     """
-    data = payload_json(name)
+    data = json.dumps(example(name), separators=(",", ":"), ensure_ascii=False)
+    data = data.replace("</", "<\\/")  # safe inside a <script> element
     note = html.escape(
         "The interactive explorer needs JavaScript; the figure on this page shows "
         "the same weights."
@@ -337,250 +315,152 @@ def widget(name: str) -> str:
     )
 
 
-# What the page prints ------------------------------------------------------------
-
-
-def default_weights(n_heads: int) -> np.ndarray:
-    """The page's layer's attention weights, ``(n_heads, 8, 8)``, at the default strengths.
+@functools.cache
+def page() -> Page:
+    """What the page prints: the sentence, its features, the heads' patterns, the widget.
 
     ```python
-    from mha.pages.heads_explorer import default_weights
+    from mha.pages.heads_explorer import page
 
-    assert default_weights(4).shape == (4, 8, 8)
+    p = page()
+    assert p.n_tokens == 8 and p.entropy[0][0] == 4 and p.default.dominated
+    assert p.cat_to_stop == "neighbour 0 + part of speech 0 + same word 0 + sink 24"
+    assert all(fact.holds for fact in p.facts.values())
     ```
     """
-    return cat_mat.attention_weights(n_heads)
-
-
-def map_differences() -> dict[tuple[str, str], float]:
-    """Mean absolute difference of every two of the four heads' 8 x 8 maps.
-
-    ```python
-    from mha.pages.heads_explorer import ALIKE, map_differences
-
-    assert min(map_differences().values()) >= ALIKE  # no two heads look alike
-    ```
-    """
-    four = default_weights(4)
-    names = cat_mat.HEADS
-    return {
-        (names[a], names[b]): float(np.abs(four[a] - four[b]).mean())
-        for a in range(len(names))
-        for b in range(a + 1, len(names))
-    }
-
-
-@dataclass(frozen=True)
-class FeatureRow:
-    """One token of the sentence as the feature table prints it."""
-
-    position: int
-    token: str
-    tag: str
-    delimiter: str  # "yes" or "no"
-
-
-def feature_rows() -> tuple[FeatureRow, ...]:
-    """The sentence's tokens with their position (from 0), tag and delimiter flag.
-
-    ```python
-    from mha.pages.heads_explorer import feature_rows
-
-    rows = feature_rows()
-    assert rows[0].position == 0 and rows[-1].delimiter == "yes"
-    ```
-    """
-    return tuple(
-        FeatureRow(i, t, tag, "yes" if t in cat_mat.DELIMITERS else "no")
-        for i, (t, tag) in enumerate(zip(cat_mat.TOKENS, cat_mat.TAGS, strict=True))
-    )
-
-
-@dataclass(frozen=True)
-class Facts:
-    """The values the page prints about the constructed heads."""
-
-    n_tags: int  # parts of speech
-    n_words: int  # distinct words
-    n_tokens: int  # = positions, one column each in the position block
-    patterns: cat_mat.Patterns
-    entropy: tuple[tuple[int, float], ...]  # (heads, mean row entropy), most first
-    dominance: tuple[Dominance, ...]  # one per slider strength
-    default: Dominance  # at the page's strengths
-    exceptions: tuple[str, ...]  # tokens whose one-head row does not peak on "."
-    exception_sum: float  # q·k of those rows' peak (part of speech + same word)
-    smallest_difference: float  # least mean |difference| of two heads' maps
-    first_dominated: float  # the smallest slider strength at which "." dominates
-    cat_to_stop: str  # "cat" -> ".": each relation's contribution, as a sum
-
-
-def facts() -> Facts:
-    """Everything the page prints, computed from the layer.
-
-    ```python
-    from mha.pages.heads_explorer import facts
-
-    f = facts()
-    assert f.n_tokens == 8 and f.entropy[0][0] == 4 and f.default.dominated
-    assert f.cat_to_stop == "neighbour 0 + part of speech 0 + same word 0 + sink 24"
-    ```
-    """
-    s = cat_mat.STRENGTH
-    one = default_weights(1)[0]
-    stop = cat_mat.TOKENS.index(".")
-    exceptions = tuple(
-        cat_mat.TOKENS[i] for i in range(len(one)) if one[i].argmax() != stop
-    )
+    s, tokens = cat_mat.STRENGTH, cat_mat.TOKENS
+    four, one = cat_mat.attention_weights(4), cat_mat.attention_weights(1)[0]
     levels = tuple(dominance(v) for v in cat_mat.SINK_STRENGTHS)
     patterns = cat_mat.solve()
-    return Facts(
+    x, w = cat_mat.features(), cat_mat.projections()
+    parts = contributions(x @ w.w_q, x @ w.w_k, len(cat_mat.HEADS))
+    parts = parts[:, tokens.index("cat"), tokens.index(".")]
+    ex, default = example("cat_mat"), dominance()
+    static = {key: ex[key] for key in ("queries", "keys")}  # the figure's data
+    static["configs"] = ex["variants"][ex["default"]]["configs"]
+    return Page(
+        tokens=tokens,
+        d_model=cat_mat.D_MODEL,
+        block=cat_mat.BLOCK,
+        strength=s,
         n_tags=len(cat_mat.POS_TAGS),
         n_words=len(cat_mat.VOCAB),
-        n_tokens=len(cat_mat.TOKENS),
+        n_tokens=len(tokens),
+        features=tuple(  # position, token, tag, delimiter
+            (i, t, tag, "yes" if t in cat_mat.DELIMITERS else "no")
+            for i, (t, tag) in enumerate(zip(tokens, cat_mat.TAGS, strict=True))
+        ),
         patterns=patterns,
         entropy=tuple(
             (h, patterns.entropy_bits[h]) for h in sorted(cat_mat.HEAD_COUNTS)[::-1]
         ),
         dominance=levels,
-        default=dominance(),
-        exceptions=exceptions,
+        default=default,
         exception_sum=s["part of speech"] + s["same word"],
-        smallest_difference=min(map_differences().values()),
+        smallest_difference=_smallest_difference(four),
         first_dominated=min(d.sink for d in levels if d.dominated),
-        cat_to_stop=_sum_of_parts(cat_mat.TOKENS.index("cat"), stop),
+        cat_to_stop=" + ".join(
+            f"{r} {v:g}" for r, v in zip(cat_mat.HEADS, parts, strict=True)
+        ),
+        widget=widget("cat_mat"),
+        facts=facts(s, four, one, levels, patterns),
+        figures=figures(static, default),
     )
 
 
-def _sum_of_parts(query: int, key: int) -> str:
-    """q·k of ``query`` and ``key`` (one head) as its relations' contributions."""
-    x = cat_mat.features()
-    p = cat_mat.projections()
-    parts = contributions(x @ p.w_q, x @ p.w_k, len(cat_mat.HEADS))[:, query, key]
-    return " + ".join(f"{r} {v:g}" for r, v in zip(cat_mat.HEADS, parts, strict=True))
+def _smallest_difference(four: np.ndarray) -> float:
+    """The least mean absolute difference of two of the four heads' maps."""
+    return min(float(np.abs(a - b).mean()) for a, b in itertools.combinations(four, 2))
 
 
-def claims(values: Facts | None = None) -> dict[str, Claim]:
-    """The page's sentences that compare computed values, checked against ``values``.
+def facts(
+    s: Mapping[str, float],
+    four: np.ndarray,
+    one: np.ndarray,
+    levels: tuple[Dominance, ...],
+    p: cat_mat.Patterns,
+) -> dict[str, Fact]:
+    """The facts the page's sentences state, from the strengths ``s``, the four heads'
+    and the one head's weights, the slider's ``levels`` and the patterns ``p``.
 
     ```python
-    from mha.pages.heads_explorer import claims
+    from mha.pages.heads_explorer import dominance, facts
+    from mha.worked import cat_mat
 
-    assert all(c.holds for c in claims().values())
+    weak = cat_mat.strengths(8.0)  # a weaker sink: "." no longer leads most rows
+    one = cat_mat.attention_weights(1, weak)[0]
+    stale = facts(weak, cat_mat.attention_weights(4, weak), one,
+                  (dominance(8.0),), cat_mat.solve())
+    assert not stale["one_head_dominated"].holds and not stale["sink_strongest"].holds
     ```
     """
-    f = facts() if values is None else values
-    s = cat_mat.STRENGTH
-    p = f.patterns
-    sink_strongest = s["sink"] == max(s.values())
-    neighbour_next = s["neighbour"] == sorted(s.values())[-2]
-    d = f.default
-    the_rows = f.exceptions == ("the", "the")
+    stop = cat_mat.TOKENS.index(".")
+    led = one.argmax(axis=-1) == stop
+    exceptions = tuple(t for t, x in zip(cat_mat.TOKENS, led, strict=True) if not x)
+    second = sorted(s.values())[-2]
+    cat = four[cat_mat.HEADS.index("same word"), cat_mat.TOKENS.index("cat")]
+    smallest = _smallest_difference(four)
+    first = min((d.sink for d in levels if d.dominated), default=np.inf)
     return {
-        "sink_strongest": Claim(
-            "The sink is the strongest signal by construction, the neighbour band next.",
-            sink_strongest and neighbour_next,
-            f"strengths {s}",
+        "sink_strongest": Fact(
+            s["sink"] == max(s.values()) and s["neighbour"] == second, f"strengths {s}"
         ),
-        "same_word_spreads": Claim(
-            'but "cat", whose word occurs only once, matches nothing and spreads its '
-            "weight evenly",
-            np.allclose(default_weights(4)[cat_mat.HEADS.index("same word"), 1], 1 / 8),
-            f"cat's same-word row {default_weights(4)[2, 1].round(3).tolist()}",
+        "same_word_spreads": Fact(
+            np.allclose(cat, 1 / len(cat)),
+            f"cat's same-word row {cat.round(3).tolist()}",
         ),
-        "heads_differ": Claim(
-            "no two of the four maps look alike",
-            f.smallest_difference >= ALIKE,
-            f"smallest mean |difference| {f.smallest_difference:.3f}, threshold {ALIKE}",
+        "heads_differ": Fact(
+            smallest >= ALIKE,
+            f"smallest mean |difference| {smallest:.3f}, threshold {ALIKE}",
         ),
-        "one_head_dominated": Claim(
-            '"." takes the largest weight in most rows',
-            d.dominated,
-            f"{d.rows_led} of {d.rows} rows",
+        "one_head_dominated": Fact(
+            2 * led.sum() > len(led), f"{led.sum()} of {len(led)} rows"
         ),
-        "the_exception": Claim(
-            'The exceptions are the two "the": for them part of speech and same word '
-            "add up to more than the sink",
-            the_rows and f.exception_sum > s["sink"],
-            f"rows not led by '.': {f.exceptions}; {f.exception_sum} vs {s['sink']}",
+        "the_exception": Fact(
+            exceptions == ("the", "the")
+            and s["part of speech"] + s["same word"] > s["sink"],
+            f"rows not led by '.': {exceptions}; strengths {s}",
         ),
-        "slider_turns": Claim(
-            'below it, "." leads at most half of the rows',
-            all(not x.dominated for x in f.dominance if x.sink < f.first_dominated),
-            f"dominance by strength {[(x.sink, x.rows_led) for x in f.dominance]}",
+        "slider_turns": Fact(
+            all(not d.dominated for d in levels if d.sink < first),
+            f"dominance by strength {[(d.sink, d.rows_led) for d in levels]}",
         ),
-        "two_heads_drowned": Claim(
-            "the sink drowns the same-word relation",
+        "two_heads_drowned": Fact(
             p.two_heads_the_to_the[1] < p.the_to_the[2],
             f"{p.two_heads_the_to_the[1]:.3f} vs {p.the_to_the[2]:.3f}",
         ),
-        "blur_order": Claim(
-            "the one-head rows are the blurriest",
+        "blur_order": Fact(
             p.entropy_bits[1] > max(p.entropy_bits[2], p.entropy_bits[4]),
             f"entropy {p.entropy_bits}",
         ),
     }
 
 
-def _alt_heatmaps(f: Facts) -> str:
-    return (
-        "Attention heatmaps of the sentence, rows are queries and columns keys. With "
-        'four heads: a band beside the diagonal (neighbour), the two "the" and cat/mat '
-        'paired with each other and themselves (part of speech), the two "the" paired '
-        'and every other row spread evenly (same word), and a bright column on "." '
-        '(sink). With one head: the column of "." brightest in '
-        f"{f.default.rows_led} of {f.default.rows} rows, the two "
-        '"the" rows pointing at each other.'
-    )
-
-
-def _checked(*names: str) -> None:
-    """Refuse a caption or alt text whose comparisons (these claims) no longer hold."""
-    held = claims()
-    for name in names:
-        check(held[name], f"mha.pages.heads_explorer: the claim {name!r}")
-
-
-def alt() -> dict[str, str]:
-    """Alt texts of the page's figures, by figure.
+def figures(static: Mapping, default: Dominance) -> dict[str, Figure]:
+    """The page's figure: every heatmap of the explorer's ``static`` variant (its
+    queries, keys and configs), for print and readers without JavaScript; its alt
+    text states the one-head map's ``default`` dominance.
 
     ```python
-    from mha.pages.heads_explorer import alt
+    from mha.pages.heads_explorer import page
 
-    assert "sink" in alt()["heatmaps"]
+    static = page().figures["heatmaps"].data[0]
+    assert [c["n_heads"] for c in static["configs"]] == [1, 2, 4]
     ```
     """
-    _checked("same_word_spreads", "the_exception", "heads_differ")
-    return {"heatmaps": _alt_heatmaps(facts())}
-
-
-def caption() -> dict[str, str]:
-    """Captions of the page's figures: what to look at.
-
-    ```python
-    from mha.pages.heads_explorer import caption
-
-    assert "one head" in caption()["heatmaps"]
-    ```
-    """
-    _checked("one_head_dominated")
     return {
-        "heatmaps": (
-            "Every heatmap of the explorer at once (rows are queries, columns keys, "
-            "brighter is more weight). Compare each of the four heads' single pattern "
-            'with the one head, where the column of "." is the brightest in most rows.'
+        "heatmaps": Figure(
+            "heads_explorer.heatmaps",
+            (static,),
+            alt="Attention heatmaps of the sentence, rows are queries and columns "
+            'keys. With four heads: a band beside the diagonal (neighbour), the two "the" '
+            "and cat/mat paired with each other and themselves (part of speech), the "
+            'two "the" paired and every other row spread evenly (same word), and a '
+            'bright column on "." (sink). With one head: the column of "." brightest in '
+            f'{default.rows_led} of {default.rows} rows, the two "the" rows pointing at each other.',
+            caption="Every heatmap of the explorer at once (rows are queries, columns "
+            "keys, brighter is more weight). Compare each of the four heads' single "
+            'pattern with the one head, where the column of "." is the brightest in '
+            "most rows.",
         )
     }
-
-
-def static_example() -> Mapping:
-    """The default variant of the cat/mat example, as the static figure draws it.
-
-    ```python
-    from mha.pages.heads_explorer import static_example
-
-    assert [c["n_heads"] for c in static_example()["configs"]] == [1, 2, 4]
-    ```
-    """
-    ex = example("cat_mat")
-    variant = ex["variants"][ex["default"]]
-    return {"queries": ex["queries"], "keys": ex["keys"], "configs": variant["configs"]}

@@ -1,71 +1,57 @@
 """The home page: the whole layer in one figure, the intuition, the reading order.
 
-Page: ``docs/index.md``. The figure is the multi-head page's (``mha.pages.multi_head``:
-one ``MultiHeadAttention`` at the base Transformer's shape on the cat sentence); this
-module holds the home page's own values and claims.
+The figure is the multi-head page's (``mha.pages.multi_head``: one
+``MultiHeadAttention`` at the base Transformer's shape on the cat sentence); the
+parameter counts the intuition paragraph quotes are the home page's own.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
 
 from mha.accounting import param_count
 from mha.pages import multi_head
-from mha.support.cache import cached
-from mha.support.claims import Claim
+from mha.support.page import Fact, Page
 
 
-@dataclass(frozen=True)
-class Home:
-    """What the home page prints."""
-
-    whole: multi_head.WholeLayer
-    alt: str  # the whole-layer figure's alt text
-    caption: str
-    d_model: int
-    h: int
-    params_one: int  # W_Q, W_K, W_V, W_O with one head at d_model
-    params_many: int  # ... with h heads
-
-
-def home() -> Home:
-    """The whole-layer run and the parameter counts the intuition paragraph quotes.
+@functools.cache
+def page() -> Page:
+    """The whole-layer figure and the parameters with one head and with ``h``.
 
     ```python
-    from mha.pages.index import home
+    from mha.pages.index import page
 
-    p = home()
+    p = page()
     assert (p.d_model, p.h) == (512, 8) and p.params_one == p.params_many
     ```
     """
-    whole = cached(multi_head.whole_layer)  # the multi-head page's, computed once
-    sizes = whole.sizes
+    mechanism = multi_head.page()
+    sizes = mechanism.whole.sizes
     d_model, h = sizes["d_model"], sizes["h"]
-    return Home(
-        whole=whole,
-        alt=multi_head.whole_layer_alt(whole),
-        caption=multi_head.CAPTIONS["whole_layer"],
+    one, many = param_count(d_model, 1), param_count(d_model, h)
+    return Page(
         d_model=d_model,
         h=h,
-        params_one=param_count(d_model, 1),
-        params_many=param_count(d_model, h),
+        params_one=one,
+        params_many=many,
+        facts=facts(one, many, h),
+        figures={"whole_layer": mechanism.figures["whole_layer"]},
     )
 
 
-def claims(p: Home | None = None) -> dict[str, Claim]:
-    """The home page's comparing sentences, checked.
+def facts(params_one: int, params_many: int, h: int) -> dict[str, Fact]:
+    """The home page's one comparing sentence: ``h`` heads cost what one head costs.
 
     ```python
-    from mha.pages.index import claims
+    from mha.pages.index import facts
 
-    assert all(c.holds for c in claims().values())
+    assert facts(100, 100, 8)["same_params"].holds
+    assert not facts(100, 120, 8)["same_params"].holds
     ```
     """
-    p = home() if p is None else p
     return {
-        "same_params": Claim(
-            "for exactly the same number of parameters",
-            p.params_one == p.params_many,
-            f"{p.params_one} with one head, {p.params_many} with {p.h}",
-        ),
+        "same_params": Fact(
+            params_one == params_many,
+            f"{params_one} with one head, {params_many} with {h}",
+        )
     }

@@ -1,17 +1,15 @@
-"""The multi-head mechanism on one seeded layer: heads, their writes through W_O.
+"""The multi-head mechanism: what ``docs/multi-head.md`` prints (and the home page's
+whole-layer figure).
 
-Page: ``docs/multi-head.md`` (the whole-layer figure is also on the home page).
-
-Input data: ``MultiHeadAttention(d_model=8, n_heads=4)`` and six tokens, all drawn
-from ``np.random.default_rng(SEED)``. Everything here goes through the layer's
-public weights (``w_q w_k w_v w_o``, applied as ``x @ w``): dropping W_O is
-replacing it with the identity, one wide head is a one-head layer holding the
-very same arrays.
+A seeded ``MultiHeadAttention(d_model=8, n_heads=4)`` on six tokens, read through its
+public weights (``x @ w``): dropping W_O is replacing it with the identity, one wide
+head is a one-head layer holding the very same arrays.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,8 +18,7 @@ from mha.attention import scaled_dot_product_attention
 from mha.data import published
 from mha.heads import merge_heads, split_heads
 from mha.layer import MultiHeadAttention
-from mha.support.cache import cached
-from mha.support.claims import Claim, check
+from mha.support.page import Fact, Figure, Page
 from mha.worked import cat_mat
 
 D_MODEL, N_HEADS, N_TOKENS, SEED = 8, 4, 6, 7
@@ -45,8 +42,6 @@ def example() -> tuple[MultiHeadAttention, np.ndarray]:
 
 def without_w_o(layer: MultiHeadAttention) -> MultiHeadAttention:
     """A copy of ``layer`` whose output is the bare concatenation of its heads.
-
-    W_O becomes the identity and b_O disappears; ``layer`` itself is unchanged.
 
     ```python
     import numpy as np
@@ -80,8 +75,7 @@ def head_outputs(layer: MultiHeadAttention, x: np.ndarray) -> np.ndarray:
 def head_writes(layer: MultiHeadAttention, x: np.ndarray) -> np.ndarray:
     """What each head adds to the output: ``head_i @ W_O[rows of head i]``, ``(..., h, seq, d_model)``.
 
-    Their sum, plus b_O, is the layer's output: concatenating and applying W_O is
-    the same as letting each head write through its own rows and adding the writes.
+    Their sum, plus b_O, is the layer's output.
 
     ```python
     import numpy as np
@@ -92,9 +86,7 @@ def head_writes(layer: MultiHeadAttention, x: np.ndarray) -> np.ndarray:
     assert np.allclose(head_writes(layer, x).sum(axis=-3), out)
     ```
     """
-    rows = layer.w_o.reshape(
-        layer.n_heads, layer.d_k, layer.d_model
-    )  # (h, d_k, d_model)
+    rows = layer.w_o.reshape(layer.n_heads, layer.d_k, layer.d_model)
     return np.einsum("...hsk,hkm->...hsm", head_outputs(layer, x), rows)
 
 
@@ -102,9 +94,8 @@ def head_writes(layer: MultiHeadAttention, x: np.ndarray) -> np.ndarray:
 class Dependence:
     """Which output slices move when one head's projections change."""
 
-    moved: (
-        np.ndarray
-    )  # (h, h): [j, i] = largest change of output slice i when head j changes
+    # (h, h): [j, i] = largest change of output slice i when head j changes
+    moved: np.ndarray
 
     @property
     def slices_moved(self) -> np.ndarray:
@@ -139,11 +130,7 @@ def dependence(
     assert dependence(layer, x).slices_moved.tolist() == [4, 4, 4, 4]
     ```
     """
-    if layer.n_kv_heads != layer.n_heads:
-        raise ValueError(
-            f"layer: expected one K/V head per query head, got n_heads={layer.n_heads} "
-            f"and n_kv_heads={layer.n_kv_heads}"
-        )
+    _one_kv_head_per_query_head(layer)
     rng = np.random.default_rng(SEED) if rng is None else rng
     h, d_k = layer.n_heads, layer.d_k
     noise = rng.standard_normal((3, layer.d_model, d_k))
@@ -162,10 +149,8 @@ def dependence(
 
 
 def wide_head(layer: MultiHeadAttention) -> MultiHeadAttention:
-    """A one-head layer holding the very same weight arrays as ``layer``.
-
-    Same parameters, same projections; only the scores change: one dot product
-    over all d_model columns, one softmax per query.
+    """A one-head layer holding the very same weight arrays as ``layer``: only the
+    scores change, one dot product over all d_model columns, one softmax per query.
 
     ```python
     from mha.pages.multi_head import example, wide_head
@@ -175,15 +160,19 @@ def wide_head(layer: MultiHeadAttention) -> MultiHeadAttention:
     assert wide.param_count == layer.param_count and wide(x)[1].shape == (1, 6, 6)
     ```
     """
+    _one_kv_head_per_query_head(layer)
+    wide = MultiHeadAttention(layer.d_model, 1, bias=layer.b_q is not None)
+    for name in ("w_q", "w_k", "w_v", "w_o", "b_q", "b_k", "b_v", "b_o"):
+        setattr(wide, name, getattr(layer, name))
+    return wide
+
+
+def _one_kv_head_per_query_head(layer: MultiHeadAttention) -> None:
     if layer.n_kv_heads != layer.n_heads:
         raise ValueError(
             f"layer: expected one K/V head per query head, got n_heads={layer.n_heads} "
             f"and n_kv_heads={layer.n_kv_heads}"
         )
-    wide = MultiHeadAttention(layer.d_model, 1, bias=layer.b_q is not None)
-    for name in ("w_q", "w_k", "w_v", "w_o", "b_q", "b_k", "b_v", "b_o"):
-        setattr(wide, name, getattr(layer, name))
-    return wide
 
 
 @dataclass(frozen=True)
@@ -203,11 +192,6 @@ class Contrast:
     def wide_top(self) -> int:
         """The token position (from 0) the wide head gives the largest weight."""
         return int(self.wide.argmax())
-
-    @property
-    def tops_differ(self) -> bool:
-        """Whether the heads' largest weights fall on more than one token."""
-        return len(set(self.head_tops)) > 1
 
 
 def one_vs_many(layer: MultiHeadAttention, x: np.ndarray) -> Contrast:
@@ -253,9 +237,7 @@ class WholeLayer:
     q: np.ndarray  # (n, d_model) X W_Q, and likewise k, v
     k: np.ndarray
     v: np.ndarray
-    q_heads: np.ndarray  # (h, n, d_k) split_heads(q), and likewise k_heads, v_heads
-    k_heads: np.ndarray
-    v_heads: np.ndarray
+    q_heads: np.ndarray  # (h, n, d_k) split_heads(q)
     weights: np.ndarray  # (h, n, n) one attention map per head
     heads: np.ndarray  # (h, n, d_k) each head's output
     concat: np.ndarray  # (n, h d_k)
@@ -298,20 +280,9 @@ def whole_layer(rng: np.random.Generator | None = None) -> WholeLayer:
     q_heads, k_heads, v_heads = (split_heads(a, h) for a in (q, k, v))
     heads, weights = scaled_dot_product_attention(q_heads, k_heads, v_heads)
     concat = merge_heads(heads)
+    out = concat @ layer.w_o
     return WholeLayer(
-        layer=layer,
-        tokens=cat_mat.TOKENS,
-        x=x,
-        q=q,
-        k=k,
-        v=v,
-        q_heads=q_heads,
-        k_heads=k_heads,
-        v_heads=v_heads,
-        weights=weights,
-        heads=heads,
-        concat=concat,
-        out=concat @ layer.w_o,
+        layer, cat_mat.TOKENS, x, q, k, v, q_heads, weights, heads, concat, out
     )
 
 
@@ -374,220 +345,137 @@ def cross_attention(
     return (out if layer.b_o is None else out + layer.b_o), weights
 
 
-# Cross-attention on the page: three "decoder" tokens read the example's six tokens.
-N_QUERIES = 3
-
-
-@dataclass(frozen=True)
-class SelfAndCross:
-    """The page's layer run as self-attention and as cross-attention."""
-
-    self_weights: np.ndarray  # (h, m, m)
-    cross_weights: np.ndarray  # (h, n, m)
-    cross_out: np.ndarray  # (n, d_model)
-    same_as_self: bool  # cross_attention(layer, x, x) == layer(x)
-
-
-def self_and_cross() -> SelfAndCross:
-    """The example layer on its own tokens, and with ``N_QUERIES`` other tokens asking.
-
-    ```python
-    from mha.pages.multi_head import self_and_cross
-
-    r = self_and_cross()
-    assert r.self_weights.shape == (4, 6, 6) and r.cross_weights.shape == (4, 3, 6)
-    ```
-    """
-    layer, memory = example()
-    queries = np.random.default_rng(SEED + 1).standard_normal((N_QUERIES, D_MODEL))
-    out, cross = cross_attention(layer, queries, memory)
-    _, own = layer(memory)
-    same = bool(
-        np.allclose(cross_attention(layer, memory, memory)[0], layer(memory)[0])
-    )
-    return SelfAndCross(own, cross, out, same)
-
-
-@dataclass(frozen=True)
-class Page:
-    """Every value the multi-head page (and the home page's figure) prints."""
-
-    layer: MultiHeadAttention
-    x: np.ndarray
-    bare: Dependence  # without W_O
-    mixed: Dependence  # with W_O
-    wide: MultiHeadAttention
-    contrast: Contrast
-    whole: WholeLayer
-    cross: SelfAndCross
-    params_one: int  # the example layer's parameters with one head
-    params_many: int  # ... with its n_heads
-
-
+@functools.cache
 def page() -> Page:
-    """The page's values, computed once.
+    """What the page prints: the small example layer, the whole layer at the base
+    Transformer's shape, what W_O mixes, and one wide head against several.
 
     ```python
     from mha.pages.multi_head import page
 
     p = page()
-    assert p.params_one == p.params_many and p.whole.sizes["h"] == 8
+    assert p.params_one == p.layer.param_count and p.whole.sizes["h"] == 8
+    assert all(fact.holds for fact in p.facts.values())
     ```
-
-    Kept in the content-hash cache: the page, its claims and the home page ask for
-    it and it is computed once.
     """
-    return cached(_page)
-
-
-def _page() -> Page:
     layer, x = example()
-    return Page(
+    values = dict(
         layer=layer,
         x=x,
         bare=dependence(without_w_o(layer), x),
         mixed=dependence(layer, x),
         wide=wide_head(layer),
         contrast=one_vs_many(layer, x),
-        whole=cached(whole_layer),
-        cross=self_and_cross(),
+        whole=whole_layer(),
         params_one=MultiHeadAttention(D_MODEL, 1).param_count,
-        params_many=layer.param_count,
     )
+    drawn = figures(*(values[k] for k in ("bare", "mixed", "contrast", "whole")))
+    return Page(**values, facts=facts(**values), figures=drawn)
 
 
-def claims(p: Page | None = None) -> dict[str, Claim]:
-    """The page's sentences that compare computed values, checked against ``p``.
+def facts(
+    layer: MultiHeadAttention,
+    x: np.ndarray,
+    bare: Dependence,
+    mixed: Dependence,
+    wide: MultiHeadAttention,
+    contrast: Contrast,
+    whole: WholeLayer,
+    params_one: int,
+) -> dict[str, Fact]:
+    """The facts the page's sentences state about its layers.
 
     ```python
-    from mha.pages.multi_head import claims
+    import inspect
+    from mha.pages.multi_head import facts, page
 
-    assert all(c.holds for c in claims().values())
+    p = page()
+    values = {name: getattr(p, name) for name in inspect.signature(facts).parameters}
+    assert not facts(**values | {"params_one": 1})["same_params"].holds
     ```
     """
-    p = page() if p is None else p
-    h = p.layer.n_heads
+    h, params = layer.n_heads, layer.param_count
+    own, every = bare.slices_moved.tolist(), mixed.slices_moved.tolist()
     return {
-        "whole_matches": Claim(
-            "The steps give what the layer's own call gives",
-            p.whole.matches_layer,
-            "whole_layer() against layer(x)",
+        "whole_matches": Fact(whole.matches_layer, "whole_layer() against layer(x)"),
+        "same_params": Fact(params_one == params, f"{params_one} vs {params}"),
+        "bare_own": Fact(
+            own == [1] * h and bare.outside_own_slice == 0, f"slices moved {own}"
         ),
-        "same_params": Claim(
-            "the same number of parameters whatever the number of heads",
-            p.params_one == p.params_many,
-            f"{p.params_one} with one head, {p.params_many} with {h}",
+        "mixed_every": Fact(every == [h] * h, f"slices moved {every}"),
+        "wide_same": Fact(
+            wide.param_count == params, f"{wide.param_count} vs {params}"
         ),
-        "bare_own": Claim(
-            "Without $W_O$, changing a head moves its own slice only",
-            p.bare.slices_moved.tolist() == [1] * h and p.bare.outside_own_slice == 0,
-            f"slices moved {p.bare.slices_moved.tolist()}",
+        "tops_differ": Fact(
+            len(set(contrast.head_tops)) == h, f"tops {contrast.head_tops}"
         ),
-        "mixed_every": Claim(
-            "With $W_O$, every head moves every slice",
-            p.mixed.slices_moved.tolist() == [h] * h,
-            f"slices moved {p.mixed.slices_moved.tolist()}",
-        ),
-        "wide_same": Claim(
-            "as many as",
-            p.wide.param_count == p.layer.param_count,
-            f"{p.wide.param_count} vs {p.layer.param_count}",
-        ),
-        "tops_differ": Claim(
-            "each head's largest weight falls on a different token",
-            len(set(p.contrast.head_tops)) == h,
-            f"tops {p.contrast.head_tops}",
-        ),
-        "cross_is_self": Claim(
-            "Self-attention is the special case where both inputs are the same "
-            "sequence: given the same tokens twice, the cross-attention code returns "
-            "the layer's own output",
-            p.cross.same_as_self,
+        "cross_is_self": Fact(
+            np.allclose(cross_attention(layer, x, x)[0], layer(x)[0]),
             "cross_attention(layer, x, x) against layer(x)",
         ),
     }
 
 
-def whole_layer_alt(w: WholeLayer) -> str:
-    """The whole-layer figure's alt text, from the run's shapes (checked to be the
-    layer's own).
+def figures(
+    bare: Dependence, mixed: Dependence, contrast: Contrast, whole: WholeLayer
+) -> dict[str, Figure]:
+    """The page's four figures (the home page shows ``whole_layer`` too); their alt
+    texts state what the facts check and the shapes of the arrays drawn.
 
     ```python
-    from mha.pages.multi_head import whole_layer, whole_layer_alt
+    from mha.pages.multi_head import page
 
-    assert "(8, 512)" in whole_layer_alt(whole_layer())
+    alt = page().figures["whole_layer"].alt
+    assert "(8, 512)" in alt and "H0 to H7" in alt
     ```
     """
-    check(
-        Claim("the figure's steps are the layer's", w.matches_layer, "matches_layer"),
-        "mha.pages.multi_head.whole_layer_alt",
-    )
-    s = w.sizes
-    return (
-        f"The whole multi-head attention layer, top to bottom: the {s['n']} tokens "
-        f"of the cat sentence as X of shape ({s['n']}, {s['d_model']}); three "
-        f"projections W_Q, W_K, W_V, each ({s['d_model']}, {s['d_model']}), give "
-        f"Q, K and V of shape ({s['n']}, {s['d_model']}); each is split into "
-        f"{s['h']} heads of d_k = {s['d_k']}; {s['h']} small attention maps, "
-        f"H0 to H{s['h'] - 1}, each {s['n']} by {s['n']}; the heads' outputs are "
-        f"concatenated back to ({s['n']}, {s['d_model']}) and multiplied by W_O "
-        "into the output of the same shape."
-    )
-
-
-def alt(p: Page) -> dict[str, str]:
-    """The figures' alt texts; the results they state are checked as claims.
-
-    ```python
-    from mha.pages.multi_head import alt, page
-
-    assert "H0" in alt(page())["whole_layer"]
-    ```
-    """
-    c = claims(p)
-    for name in ("bare_own", "mixed_every", "tops_differ"):
-        check(c[name], f"mha.pages.multi_head.alt ({name})")
+    s = whole.sizes
+    n, d, h = s["n"], s["d_model"], s["h"]
     return {
-        "whole_layer": whole_layer_alt(p.whole),
-        "split_heads_reshape": (
-            "A grid with one row per token and one column per feature, each cell "
+        "whole_layer": Figure(
+            "multi_head.whole_layer",
+            (whole,),
+            alt=f"The whole multi-head attention layer, top to bottom: the {n} tokens "
+            f"of the cat sentence as X of shape ({n}, {d}); three projections W_Q, "
+            f"W_K, W_V, each ({d}, {d}), give Q, K and V of shape ({n}, {d}); each is "
+            f"split into {h} heads of d_k = {s['d_k']}; {h} small attention maps, H0 "
+            f"to H{h - 1}, each {n} by {n}; the heads' outputs are concatenated back to "
+            f"({n}, {d}) and multiplied by W_O into the output of the same shape.",
+            caption="The whole layer at the base Transformer's shape on the cat "
+            "sentence, each arrow labelled with the shape of the array it carries. "
+            "Follow one token down: one row of X becomes one row in each head's map "
+            "(rows are queries, columns keys, both in sentence order), and one row of "
+            "the output.",
+        ),
+        "split_heads_reshape": Figure(
+            "multi_head.split_heads_reshape",
+            (SPLIT_TOKENS, D_MODEL, N_HEADS),
+            alt="A grid with one row per token and one column per feature, each cell "
             "showing its position in the array, the columns coloured by the head that "
             "owns them. An arrow labelled reshape, swap axes leads to one small grid "
             "per head, holding exactly the numbers of that head's coloured columns, in "
-            "the same order."
+            "the same order.",
+            caption="Splitting into heads is a reshape. Look at the colours: each "
+            "head's grid holds its own columns of x, unchanged.",
         ),
-        "head_dependence": (
-            "Two heatmaps of how far each output slice moves when one head changes. "
-            "Without W_O only the diagonal is non-zero: each head moves its own slice "
-            "and no other. With W_O every cell is non-zero: every head moves every "
-            "slice."
+        "head_dependence": Figure(
+            "multi_head.head_dependence",
+            (bare, mixed),
+            alt="Two heatmaps of how far each output slice moves when one head "
+            "changes. Without W_O only the diagonal is non-zero: each head moves its "
+            "own slice and no other. With W_O every cell is non-zero: every head moves "
+            "every slice.",
+            caption="How far each output slice moves when one head changes. Look at "
+            "the left panel's empty off-diagonal: without W_O the heads never mix.",
         ),
-        "one_vs_many": (
-            "A heatmap of one query's attention weights over the key tokens, one row "
-            "per head and a last row for the wide head. Each head's largest weight "
+        "one_vs_many": Figure(
+            "multi_head.one_vs_many",
+            (contrast,),
+            alt="A heatmap of one query's attention weights over the key tokens, one "
+            "row per head and a last row for the wide head. Each head's largest weight "
             "falls on a different token; the wide head has a single row, one "
-            "distribution."
+            "distribution.",
+            caption="One query's weights in each head and in one wide head with the "
+            "same parameters. Look at the bold cells: each head picks its own token.",
         ),
     }
-
-
-CAPTIONS = {
-    "whole_layer": (
-        "The whole layer at the base Transformer's shape on the cat sentence, each "
-        "arrow labelled with the shape of the array it carries. Follow one token down: "
-        "one row of X becomes one row in each head's map (rows are queries, columns "
-        "keys, both in sentence order), and one row of the output."
-    ),
-    "split_heads_reshape": (
-        "Splitting into heads is a reshape. Look at the colours: each head's grid holds "
-        "its own columns of x, unchanged."
-    ),
-    "head_dependence": (
-        "How far each output slice moves when one head changes. Look at the left "
-        "panel's empty off-diagonal: without W_O the heads never mix."
-    ),
-    "one_vs_many": (
-        "One query's weights in each head and in one wide head with the same "
-        "parameters. Look at the bold cells: each head picks its own token."
-    ),
-}

@@ -1,25 +1,18 @@
-"""Grouped-query attention in a real model: SmolLM2-135M's cache, and its K/V heads changed.
+"""Grouped-query attention in a real model: what ``docs/real-gqa-model.md`` prints.
 
-Page: ``docs/real-gqa-model.md``.
-
-SmolLM2-135M-Instruct shares 3 K/V heads among 9 query heads (groups of 3). This study
-measures, on the real model running in NumPy:
-
-1. the bytes its KV cache holds while it generates an answer, step by step, against
-   the formula 2 · layers · h_kv · d_k · length · itemsize;
-2. that repeating each K/V head 3 times (a full multi-head model with 9 K/V heads)
-   gives the same logits with 3 times the cache;
-3. what mean-pooling the 3 K/V heads into 1 (multi-query attention, the conversion of
-   Ainslie et al. 2023) does to perplexity without any retraining: in all layers at
-   once, and in one layer at a time.
-
-The results are computed once per version of the code and of the model file
-(``results()``, cached by content hash).
+SmolLM2-135M-Instruct shares 3 K/V heads among 9 query heads. The study (``results()``,
+cached by content hash of the code and the model file) measures, on the model in
+NumPy, the bytes its KV cache holds while it answers, against the formula; that
+repeating each K/V head 3 times (multi-head attention) gives the same logits with 3
+times the cache; and what mean-pooling them into 1 (multi-query attention, Ainslie et
+al. 2023's conversion) does to perplexity without retraining, in every layer at once
+and in one layer at a time.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -31,9 +24,10 @@ from mha.experiments import head_grid
 from mha.heads import repeat_kv
 from mha.layer import MultiHeadAttention
 from mha.pretrained import smollm2
+from mha.rope import RotaryEmbedding
 from mha.support import measured
 from mha.support.cache import cached
-from mha.support.claims import Claim
+from mha.support.page import Fact, Figure, Page
 from mha.support.threads import one_blas_thread
 
 # An ordinary English paragraph written for this project (no digits, no names).
@@ -74,10 +68,8 @@ def expand_kv_heads(attention: MultiHeadAttention) -> MultiHeadAttention:
     expanded = copy.copy(attention)
     expanded.n_kv_heads = attention.n_heads
     for name in ("w_k", "w_v"):
-        w = getattr(attention, name)  # (d_model, h_kv*d_k)
-        heads = w.T.reshape(
-            attention.n_kv_heads, attention.d_k, -1
-        )  # (h_kv, d_k, d_model)
+        w = getattr(attention, name)  # (d_model, h_kv*d_k) -> (h_kv, d_k, d_model)
+        heads = w.T.reshape(attention.n_kv_heads, attention.d_k, -1)
         setattr(expanded, name, repeat_kv(heads, group).reshape(-1, w.shape[0]).T)
     for name in ("b_k", "b_v"):
         b = getattr(attention, name)  # (h_kv*d_k,) or None
@@ -87,16 +79,8 @@ def expand_kv_heads(attention: MultiHeadAttention) -> MultiHeadAttention:
     return expanded
 
 
-def to_mqa(attention: MultiHeadAttention) -> MultiHeadAttention:
-    """The layer with its K/V heads mean-pooled into one (multi-query attention).
-
-    ```python
-    from mha import MultiHeadAttention
-    from mha.pages.real_gqa_model import to_mqa
-
-    assert to_mqa(MultiHeadAttention(d_model=8, n_heads=4, n_kv_heads=2)).n_kv_heads == 1
-    ```
-    """
+def _to_mqa(attention: MultiHeadAttention) -> MultiHeadAttention:
+    """The layer with its K/V heads mean-pooled into one (multi-query attention)."""
     return attention.to_gqa(1)
 
 
@@ -105,6 +89,8 @@ def swap_rope_pairing(attention: MultiHeadAttention) -> MultiHeadAttention:
 
     The GGUF file's Q/K weights are permuted for the interleaved pairing; under the
     half-split one (Hugging Face's layout) the same weights see scrambled positions.
+    The copy gets a rotation of its own (a shallow copy would share, and corrupt, the
+    original's cached cos/sin tables).
 
     ```python
     from mha import MultiHeadAttention
@@ -117,9 +103,11 @@ def swap_rope_pairing(attention: MultiHeadAttention) -> MultiHeadAttention:
     assert layer.rope.interleaved is True  # the original is unchanged
     ```
     """
+    rope = attention.rope
     swapped = copy.copy(attention)
-    swapped.rope = copy.copy(attention.rope)
-    swapped.rope.interleaved = not attention.rope.interleaved
+    swapped.rope = RotaryEmbedding(
+        rope.d_k, rope.base, interleaved=not rope.interleaved
+    )
     return swapped
 
 
@@ -259,7 +247,7 @@ def _study(text: str, question: str, new_tokens: int, model_digest: str) -> Stud
             f"{smollm2.gguf_digest()}, got {model_digest}"
         )
     mha_model = model.map_attention(expand_kv_heads)
-    mqa_model = model.map_attention(to_mqa)
+    mqa_model = model.map_attention(_to_mqa)
     prompt = smollm2.chat_prompt(question)
     ids = model.encode(text)
     logits = model.logits(ids)  # (n, vocab); row i predicts token i + 1
@@ -277,7 +265,7 @@ def _study(text: str, question: str, new_tokens: int, model_digest: str) -> Stud
         mha_perplexity=smollm2.perplexity_of(mha_logits[:-1], ids[1:]),
         mqa_perplexity=mqa_model.perplexity(text),
         swapped_rope_perplexity=model.map_attention(swap_rope_pairing).perplexity(text),
-        mqa_layer_perplexity=one_layer_at_a_time(model, to_mqa, text),
+        mqa_layer_perplexity=one_layer_at_a_time(model, _to_mqa, text),
     )
 
 
@@ -295,223 +283,27 @@ def results() -> Study:
     return cached(_study, PARAGRAPH, QUESTION, NEW_TOKENS, smollm2.gguf_digest())
 
 
-# --- what the page prints -------------------------------------------------------------
-
-
-def gqa_paper() -> tuple[published.SpeedQuality, published.SpeedQuality]:
-    """The GQA paper's T5-XXL rows (its first table): uptrained MQA, and MHA.
+@functools.cache
+def page() -> Page:
+    """What the page prints: the study, the published sizes, the benchmark, the widget.
 
     ```python
-    from mha.pages.real_gqa_model import gqa_paper
+    from mha.pages.real_gqa_model import page
 
-    mqa, mha = gqa_paper()
-    assert mqa.model == "MQA-XXL" and mha.model == "MHA-XXL"
+    p = page()
+    assert p.group == 3 and p.cache_ratio == 3 and p.speed["n_products"] == 4 * 30 + 1
+    assert p.every.n_heads == 270 and p.every.nbytes <= 150_000
+    assert all(fact.holds for fact in p.facts.values())
     ```
     """
-    rows = {row.model: row for row in published.GQA_TABLE_1}
-    return rows["MQA-XXL"], rows["MHA-XXL"]
-
-
-@dataclass(frozen=True)
-class Speed:
-    """What "How fast it runs" prints, derived from ``make bench``'s committed result."""
-
-    bench: dict  # the result as committed (src/mha/data/bench/smollm2.json)
-    read_gib: float  # size of the array the bandwidth is measured on
-    bound_ms: float  # per token, every weight byte at that rate
-    n_products: int  # weight products of a step: 4 per layer and the head
-    step_gb_per_s: float  # weight bytes per token over the whole step's time
-    qkv_mb: float  # W_Q, W_K, W_V of one layer, side by side, in float32
-    w_o_mb: float  # W_O of one layer
-
-
-def speed(config: smollm2.Config) -> Speed:
-    """The benchmark's figures as the page prints them.
-
-    ```python
-    from mha.pages.real_gqa_model import results, speed
-
-    s = speed(results().config)
-    assert s.n_products == 4 * 30 + 1 and s.bound_ms > 0
-    ```
-    """
-    bench = measured.load("smollm2")
-    itemsize = CACHE_ITEMSIZE
-    qkv_width = (config.n_heads + 2 * config.n_kv_heads) * config.d_k
-    return Speed(
-        bench=bench,
-        read_gib=bench["read_bytes"] / 2**30,
-        bound_ms=1000 / bench["bound_tokens_per_s"],
-        n_products=4 * config.n_layers + 1,
-        step_gb_per_s=bench["weight_bytes_per_token"]
-        / bench["decode_ms_per_token"]
-        / 1e6,
-        qkv_mb=config.d_model * qkv_width * itemsize / 1e6,
-        w_o_mb=config.d_model * config.n_heads * config.d_k * itemsize / 1e6,
-    )
-
-
-def cache_ratio(study: Study) -> float:
-    """How many times the expanded (multi-head) model's cache per token is the GQA one's.
-
-    ```python
-    from mha.pages.real_gqa_model import cache_ratio, results
-
-    assert cache_ratio(results()) == 3
-    ```
-    """
-    return study.mha.bytes_per_token / study.gqa.bytes_per_token
-
-
-def group(config: smollm2.Config) -> int:
-    """Query heads per K/V head.
-
-    ```python
-    from mha.pages.real_gqa_model import group, results
-
-    assert group(results().config) == 3
-    ```
-    """
-    return config.n_heads // config.n_kv_heads
-
-
-def claims(study: Study | None = None, bench: Speed | None = None) -> dict[str, Claim]:
-    """The page's sentences about the study and the benchmark, checked.
-
-    ```python
-    from mha.pages.real_gqa_model import claims
-
-    assert all(c.holds for c in claims().values())
-    ```
-    """
-    r = results() if study is None else study
-    s = speed(r.config) if bench is None else bench
-    b = s.bench
-    layers = np.array(r.mqa_layer_perplexity)
-    close = layers < 1.5 * r.perplexity  # "close to the published model's"
-    return {
-        "rows_agree": Claim(
-            "Every row agrees.",
-            r.gqa.nbytes == r.gqa.formula,
-            f"measured {r.gqa.nbytes} vs formula {r.gqa.formula}",
-        ),
-        "same_answer": Claim(
-            "it gives the same answer",
-            r.mha.answer == r.gqa.answer,
-            f"{r.mha.answer!r} vs {r.gqa.answer!r}",
-        ),
-        "mha_logits": Claim(
-            "are the original's to the last bit (the largest difference is 0)"
-            if r.mha_max_logit_diff == 0
-            else "agree with the original's to floating-point precision (the largest "
-            f"difference is {r.mha_max_logit_diff:.1e})",
-            r.mha_max_logit_diff < 1e-4 * r.logit_scale,
-            f"largest difference {r.mha_max_logit_diff} on scores up to {r.logit_scale}",
-        ),
-        "same_perplexity": Claim(
-            "and the same perplexity",
-            abs(r.mha_perplexity - r.perplexity) < 1e-3 * r.perplexity,
-            f"{r.mha_perplexity} vs {r.perplexity}",
-        ),
-        "no_longer_answers": Claim(
-            "The model no longer answers",
-            r.mqa.answer != r.gqa.answer and r.mqa_perplexity > 10 * r.perplexity,
-            f"MQA answer {r.mqa.answer!r}, perplexity {r.mqa_perplexity:.1f} "
-            f"vs {r.perplexity:.1f}",
-        ),
-        "uneven": Claim(
-            "One layer at a time, the damage is much smaller, and uneven",
-            bool(
-                layers.max() < r.mqa_perplexity / 10 and layers.max() > 2 * layers.min()
-            ),
-            f"per layer {layers.min():.1f} to {layers.max():.1f}, "
-            f"all layers {r.mqa_perplexity:.1f}",
-        ),
-        "bars": Claim(
-            "Most bars stay close to the published model's perplexity; a few layers "
-            "rise well above it; all stay far below the dashed line of the model with "
-            "every layer converted at once.",
-            bool(
-                close.mean() > 0.5
-                and (~close).any()
-                and layers.max() < r.mqa_perplexity / 10
-            ),
-            f"{int(close.sum())} of {len(layers)} layers within 1.5 times "
-            f"{r.perplexity:.1f}; largest {layers.max():.1f}; all layers "
-            f"{r.mqa_perplexity:.1f}",
-        ),
-        "mqa_breaks": Claim(
-            "converted all together, the model breaks",
-            r.mqa_perplexity > 10 * layers.max(),
-            f"all layers {r.mqa_perplexity:.1f} vs worst single layer {layers.max():.1f}",
-        ),
-        "uptrained_close": Claim(
-            "does their MQA model come close to the multi-head one",
-            abs(gqa_paper()[0].average_score - gqa_paper()[1].average_score) < 1,
-            f"{gqa_paper()[0].average_score} vs {gqa_paper()[1].average_score}",
-        ),
-        "products_slower": Claim(
-            "They stream slower than one long read",
-            b["products_gb_per_s"] < b["read_bandwidth_gb_per_s"],
-            f"{b['products_gb_per_s']} vs {b['read_bandwidth_gb_per_s']} GB/s",
-        ),
-        "prefill_faster": Claim(
-            "Prefill is much faster per token than decoding",
-            b["prefill_tokens_per_s"] > 3 * b["decode_tokens_per_s"],
-            f"{b['prefill_tokens_per_s']} vs {b['decode_tokens_per_s']} tokens/s",
-        ),
-        "target": Claim(
-            "This run reaches the target."
-            if b["decode_bound_ratio"] >= b["budget_decode_bound_ratio"]
-            else "This run falls short of the target.",
-            True,
-            f"{b['decode_bound_ratio']} against {b['budget_decode_bound_ratio']}",
-        ),
-        "sink_heads": sink_heads(),
-    }
-
-
-def figure_text(study: Study | None = None) -> dict[str, str]:
-    """The alt text and caption of the page's figure.
-
-    ```python
-    from mha.pages.real_gqa_model import figure_text
-
-    assert figure_text()["caption"].startswith("Perplexity")
-    ```
-    """
-    bars = claims(study)["bars"]
-    return {
-        "alt": "Bar chart, one bar per layer (numbered from 0), of the paragraph's "
-        "perplexity when only that layer's key/value heads are averaged into one. "
-        + bars.text,
-        "caption": "Perplexity of the paragraph with one layer converted to "
-        "multi-query attention, layer by layer. Compare each bar with the published "
-        "model's level, and all of them with the dashed line: every layer converted.",
-    }
-
-
-# --- every head, interactive (the section "Explore every head") -----------------------
-
-
-def every_head() -> head_grid.Widget:
-    """The widget of SmolLM2's heads on the short sentences of the corpus, each head
-    with its kind by the atlas's rule on a causal model's statistics (data cached).
-
-    ```python
-    from mha.pages.real_gqa_model import every_head
-
-    widget = every_head()
-    assert widget.n_heads == 270 and widget.nbytes <= 150_000
-    assert sum(widget.counts.values()) == widget.n_heads
-    ```
-    """
+    r, bench = results(), measured.load("smollm2")
+    c, itemsize = r.config, CACHE_ITEMSIZE
+    # every head on the corpus's short sentences, its kind by the atlas's rule
     data = cached(head_grid.smollm2_payload, head_grid.texts(), smollm2.gguf_digest())
-    layers, heads = data["layers"], data["heads"]
-    return head_grid.Widget(
+    every = head_grid.Widget(
         data,
-        label=f"Every head of SmolLM2-135M-Instruct, {layers} layers by {heads} "
-        "query heads: choose one to see its attention map",
+        label=f"Every head of SmolLM2-135M-Instruct, {data['layers']} layers by "
+        f"{data['heads']} query heads: choose one to see its attention map",
         caption="A button per head, a column per layer, lettered and coloured by its "
         "kind. Choose one to draw its map on the chosen sentence (a query sees only "
         "the tokens up to itself: the hatched cells are hidden from it); hover over or "
@@ -519,20 +311,113 @@ def every_head() -> head_grid.Widget:
         "weight.",
         note="The interactive grid needs JavaScript.",
     )
+    return Page(
+        study=r,
+        published=published.decoder("SmolLM2-135M"),
+        question=QUESTION,
+        group=c.n_heads // c.n_kv_heads,
+        cache_ratio=r.mha.bytes_per_token / r.gqa.bytes_per_token,
+        paper={row.model: row for row in published.GQA_TABLE_1},  # the GQA paper's
+        uptrain=published.GQA_UPTRAIN_FRACTION,
+        bench=bench,
+        speed={
+            "read_gib": bench["read_bytes"] / 2**30,  # the array streamed
+            "bound_ms": 1000 / bench["bound_tokens_per_s"],  # every weight byte
+            "n_products": 4 * c.n_layers + 1,  # weight products: 4 a layer, the head
+            "step_gb_per_s": bench["weight_bytes_per_token"]
+            / bench["decode_ms_per_token"]
+            / 1e6,
+            "qkv_mb": c.d_model
+            * (c.n_heads + 2 * c.n_kv_heads)
+            * c.d_k
+            * itemsize
+            / 1e6,
+            "w_o_mb": c.d_model * c.n_heads * c.d_k * itemsize / 1e6,
+        },
+        every=every,
+        facts=facts(r, bench, every.counts),
+        figures=figures(r),
+    )
 
 
-def sink_heads() -> Claim:
-    """The section's sentence about SmolLM2's kinds of head, checked.
+def facts(r: Study, bench: dict, kinds: dict[str, int]) -> dict[str, Fact]:
+    """The facts the page's sentences state about the study, the benchmark and the
+    ``kinds`` of SmolLM2's heads (kind -> heads).
 
     ```python
-    from mha.pages.real_gqa_model import sink_heads
+    import dataclasses
+    from mha.pages.real_gqa_model import facts, page
 
-    assert sink_heads().holds
+    p = page()
+    other = dataclasses.replace(p.study.mha, answer="Lyon")
+    stale = facts(dataclasses.replace(p.study, mha=other), p.bench, p.every.counts)
+    assert not stale["same_answer"].holds and stale["rows_agree"].holds
     ```
     """
-    widget = every_head()
-    return Claim(
-        "most of its heads are first-token heads",
-        widget.counts["first token"] > widget.n_heads / 2,
-        f"kinds {widget.counts} of {widget.n_heads} heads",
-    )
+    g, m, q, ppl, mqa_ppl = r.gqa, r.mha, r.mqa, r.perplexity, r.mqa_perplexity
+    diff, layers = r.mha_max_logit_diff, np.array(r.mqa_layer_perplexity)
+    close = layers < 1.5 * ppl  # "close to the published model's"
+    spread = f"{layers.min():.1f} to {layers.max():.1f} by layer, {mqa_ppl:.1f} in all"
+    paper = {row.model: row.average_score for row in published.GQA_TABLE_1}
+    uptrained, multi_head = paper["MQA-XXL"], paper["MHA-XXL"]
+    b = {name: bench[name] for name in ("products_gb_per_s", "read_bandwidth_gb_per_s")}
+    prefill, decode = bench["prefill_tokens_per_s"], bench["decode_tokens_per_s"]
+    ratio, budget = bench["decode_bound_ratio"], bench["budget_decode_bound_ratio"]
+    return {
+        "rows_agree": Fact(g.nbytes == g.formula, f"{g.nbytes} vs {g.formula}"),
+        "same_answer": Fact(m.answer == g.answer, f"{m.answer!r} vs {g.answer!r}"),
+        "mha_logits": Fact(diff < 1e-4 * r.logit_scale, f"{diff} of {r.logit_scale}"),
+        "logits_exact": Fact(diff == 0, f"largest difference {diff}"),
+        "same_perplexity": Fact(
+            abs(r.mha_perplexity - ppl) < 1e-3 * ppl, f"{r.mha_perplexity} vs {ppl}"
+        ),
+        "no_longer_answers": Fact(
+            q.answer != g.answer and mqa_ppl > 10 * ppl,
+            f"MQA says {q.answer!r}, perplexity {mqa_ppl:.1f} vs {ppl:.1f}",
+        ),
+        "uneven": Fact(
+            mqa_ppl / 10 > layers.max() > 2 * layers.min(), f"perplexity {spread}"
+        ),
+        "bars": Fact(
+            close.mean() > 0.5 and (~close).any() and layers.max() < mqa_ppl / 10,
+            f"{close.sum()} of {len(layers)} within 1.5 times {ppl:.1f}; {spread}",
+        ),
+        "mqa_breaks": Fact(mqa_ppl > 10 * layers.max(), f"perplexity {spread}"),
+        "uptrained_close": Fact(
+            abs(uptrained - multi_head) < 1, f"{uptrained} vs {multi_head}"
+        ),
+        "products_slower": Fact(
+            b["products_gb_per_s"] < b["read_bandwidth_gb_per_s"], f"GB/s: {b}"
+        ),
+        "prefill_faster": Fact(prefill > 3 * decode, f"{prefill} vs {decode} tokens/s"),
+        "target": Fact(ratio >= budget, f"{ratio} of the bound, target {budget}"),
+        "sink_heads": Fact(
+            kinds["first token"] > sum(kinds.values()) / 2, f"kinds {kinds}"
+        ),
+    }
+
+
+def figures(r: Study) -> dict[str, Figure]:
+    """The page's figure: perplexity with one layer at a time converted to MQA.
+
+    ```python
+    from mha.pages.real_gqa_model import figures, results
+
+    assert figures(results())["mqa_by_layer"].caption.startswith("Perplexity")
+    ```
+    """
+    return {
+        "mqa_by_layer": Figure(
+            "real_gqa_model.mqa_by_layer",
+            (r.mqa_layer_perplexity, r.perplexity, r.mqa_perplexity),
+            alt="Bar chart, one bar per layer (numbered from 0), of the paragraph's "
+            "perplexity when only that layer's key/value heads are averaged into one. "
+            "Most bars stay close to the published model's perplexity; a few layers "
+            "rise well above it; all stay far below the dashed line of the model with "
+            "every layer converted at once.",
+            caption="Perplexity of the paragraph with one layer converted to "
+            "multi-query attention, layer by layer. Compare each bar with the "
+            "published model's level, and all of them with the dashed line: every "
+            "layer converted.",
+        )
+    }

@@ -139,10 +139,10 @@ class FusedQKV(MultiHeadAttention):
         )
 
     def _project(
-        self, x: np.ndarray, start: int
+        self, x: np.ndarray, kv: np.ndarray, start: int
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        if not self.is_fused():
-            return super()._project(x, start)
+        if not self.is_fused() or kv is not x:  # cross-attention: the readable path
+            return super()._project(x, kv, start)
         h, h_kv = self.n_heads, self.n_kv_heads
         qkv = split_heads(x @ self.w_qkv.astype(x.dtype, copy=False), h + 2 * h_kv)
         qk = qkv[..., : h + h_kv, :, :]  # queries and keys, rotated in one call

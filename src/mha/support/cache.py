@@ -20,6 +20,7 @@ and holds one entry per name, so a new version replaces the old one on disk.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
 import importlib
@@ -100,6 +101,25 @@ def _dependencies(module: str) -> tuple[str, ...]:
         seen.add(name)
         todo += _packages(name) + _imports(name, ast.parse(path.read_bytes()))
     return tuple(sorted(seen))
+
+
+def code_digest(modules: list[str]) -> str:
+    """SHA-256 of the code of ``mha`` modules and of everything they import.
+
+    For a result that runs code no Python function names, such as a notebook:
+    its key is the digest of the modules it imports. Docstrings and comments aside.
+
+    ```python
+    from mha.support.cache import code_digest
+
+    assert code_digest(["mha.attention"]) != code_digest(["mha.layer"])
+    assert code_digest(["numpy"]) == code_digest([])  # only mha modules count
+    ```
+    """
+    digest = hashlib.sha256()
+    for module in sorted({m for name in modules for m in _dependencies(name)}):
+        digest.update(module.encode() + _module_digest(module).encode())
+    return digest.hexdigest()
 
 
 def cache_key(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> str:
@@ -227,18 +247,77 @@ def cached(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """
     path = cache_dir() / f"{cache_key(fn, *args, **kwargs)}.pickle"
     if path.exists():
-        path.touch()  # read now: ``prune`` keeps it
+        _mark_read(path)
         return pickle.loads(path.read_bytes())
     path.parent.mkdir(parents=True, exist_ok=True)
     # one process computes; another asking meanwhile (a test beside the build) waits
     with FileLock(path.with_suffix(".lock")):
         if path.exists():
             return pickle.loads(path.read_bytes())
-        result = fn(*args, **kwargs)
+        with _progress(f"{fn.__module__}.{fn.__qualname__}"):
+            result = fn(*args, **kwargs)
         with tempfile.NamedTemporaryFile(dir=path.parent, delete=False) as tmp:
             tmp.write(pickle.dumps(result, protocol=5))
         os.replace(tmp.name, path)  # atomic: a reader never sees half a file
     return result
+
+
+_WARNED: set[str] = set()
+
+
+def _mark_read(path: Path) -> None:
+    """Touch an entry as read (``prune`` keeps it); on a read-only cache, say once
+    that reads cannot be recorded, and serve the hit anyway."""
+    try:
+        path.touch()
+    except OSError as error:
+        if "touch" not in _WARNED:
+            _WARNED.add("touch")
+            print(
+                f"[mha] the cache {path.parent} is read-only ({error.strerror}): "
+                "results are read but not marked; set MHA_CACHE_DIR to a writable "
+                "folder to record them",
+                file=sys.stderr,
+                flush=True,
+            )
+
+
+_STUDIES = {"computed": 0}
+
+
+@contextlib.contextmanager
+def _progress(name: str):
+    """Say what a cold build is computing, how many came before it, and how long it
+    took the last time (``timings.json`` in the cache): long work shows progress."""
+    timings_path = cache_dir() / "timings.json"
+    try:
+        timings = json.loads(timings_path.read_text())
+    except (OSError, ValueError):
+        timings = {}
+    last = timings.get(name)
+    slow = [t for t in timings.values() if t >= 1]
+    if last is None or last >= 1:
+        _STUDIES["computed"] += 1
+        n = _STUDIES["computed"]
+        place = f"{n} of about {len(slow)}" if len(slow) >= n else f"{n}, first run"
+        estimate = f"about {last:.0f} s last time" if last else "not timed before"
+        print(
+            f"[mha] computing ({place}) {name}: {estimate}", file=sys.stderr, flush=True
+        )
+    started = time.perf_counter()
+    yield
+    elapsed = time.perf_counter() - started
+    if elapsed >= 1:
+        print(f"[mha]   {name}: {elapsed:.1f} s", file=sys.stderr, flush=True)
+    timings[name] = round(elapsed, 2)
+    try:
+        with tempfile.NamedTemporaryFile(
+            "w", dir=timings_path.parent, delete=False
+        ) as tmp:
+            json.dump(timings, tmp, sort_keys=True, indent=0)
+        os.replace(tmp.name, timings_path)
+    except OSError:
+        pass  # a read-only cache computes without recording
 
 
 def prune(read_before: float, keep_seconds: float = 7 * 24 * 3600) -> list[Path]:

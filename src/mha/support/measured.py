@@ -3,11 +3,10 @@
 A build never times anything (two builds must be byte-identical). ``make bench``
 runs each benchmark module of ``tests/bench/`` and writes what its ``run()`` returns
 to ``mha/data/bench/<name>.json``; pages render those files through functions of the
-core, like every other number. ``machine()`` describes where a benchmark ran, so that
-its result can say so.
+core, like every other number.
 
 Each file carries its provenance (the command, commit and machine that produced it)
-and a checksum that the benchmark writes (``seal``). ``load`` refuses a file whose
+and a checksum that the benchmark writes (``mha_site.bench.seal``, the site's tooling). ``load`` refuses a file whose
 checksum does not match its content: a hand edit, a bad merge (and so does every
 build that renders it); ``load_sealed`` also refuses a file without one. That detects
 accidents, not intent: the checksum is a plain SHA-256 that anyone can recompute.
@@ -17,11 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import platform
 from pathlib import Path
-
-import numpy as np
 
 DATA_DIR = Path(__file__).parent.parent / "data" / "bench"
 
@@ -99,51 +94,3 @@ def checksum(result: dict) -> str:
     body = json.loads(json.dumps(body))  # as read back: tuples are lists, keys str
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"))
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def seal(result: dict) -> dict:
-    """The result with its ``checksum``, as ``python -m tests.bench`` writes it.
-
-    ```python
-    from mha.support.measured import checksum, seal
-
-    sealed = seal({"median_ms": 1.5})
-    assert sealed["checksum"] == checksum({"median_ms": 1.5})
-    ```
-    """
-    return {**result, "checksum": checksum(result)}
-
-
-def machine() -> dict:
-    """What a benchmark runs on: CPU, cores, NumPy and its BLAS, and the current load.
-
-    A shared machine is noisy; the 1-minute load average at the start is kept so a
-    reader can judge.
-
-    ```python
-    from mha.support.measured import machine
-
-    info = machine()
-    assert info["cpu_count"] >= 1 and info["numpy"]
-    ```
-    """
-    blas = np.show_config(mode="dicts")["Build Dependencies"].get("blas", {})
-    return {
-        "cpu": _cpu_model(),
-        "cpu_count": os.cpu_count(),
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "blas": f"{blas.get('name', '?')} {blas.get('version', '')}".strip(),
-        "load_average_1min": round(os.getloadavg()[0], 2),
-    }
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()

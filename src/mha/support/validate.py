@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Mapping
+from typing import Any, TypeVar
 
 import numpy as np
+
+T = TypeVar("T")
 
 FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -49,7 +53,7 @@ def float_array(name: str, x: object, *, allow_neg_inf: bool = False) -> np.ndar
     assert float_array("x", [1.0, 2.0]).dtype == np.float64
     ```
     """
-    arr = _as_array(name, x)
+    arr = as_array(name, x)
     if arr.dtype not in FLOAT_DTYPES:
         got = _described(x) if arr.dtype == object else f"dtype {arr.dtype}"
         raise ArgumentTypeError(
@@ -77,7 +81,7 @@ def numeric_array(name: str, x: object) -> np.ndarray:
     assert numeric_array("x", [[1, 2]]).shape == (1, 2)
     ```
     """
-    arr = _as_array(name, x)
+    arr = as_array(name, x)
     if arr.dtype.kind not in "biuf":
         raise ArgumentTypeError(
             f"{name}: expected an array of numbers, got dtype {arr.dtype}"
@@ -149,9 +153,20 @@ class CheckedArray:
         owner.__dict__[self.name] = array
 
 
-def _as_array(name: str, x: object) -> np.ndarray:
+def as_array(name: str, x: object) -> np.ndarray:
     """``np.asarray(x)``, or an ``ArgumentTypeError`` naming ``name`` (ragged lists,
-    objects NumPy cannot read)."""
+    objects NumPy cannot read).
+
+    ```python
+    from mha.support.validate import ArgumentTypeError, as_array
+
+    assert as_array("x", [1, 2]).shape == (2,)
+    try:
+        as_array("positions", [[1], [2, 3]])
+    except ArgumentTypeError as error:
+        assert str(error).startswith("positions: expected an array of numbers")
+    ```
+    """
     try:
         return np.asarray(x)
     except (TypeError, ValueError) as error:
@@ -286,3 +301,23 @@ def _described(value: object) -> str:
     if len(text) > 60:
         text = text[:57] + "..."
     return f"{text} ({type(value).__name__})"
+
+
+def lookup(name: str, key: object, table: Mapping[Any, T]) -> T:
+    """``table[key]``, or a ``ValueError`` naming the argument and the keys there are.
+
+    ```python
+    from mha.support.validate import lookup
+
+    assert lookup("name", "b", {"a": 1, "b": 2}) == 2
+    try:
+        lookup("name", "c", {"a": 1, "b": 2})
+    except ValueError as error:
+        assert str(error) == "name: expected one of 'a', 'b', got 'c'"
+    ```
+    """
+    try:
+        return table[key]
+    except (KeyError, TypeError):
+        keys = ", ".join(repr(k) for k in table)
+        raise ValueError(f"{name}: expected one of {keys}, got {key!r}") from None

@@ -1,23 +1,11 @@
 """Induction heads in a real model: SmolLM2 on random token sequences repeated once.
 
-The probe of Olsson et al. (2022): ``N_SEQUENCES`` sequences of ``HALF`` token ids
-drawn uniformly from SmolLM2's non-control tokens, each followed by itself (no BOS).
-For every head, the induction score is the mean attention of the second copy's
-queries on the token after their token's first occurrence, the previous-token score
-the mean attention on the token just before. The loss on the second copy, against
-the first, shows the copying; removing the strongest induction heads (a head mask),
-against random sets of as many heads, shows which heads do it. The same passes give
-the residual stream's norms and the attention on the first token (the sink).
-
-``scan()`` runs it once and keeps the result in the content-hash cache.
-
-```python
-from mha.experiments.repeated_tokens import scan, strongest
-
-result = scan()
-assert result.loss_second < result.loss_first
-assert result.induction[strongest(result.induction, 1)[0]] > 0.5
-```
+The probe of Olsson et al. (2022): ``N_SEQUENCES`` sequences of ``HALF`` random
+non-control token ids, each followed by itself (no BOS). Per head, the induction
+score (attention on the token after the previous occurrence) and the previous-token
+score; the loss on each copy; the second copy's loss with the strongest induction
+heads removed, against random sets of as many; the residual stream's norms and the
+attention on the first token.
 """
 
 from __future__ import annotations
@@ -40,13 +28,11 @@ SEED = 18
 def repeated_sequences(
     model: smollm2.SmolLM2, rng: np.random.Generator | None = None
 ) -> np.ndarray:
-    """``(N_SEQUENCES, 2 HALF)`` token ids: HALF ids drawn uniformly from the tokens
-    that are not control tokens, then the same HALF again (no BOS).
-
-    ``rng`` draws them (``None``: the page's own seed).
+    """``(N_SEQUENCES, 2 HALF)`` ids: HALF non-control ids drawn uniformly by ``rng``
+    (``None``: the page's seed), then the same HALF again.
 
     ```python
-    from mha.experiments.repeated_tokens import HALF, repeated_sequences
+    from mha.pages.depth.repeated_tokens import HALF, repeated_sequences
     from mha.pretrained import smollm2
 
     ids = repeated_sequences(smollm2.load())
@@ -63,12 +49,12 @@ def repeated_sequences(
 def induction_scores(weights: np.ndarray, half: int = HALF) -> np.ndarray:
     """Mean attention of each query t in [T, 2T - 1] on key t - T + 1, per head.
 
-    ``weights (..., n, n)`` with n = 2T; the key t - T + 1 holds the token that came
-    after the previous occurrence of the query's token. Returns ``weights.shape[:-2]``.
+    ``weights (..., 2T, 2T)``; the key t - T + 1 holds the token that came after the
+    previous occurrence of the query's token. Returns ``weights.shape[:-2]``.
 
     ```python
     import numpy as np
-    from mha.experiments.repeated_tokens import induction_scores
+    from mha.pages.depth.repeated_tokens import induction_scores
 
     perfect = np.zeros((4, 4))
     perfect[2, 1] = perfect[3, 2] = 1  # T = 2: query 2 -> key 1, query 3 -> key 2
@@ -85,7 +71,7 @@ def previous_token_scores(weights: np.ndarray) -> np.ndarray:
 
     ```python
     import numpy as np
-    from mha.experiments.repeated_tokens import previous_token_scores
+    from mha.pages.depth.repeated_tokens import previous_token_scores
 
     assert previous_token_scores(np.eye(5, k=-1)) == 1.0
     ```
@@ -102,33 +88,10 @@ def _check_square(weights: np.ndarray, n: int) -> None:
         )
 
 
-def second_copy_loss(logits: np.ndarray, ids: np.ndarray, half: int = HALF) -> float:
-    """Mean next-token loss (nats) of the second copy: queries T .. 2T - 2.
-
-    ```python
-    import numpy as np
-    from mha.experiments.repeated_tokens import second_copy_loss
-
-    logits = np.zeros((4, 10))  # uniform: log 10 everywhere
-    assert np.isclose(second_copy_loss(logits, np.arange(4), half=2), np.log(10))
-    ```
-    """
-    queries = np.arange(half, 2 * half - 1)
-    return _loss(logits[queries], np.asarray(ids)[queries + 1])
-
-
-def first_copy_loss(logits: np.ndarray, ids: np.ndarray, half: int = HALF) -> float:
-    """Mean next-token loss (nats) of the first copy: queries 0 .. T - 2.
-
-    ```python
-    import numpy as np
-    from mha.experiments.repeated_tokens import first_copy_loss
-
-    assert np.isclose(first_copy_loss(np.zeros((4, 10)), np.arange(4), half=2), np.log(10))
-    ```
-    """
-    queries = np.arange(0, half - 1)
-    return _loss(logits[queries], np.asarray(ids)[queries + 1])
+def _copy_loss(logits: np.ndarray, ids: np.ndarray, copy: int) -> float:
+    """Mean next-token loss (nats) of copy 0 (queries 0 .. T - 2) or 1 (T .. 2T - 2)."""
+    queries = np.arange(copy * HALF, (copy + 1) * HALF - 1)
+    return _loss(logits[queries], ids[queries + 1])
 
 
 def _loss(logits: np.ndarray, targets: np.ndarray) -> float:
@@ -141,15 +104,16 @@ def _loss(logits: np.ndarray, targets: np.ndarray) -> float:
 
 @dataclass(frozen=True)
 class Scan:
-    """Everything the page measures on SmolLM2's repeated sequences."""
+    """Everything the page measures on SmolLM2's repeated sequences (means over them;
+    norms and shares over the tokens t >= 1)."""
 
-    induction: np.ndarray  # (layers, heads) mean over the sequences
+    induction: np.ndarray  # (layers, heads)
     previous: np.ndarray  # (layers, heads)
-    first_token: np.ndarray  # (layers,) share of attention on token 0, queries t >= 1
+    first_token: np.ndarray  # (layers,) share of attention on token 0
     uniform_first_token: float  # that share if every query spread its weight evenly
-    stream_norm: np.ndarray  # (layers + 1,) mean |x| entering each block (t >= 1)
-    attention_norm: np.ndarray  # (layers,) mean |attention write| (t >= 1)
-    mlp_norm: np.ndarray  # (layers,) mean |feed-forward write| (t >= 1)
+    stream_norm: np.ndarray  # (layers + 1,) |x| entering each block
+    attention_norm: np.ndarray  # (layers,) |attention write|
+    mlp_norm: np.ndarray  # (layers,) |feed-forward write|
     first_stream_norm: np.ndarray  # (layers + 1,) |x| of the first token
     loss_first: float  # on the first copy, every sequence
     loss_second: float  # on the second copy, every sequence
@@ -182,8 +146,8 @@ def _scan() -> Scan:
         mlp += np.linalg.norm(trace.mlp_writes[:, 1:], axis=-1).mean(axis=-1)
         first_stream += np.linalg.norm(trace.stream[:, 0], axis=-1)
         logits = model.head(trace.stream[-1])
-        first.append(first_copy_loss(logits, ids))
-        second.append(second_copy_loss(logits, ids))
+        first.append(_copy_loss(logits, ids, 0))
+        second.append(_copy_loss(logits, ids, 1))
     k = len(sequences)
     scores = induction_sum / k
     top = strongest(scores, N_ABLATED)
@@ -232,7 +196,7 @@ def strongest(scores: np.ndarray, k: int) -> list[tuple[int, int]]:
 
     ```python
     import numpy as np
-    from mha.experiments.repeated_tokens import strongest
+    from mha.pages.depth.repeated_tokens import strongest
 
     assert strongest(np.array([[0.1, 0.9], [0.5, 0.2]]), 2) == [(0, 1), (1, 0)]
     ```
@@ -242,14 +206,13 @@ def strongest(scores: np.ndarray, k: int) -> list[tuple[int, int]]:
 
 
 def scan() -> Scan:
-    """SmolLM2 on repeated random sequences (cached; one model pass per sequence and
-    one per ablation, N_SEQUENCES + (1 + N_RANDOM_SETS) x N_ABLATION_SEQUENCES).
+    """SmolLM2 on the repeated sequences, from the cache (N_SEQUENCES passes, then
+    (1 + N_RANDOM_SETS) x N_ABLATION_SEQUENCES with heads removed).
 
     ```python
-    from mha.experiments.repeated_tokens import scan
+    from mha.pages.depth.repeated_tokens import scan
 
-    result = scan()
-    assert result.induction.shape == (30, 9) and result.loss_second < result.loss_first
+    assert scan().induction.shape == (30, 9)
     ```
     """
     return cached(_scan)

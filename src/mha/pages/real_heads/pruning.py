@@ -15,7 +15,7 @@ cumulative pruning, heads removed in the order of their single-head damage
 that Michel et al. and Voita et al. report.
 
 ```python
-from mha.experiments.pruning import pruning
+from mha.pages.real_heads.pruning import pruning
 
 result = pruning()
 assert result.single_cosine.shape == (6, 12)
@@ -39,20 +39,6 @@ STEP = 8  # cumulative pruning is measured every STEP heads removed
 BATCH_SIZE = 12  # sentences per forward pass, grouped by length
 
 
-def mean_cosine(pruned: np.ndarray, reference: np.ndarray) -> float:
-    """Mean cosine between matching rows of two ``(B, d)`` arrays of unit vectors.
-
-    ```python
-    import numpy as np
-    from mha.experiments.pruning import mean_cosine
-
-    a = np.eye(2)
-    assert mean_cosine(a, a) == 1.0 and mean_cosine(a, a[::-1]) == 0.0
-    ```
-    """
-    return float(np.mean(np.sum(pruned * reference, axis=-1, dtype=np.float64)))
-
-
 def retrieval_accuracy(
     embeddings: np.ndarray, queries: Sequence[tuple[int, int]]
 ) -> float:
@@ -62,7 +48,7 @@ def retrieval_accuracy(
 
     ```python
     import numpy as np
-    from mha.experiments.pruning import retrieval_accuracy
+    from mha.pages.real_heads.pruning import retrieval_accuracy
 
     points = np.array([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0]])
     assert retrieval_accuracy(points, [(0, 1), (2, 1)]) == 1.0
@@ -83,7 +69,7 @@ class Evaluator:
 
     ```python
     import numpy as np
-    from mha.experiments.pruning import Evaluator
+    from mha.pages.real_heads.pruning import Evaluator
     from mha.pretrained import minilm
 
     texts = ["a dog runs .", "a puppy is running .", "taxes rose ."]
@@ -123,7 +109,8 @@ class Evaluator:
     def quality(self, head_mask: np.ndarray) -> tuple[float, float]:
         """``(cosine to the unpruned embeddings, retrieval accuracy)`` under ``head_mask``."""
         embeddings = self.embed(head_mask)
-        cosine = mean_cosine(embeddings, self.reference)
+        products = np.sum(embeddings * self.reference, axis=-1, dtype=np.float64)
+        cosine = float(np.mean(products))  # the rows are unit vectors
         return cosine, retrieval_accuracy(embeddings, self.queries)
 
     def _pool(self, last_hidden: list[np.ndarray]) -> np.ndarray:
@@ -192,18 +179,12 @@ class Pruning:
         moves = np.abs(self.single_retrieval - self.baseline_retrieval)
         return round(float(moves.max()) * self.n_queries)
 
-    def removable(self, cosine_floor: float) -> int:
-        """The most heads removed (at a measured point) before cosine first drops below ``cosine_floor``."""
-        below = np.flatnonzero(self.cumulative_cosine < cosine_floor)
-        stop = below[0] if below.size else len(self.counts)
-        return int(self.counts[stop - 1]) if stop else 0
-
 
 def literature_counts(n_heads: int) -> tuple[int, ...]:
     """Head counts matching Michel et al.'s BERT share and Voita et al.'s share.
 
     ```python
-    from mha.experiments.pruning import literature_counts
+    from mha.pages.real_heads.pruning import literature_counts
 
     assert literature_counts(72) == (29, 57)
     ```
@@ -216,7 +197,7 @@ def study(texts: Sequence[str], queries: Sequence[tuple[int, int]]) -> Pruning:
     """Run the three studies on ``texts`` (about 60 passes over them).
 
     ```python
-    from mha.experiments.pruning import study
+    from mha.pages.real_heads.pruning import study
 
     texts = ["a dog runs .", "a puppy is running .", "taxes rose ."]
     result = study(texts, [(0, 1), (1, 0)])
@@ -264,7 +245,7 @@ def pruning() -> Pruning:
     """The studies on the project's corpus, computed once per code version (cached).
 
     ```python
-    from mha.experiments.pruning import pruning
+    from mha.pages.real_heads.pruning import pruning
 
     assert pruning().n_sentences >= 30
     ```

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha.attention import causal_mask, scaled_dot_product_attention
+from mha.attention import scaled_dot_product_attention
 
 TOKENS = ("the", "cat", "sat")
 X = np.array(
@@ -70,40 +70,30 @@ def solve(
     w_k: np.ndarray = W_K,
     w_v: np.ndarray = W_V,
     mask: np.ndarray | None = None,
+    order: tuple[int, ...] = (0, 1, 2),
 ) -> Attended:
-    """Project the three embeddings and attend, keeping every step.
+    """Project the three embeddings, read in ``order`` (a permutation of the tokens),
+    and attend, keeping every step.
 
     ```python
-    from mha.worked.cat_sat import TOKENS, W_Q, solve
+    import numpy as np
+    from mha.attention import causal_mask
+    from mha.pages.attention.cat_sat import TOKENS, W_Q, solve
 
     run = solve()
     assert TOKENS[run.weights[2].argmax()] == "cat"  # "sat" finds its noun
     shared = solve(w_k=W_Q)  # one matrix to look and to advertise
     assert (shared.dots == shared.dots.T).all()  # symmetric scores
+    causal = solve(mask=causal_mask(3))  # a token sees itself and earlier tokens
+    assert causal.weights[0].tolist() == [1.0, 0.0, 0.0]  # "the" sees only itself
+    shuffled = solve(order=(2, 0, 1))  # "sat the cat": the outputs move with the tokens
+    assert np.allclose(shuffled.output, run.output[[2, 0, 1]])
     ```
     """
-    q, k, v = X @ w_q, X @ w_k, X @ w_v
+    if sorted(order) != list(range(len(TOKENS))):
+        raise ValueError(f"order: expected a permutation of 0, 1, 2, got {order!r}")
+    x = X[list(order)]
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
     output, weights = scaled_dot_product_attention(q, k, v, mask)
     scale = float(np.sqrt(q.shape[-1]))
-    return Attended(
-        q=q,
-        k=k,
-        v=v,
-        dots=q @ k.T,
-        scale=scale,
-        scores=q @ k.T / scale,
-        weights=weights,
-        output=output,
-    )
-
-
-def solve_causal() -> Attended:
-    """The same run under the causal mask: a token sees itself and earlier tokens.
-
-    ```python
-    from mha.worked.cat_sat import solve_causal
-
-    assert solve_causal().weights[0].tolist() == [1.0, 0.0, 0.0]  # "the" sees only itself
-    ```
-    """
-    return solve(mask=causal_mask(len(TOKENS)))
+    return Attended(q, k, v, q @ k.T, scale, q @ k.T / scale, weights, output)

@@ -29,7 +29,7 @@ fragment covers, nowhere else) and the reason. An entry whose fragment no longer
 occurs on its page, or that excuses nothing, is a finding too.
 
 ```python
-from mha.support.drift import numbers
+from mha_site.drift import numbers
 
 found = numbers("The cache takes 12 GB, 10x less.\\n\\nA rate of 1e-4 here.\\n")
 assert [(f.line, f.text) for f in found] == [(1, "12"), (1, "10x"), (3, "1e-4")]
@@ -118,7 +118,7 @@ def split_fences(markdown: str) -> tuple[list[str], list[tuple[int, str]]]:
     come back as ``(line number, line)``.
 
     ```python
-    from mha.support.drift import split_fences
+    from mha_site.drift import split_fences
 
     lines, output = split_fences("prose\n```text\n0.5\n```\n```python\nx = 1\n```\n")
     assert lines == ["prose", "", "", "", "", "", ""] and output == [(3, "0.5")]
@@ -152,7 +152,7 @@ def prose(markdown: str) -> str:
     """The page with everything that is not prose blanked out, line numbers kept.
 
     ```python
-    from mha.support.drift import prose
+    from mha_site.drift import prose
 
     assert prose("a `0.5` b {{ x }}\\n```\\n1\\n```").split() == ["a", "b"]
     ```
@@ -211,7 +211,7 @@ def call_literals(markdown: str) -> list[tuple[int, str]]:
     """``(line, literal)`` for every number passed to a call inside ``{{ }}``/``{% %}``.
 
     ```python
-    from mha.support.drift import call_literals
+    from mha_site.drift import call_literals
 
     page = "{{ acc.param_count(bert.d_model, 1) }}\\n{{ rows[3].d_k | dec(1) }}\\n"
     assert call_literals(page) == [(1, "1")]
@@ -247,7 +247,7 @@ def notebook_markdown(source: str) -> str:
     """The Markdown cells of a jupytext percent-format notebook, as Markdown.
 
     ```python
-    from mha.support.drift import notebook_markdown
+    from mha_site.drift import notebook_markdown
 
     text = notebook_markdown("# %% [markdown]\\n# Weight 0.5.\\n# %%\\nx = 1\\n")
     assert text.split("\\n") == ["", "Weight 0.5.", "", ""]  # line numbers kept
@@ -269,7 +269,7 @@ def numbers(markdown: str, page: str = "page.md") -> list[Finding]:
     """Every hand-typed number of a page's Markdown, with its line and its fix.
 
     ```python
-    from mha.support.drift import numbers
+    from mha_site.drift import numbers
 
     found = numbers("{{ acc.param_count(4, 1) }} and 12 GB\n", "cricket.md")
     assert [f.text for f in found] == ["12", "4", "1"]
@@ -298,7 +298,7 @@ def load_allowlist(path: Path = ALLOWLIST) -> list[Entry]:
     """The allowlist's entries; each needs its page, text, fragment and reason.
 
     ```python
-    from mha.support.drift import load_allowlist
+    from mha_site.drift import load_allowlist
 
     assert all(entry.text in entry.fragment or entry.reason for entry in load_allowlist())
     ```
@@ -337,7 +337,7 @@ def check(markdown: str, page: str, entries: list[Entry]) -> list[Finding]:
     """The findings of one page that its allowlist entries do not excuse.
 
     ```python
-    from mha.support.drift import Entry, check
+    from mha_site.drift import Entry, check
 
     page = "Vaswani et al. (2017) used 0.1 dropout.\\n"
     year = Entry("a.md", "2017", "Vaswani et al. (2017)", "the year of a citation")
@@ -381,7 +381,7 @@ def page_text(path: Path) -> str:
 
     ```python
     from pathlib import Path
-    from mha.support.drift import page_text
+    from mha_site.drift import page_text
 
     assert page_text(Path("docs/cost.md")).startswith("# ")
     ```
@@ -396,7 +396,7 @@ def scan(docs: Path, entries: list[Entry]) -> list[Finding]:
     ```python
     import tempfile
     from pathlib import Path
-    from mha.support.drift import scan
+    from mha_site.drift import scan
 
     with tempfile.TemporaryDirectory() as folder:
         (Path(folder) / "a.md").write_text("It costs 3ms.\n")
@@ -417,7 +417,7 @@ def report(findings: list[Finding]) -> str:
     """The build's error message: one line per finding, file, line and fix.
 
     ```python
-    from mha.support.drift import numbers, report
+    from mha_site.drift import numbers, report
 
     text = report(numbers("It is 10x faster.\n", "cost.md"))
     assert text.splitlines()[1].startswith("  docs/cost.md:1: '10x': compute it in")

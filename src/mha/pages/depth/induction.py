@@ -1,42 +1,19 @@
 """The induction task, and a two-layer attention-only circuit built by hand to solve it.
 
-Task: in a sequence of tokens, at every position t whose token occurred earlier,
-predict the token that followed the most recent earlier occurrence of it. In
-``a b c a`` the answer at the second ``a`` is ``b``. Positions whose token is new
-have no answer and are not scored, so chance is ``1 / vocab``.
-
-The sequences (``sample``) are a shuffle of the whole vocabulary, then a second
-shuffle, cut to fill ``length``, of every token but the first shuffle's last. Two
-shortcuts that need no induction are so ruled out: on uniform random sequences,
-guessing the token seen most often so far is right far above chance (in a shuffle
-every token occurs once); and the token after the first shuffle's last one always
-sits at position ``vocab``, where a single layer can find it by position alone.
-
-One attention layer cannot do it: to find position j + 1 (the answer) a query must
-recognise it by the token *before* it, x_j, but the key at j + 1 is computed from
-x_{j+1} and its position only. Two layers can (Elhage et al. 2021; Olsson et al. 2022):
-
-- layer 0, a previous-token head: each position attends to the one before it and
-  writes that token into a subspace of its own (``prev``) in the residual stream;
-- layer 1, an induction head: the query is the current token, the keys read
-  ``prev`` (K-composition), so position j + 1 matches when x_j = x_t; the value
-  copies the token at j + 1 into the ``out`` subspace the readout reads.
-
-``build`` returns that circuit on the core's ``MultiHeadAttention``, with every
-weight set by hand; ``accuracy`` scores any predictions on held-out sequences.
-
-```python
-import numpy as np
-from mha.experiments.induction import build, sample
-
-circuit = build()
-batch = sample(200, np.random.default_rng(5))
-assert circuit.accuracy(batch) > 0.99
-```
+At every position whose token occurred earlier, predict the token that followed its
+most recent earlier occurrence (``a b c a``: ``b`` at the second ``a``); new tokens
+are not scored. ``sample`` draws two shuffles of the vocabulary, the second without
+the first's last token and cut, which leaves one layer no shortcut (``count_guess``,
+or reading a fixed position). ``build`` sets every weight of the circuit of Elhage
+et al. (2021) and Olsson et al. (2022) on the core's ``MultiHeadAttention``: a
+previous-token head writes x_j into ``prev`` at j + 1, an induction head's keys read
+``prev`` (K-composition) and copy the token after the match into ``out``.
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,6 +40,15 @@ class Batch:
         """``(B, n)`` boolean: positions whose token occurred earlier (they have an answer)."""
         return self.targets >= 0
 
+    def accuracy(self, predictions: np.ndarray) -> float:
+        """The share of the scored positions where ``predictions (B, n)`` is right."""
+        if np.shape(predictions) != self.tokens.shape:
+            raise ValueError(
+                f"predictions: expected shape {self.tokens.shape}, "
+                f"got {np.shape(predictions)}"
+            )
+        return float((predictions == self.targets)[self.scored].mean())
+
 
 def targets_of(tokens: np.ndarray) -> np.ndarray:
     """The answer at each position: the token after the most recent earlier occurrence.
@@ -71,7 +57,7 @@ def targets_of(tokens: np.ndarray) -> np.ndarray:
 
     ```python
     import numpy as np
-    from mha.experiments.induction import targets_of
+    from mha.pages.depth.induction import targets_of
 
     assert targets_of(np.array([0, 1, 2, 0, 1, 0])).tolist() == [-1, -1, -1, 1, 2, 1]
     ```
@@ -102,12 +88,10 @@ def sample(
     length: int = LENGTH,
 ) -> Batch:
     """``batch_size`` sequences of ``length`` tokens: a shuffle of the ``vocab``
-    tokens, then a shuffle of all of them but the first shuffle's last, cut.
-
-    Only the second part is scored: every token there occurred once before.
+    tokens, then a shuffle of all of them but the first shuffle's last, cut (scored).
 
     ```python
-    from mha.experiments.induction import sample
+    from mha.pages.depth.induction import sample
 
     batch = sample(3)
     assert batch.tokens.shape == batch.targets.shape == (3, 23)
@@ -130,61 +114,20 @@ def sample(
     return Batch(tokens, targets_of(tokens))
 
 
-def accuracy(predictions: np.ndarray, batch: Batch) -> float:
-    """Fraction of the scored positions of ``batch`` where ``predictions (B, n)`` is right.
-
-    ```python
-    import numpy as np
-    from mha.experiments.induction import accuracy, sample
-
-    batch = sample(10)
-    assert accuracy(batch.targets, batch) == 1.0
-    ```
-    """
-    if np.shape(predictions) != batch.tokens.shape:
-        raise ValueError(
-            f"predictions: expected shape {batch.tokens.shape}, "
-            f"got {np.shape(predictions)}"
-        )
-    return float((predictions == batch.targets)[batch.scored].mean())
-
-
 @dataclass(frozen=True)
 class Subspaces:
-    """Where each kind of information lives in the built circuit's residual stream.
-
-    Each is a slice of ``d_model`` coordinates: ``token`` (one-hot of the token at
-    the position), ``prev`` (one-hot of the token before it, written by layer 0),
-    ``out`` (one-hot of the predicted token, written by layer 1), ``position``
-    (one-hot of the position), and ``one``, a coordinate that is always 1.
-    """
+    """The built circuit's residual stream of ``d_model`` coordinates: one-hots (slices)
+    of the ``token``, the ``prev`` token (written by layer 0), the predicted token
+    (``out``, by layer 1) and the ``position``, and ``one``, a coordinate always 1."""
 
     vocab: int
     length: int
 
-    @property
-    def token(self) -> slice:
-        return slice(0, self.vocab)
-
-    @property
-    def prev(self) -> slice:
-        return slice(self.vocab, 2 * self.vocab)
-
-    @property
-    def out(self) -> slice:
-        return slice(2 * self.vocab, 3 * self.vocab)
-
-    @property
-    def position(self) -> slice:
-        return slice(3 * self.vocab, 3 * self.vocab + self.length)
-
-    @property
-    def one(self) -> int:
-        return 3 * self.vocab + self.length
-
-    @property
-    def d_model(self) -> int:
-        return self.one + 1
+    def __post_init__(self) -> None:  # frozen: the parts are set once, here
+        v, one = self.vocab, 3 * self.vocab + self.length
+        token, prev, out = (slice(i * v, (i + 1) * v) for i in range(3))
+        parts = {"token": token, "prev": prev, "out": out, "one": one}
+        vars(self).update(parts, position=slice(3 * v, one), d_model=one + 1)
 
 
 @dataclass(frozen=True)
@@ -224,26 +167,38 @@ class Circuit:
 
     def accuracy(self, batch: Batch) -> float:
         """Accuracy on the scored positions of ``batch``."""
-        return accuracy(self.predict(batch.tokens), batch)
+        return batch.accuracy(self.predict(batch.tokens))
+
+    def silenced(self) -> Circuit:
+        """This circuit with its previous-token head's write removed (zero W_O in L0)."""
+        previous = copy.copy(self.layers[0])
+        previous.w_o = np.zeros_like(previous.w_o)
+        return dataclasses.replace(self, layers=(previous, self.layers[1]))
 
 
-def build(vocab: int = VOCAB, length: int = LENGTH) -> Circuit:
-    """The two-layer induction circuit, every weight set by hand.
-
-    Both layers are ``MultiHeadAttention(d_model, 1)`` (one head, d_k = d_model);
-    scores are multiplied by sqrt(d_k) in W_Q to undo the layer's 1/sqrt(d_k).
-
-    - Layer 0 (previous-token head): W_Q maps position one-hot t to position one-hot
-      t - 1, W_K reads the position one-hot, so the score is ``SHARPNESS`` at j = t - 1
-      and 0 elsewhere. W_V W_O copies the token one-hot of j into ``prev``.
-    - Layer 1 (induction head): W_Q reads the token one-hot, W_K reads ``prev``: the
-      score is ``SHARPNESS`` where the previous token of j equals x_t. W_Q also puts
-      the constant 1 against W_K's ``RECENCY * j``, so among matches the latest wins.
-      W_V W_O copies the token one-hot of j into ``out``, which the readout reads.
+def count_guess(batch: Batch) -> float:
+    """Accuracy on ``batch`` of guessing the most frequent earlier token (ties: lowest
+    id): the order-free guess one layer can compute by averaging.
 
     ```python
     import numpy as np
-    from mha.experiments.induction import build
+    from mha.pages.depth.induction import count_guess, sample
+
+    assert count_guess(sample(100)) < 0.1  # two shuffles: every count is 1 or 2
+    ```
+    """
+    one_hot = batch.tokens[..., None] == np.arange(VOCAB)
+    counts = np.cumsum(one_hot, axis=1) - one_hot  # seen before each position
+    return batch.accuracy(counts.argmax(axis=-1))
+
+
+def build(vocab: int = VOCAB, length: int = LENGTH) -> Circuit:
+    """The two-layer induction circuit, every weight set by hand (one head per layer,
+    d_k = d_model; W_Q carries sqrt(d_k) to undo the layer's 1/sqrt(d_k)).
+
+    ```python
+    import numpy as np
+    from mha.pages.depth.induction import build
 
     circuit = build(vocab=4, length=6)
     stream, weights = circuit.run(np.array([[0, 1, 2, 0, 3, 1]]))

@@ -1,0 +1,435 @@
+"""Scaled dot-product attention: what ``docs/attention.md`` prints.
+
+The tiny example is ``cat_sat`` (in this package). The rest is a seeded Monte Carlo
+study of the 1/√d_k scale: the variance of the scores (``variance_study``) and what
+the softmax makes of them (``saturation_study``). Both draw their vectors once, at
+the largest d_k, and read a smaller d_k off the first columns.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from mha.attention import causal_mask, softmax
+from mha.data import published
+from mha.pages.attention import cat_sat
+from mha.support.page import Fact, Figure, Page
+from mha.support.validate import generator, positive_int
+
+D_KS = (4, 8, 16, 32, 64, 128, 256, 512, 1024)  # the head widths studied
+N_PAIRS = 4096  # (q, k) pairs per d_k in the variance study
+N_SEQUENCES, N_TOKENS = 64, 16  # self-attention over 64 sequences of 16 tokens
+
+
+@dataclass(frozen=True)
+class VarianceStudy:
+    """Empirical variance of q·k (``unscaled``) and q·k/√d_k (``scaled``) per d_k."""
+
+    d_k: np.ndarray  # (m,) head widths
+    sigma: float  # standard deviation of every q and k component
+    n_pairs: int  # samples behind each variance
+    unscaled: np.ndarray  # (m,) empirical Var(q·k)
+    scaled: np.ndarray  # (m,) empirical Var(q·k / √d_k)
+
+    @property
+    def theory_unscaled(self) -> np.ndarray:
+        return self.d_k * self.sigma**4
+
+    @property
+    def theory_scaled(self) -> np.ndarray:
+        """σ⁴ for each d_k: the scale removes the dependence on d_k."""
+        return np.full(self.d_k.shape, self.sigma**4)
+
+    @property
+    def ratio_unscaled(self) -> np.ndarray:
+        """Measured Var(q·k) divided by its theory d_k σ⁴ (1 when they agree)."""
+        return self.unscaled / self.theory_unscaled
+
+    @property
+    def worst_relative_error(self) -> float:
+        """Largest |measured / theoretical - 1| over every d_k, scaled or not."""
+        ratios = np.concatenate([self.ratio_unscaled, self.scaled / self.theory_scaled])
+        return float(np.abs(ratios - 1).max())
+
+    @property
+    def standard_error(self) -> float:
+        """Largest relative standard error of a measured variance over the d_k
+        studied: √((kurtosis - 1) / N) from N samples."""
+        kurtosis = 3 + 6 / self.d_k  # of q·k, a sum of d_k products of two normals
+        return float(np.sqrt((kurtosis - 1) / self.n_pairs).max())
+
+
+def variance_study(
+    d_ks: tuple[int, ...] = D_KS,
+    n_pairs: int = N_PAIRS,
+    sigma: float = 1.0,
+    rng: np.random.Generator | None = None,
+) -> VarianceStudy:
+    """Monte Carlo estimate of Var(q·k) and Var(q·k/√d_k) for each d_k in ``d_ks``.
+
+    ```python
+    import numpy as np
+    from mha.pages.attention import variance_study
+
+    study = variance_study(d_ks=(4, 64), sigma=2.0)
+    assert np.allclose(study.unscaled, [4 * 16, 64 * 16], rtol=0.1)  # d_k σ⁴
+    assert np.allclose(study.scaled, 16, rtol=0.1)  # σ⁴, whatever d_k
+    ```
+    """
+    d_k = _widths(d_ks)
+    n_pairs = positive_int("n_pairs", n_pairs)
+    if n_pairs < 2:
+        raise ValueError(f"n_pairs: expected at least 2 samples, got {n_pairs}")
+    if not (np.isfinite(sigma) and sigma > 0):
+        raise ValueError(f"sigma: expected a positive finite number, got {sigma!r}")
+    q, k = sigma * generator(rng).standard_normal((2, n_pairs, d_k.max()))
+    dots = np.stack(
+        [np.einsum("nd,nd->n", q[:, :d], k[:, :d]) for d in d_k], axis=1
+    )  # (n_pairs, m)
+    scaled = (dots / np.sqrt(d_k)).var(axis=0)
+    return VarianceStudy(d_k, float(sigma), n_pairs, dots.var(axis=0), scaled)
+
+
+def softmax_jacobian(weights: np.ndarray) -> np.ndarray:
+    """∂softmax(s)/∂s = diag(p) - p pᵀ for each weight row p: ``(..., n) -> (..., n, n)``.
+
+    A gradient g on the weights reaches the scores as ``J @ g``: none when saturated.
+
+    ```python
+    import numpy as np
+    from mha.pages.attention import softmax_jacobian
+
+    assert np.allclose(softmax_jacobian(np.array([0.5, 0.5])), [[0.25, -0.25], [-0.25, 0.25]])
+    assert np.allclose(softmax_jacobian(np.array([1.0, 0.0])), 0)  # saturated: no gradient
+    ```
+    """
+    p = np.asarray(weights)
+    return p[..., :, None] * np.eye(p.shape[-1]) - p[..., :, None] * p[..., None, :]
+
+
+def entropy_bits(weights: np.ndarray) -> np.ndarray:
+    """Entropy in bits of each weight row (0 log 0 = 0): ``(..., n) -> (...)``.
+
+    Uniform weights over n keys give log₂ n bits; all weight on one key gives 0.
+
+    ```python
+    import numpy as np
+    from mha.pages.attention import entropy_bits
+
+    assert np.allclose(entropy_bits(np.array([[0.25] * 4, [1.0, 0, 0, 0]])), [2.0, 0.0])
+    ```
+    """
+    p = np.asarray(weights)
+    logs = np.log2(np.where(p > 0, p, 1.0))
+    return -(p * logs).sum(axis=-1)
+
+
+@dataclass(frozen=True)
+class Softmaxed:
+    """Median over every query of what its softmax did, one entry per d_k."""
+
+    max_weight: np.ndarray  # (m,) largest attention weight of a query
+    entropy: np.ndarray  # (m,) entropy of its weights, in bits
+    gradient: np.ndarray  # (m,) typical gain of its softmax Jacobian, ‖J‖_F / √n
+
+
+@dataclass(frozen=True)
+class SaturationStudy:
+    """The softmax of unscaled (q·k) and scaled (q·k/√d_k) scores as d_k grows."""
+
+    d_k: np.ndarray  # (m,) head widths
+    n_tokens: int  # keys each query attends over
+    n_queries: int  # queries behind each median
+    unscaled: Softmaxed
+    scaled: Softmaxed
+
+    @property
+    def max_entropy(self) -> float:  # the entropy of uniform weights
+        return float(np.log2(self.n_tokens))
+
+    def index(self, d_k: int) -> int:
+        """Position of ``d_k`` in the study, or a ValueError if it was not studied."""
+        if d_k not in self.d_k:
+            raise ValueError(f"d_k: expected one of {self.d_k.tolist()}, got {d_k!r}")
+        return int(np.flatnonzero(self.d_k == d_k)[0])
+
+    def gradient_drop(self, d_k: int) -> int:
+        """How many times smaller the unscaled gradient is than the scaled one at ``d_k``, rounded."""
+        i = self.index(d_k)
+        return round(self.scaled.gradient[i] / self.unscaled.gradient[i])
+
+
+def saturation_study(
+    d_ks: tuple[int, ...] = D_KS,
+    n_sequences: int = N_SEQUENCES,
+    n_tokens: int = N_TOKENS,
+    rng: np.random.Generator | None = None,
+) -> SaturationStudy:
+    """Self-attention on standard-normal q and k, with and without the 1/√d_k scale.
+
+    For each d_k: the median largest weight, entropy and Jacobian norm over every
+    query of ``n_sequences`` sequences of ``n_tokens`` tokens.
+
+    ```python
+    from mha.pages.attention import saturation_study
+
+    study = saturation_study(d_ks=(4, 256), n_sequences=8)
+    assert study.unscaled.max_weight[1] > 0.9  # unscaled: one key takes nearly all
+    assert study.scaled.max_weight[1] < 0.5  # scaled: still spread out
+    assert study.gradient_drop(256) > 10  # and the gradient through it collapses
+    ```
+    """
+    d_k = _widths(d_ks)
+    n_sequences = positive_int("n_sequences", n_sequences)
+    n_tokens = positive_int("n_tokens", n_tokens)
+    if n_tokens < 2:
+        raise ValueError(
+            f"n_tokens: expected at least 2 keys to attend over, got {n_tokens}"
+        )
+    q, k = generator(rng).standard_normal((2, n_sequences, n_tokens, d_k.max()))
+    dots = [q[..., :d] @ np.swapaxes(k[..., :d], -1, -2) for d in d_k]  # (seqs, n, n)
+    unscaled = _summarise([softmax(s) for s in dots])
+    scaled = _summarise(
+        [softmax(s / np.sqrt(d)) for s, d in zip(dots, d_k, strict=True)]
+    )
+    return SaturationStudy(d_k, n_tokens, n_sequences * n_tokens, unscaled, scaled)
+
+
+def _summarise(runs: list[np.ndarray]) -> Softmaxed:
+    """For each run of weights, the medians over its query rows of the largest
+    weight, the entropy and the Jacobian's gain ‖J‖_F / √n."""
+    rows = [
+        (
+            w.max(axis=-1),
+            entropy_bits(w),
+            np.linalg.norm(softmax_jacobian(w), axis=(-2, -1)) / np.sqrt(w.shape[-1]),
+        )
+        for w in runs
+    ]
+    return Softmaxed(*np.array([[np.median(a) for a in row] for row in rows]).T)
+
+
+def _widths(d_ks: tuple[int, ...]) -> np.ndarray:
+    """``d_ks`` as an int array of positive head widths, or a ValueError."""
+    if len(d_ks) == 0:
+        raise ValueError("d_ks: expected at least one head width, got none")
+    return np.array([positive_int("d_ks", d) for d in d_ks])
+
+
+SEEDS = (0, 1, 2, 3)  # the seeds over which the gradient ratio's spread is reported
+# The head width of the base Transformer (and of BERT-base): d_k = 64.
+TYPICAL_D_K = published.model("Transformer base").d_k
+# With W_K = W_Q a token need not score itself highest: two queries along one axis.
+SELF_COUNTER_Q = np.array([[1.0, 0.0], [3.0, 0.0]])
+SHUFFLE = (2, 0, 1)  # "the cat sat" read as "sat the cat"
+
+
+@dataclass(frozen=True)
+class GradientSpread:
+    """How many times more gradient the scale lets through at ``d_k``, per seed."""
+
+    d_k: int
+    seeds: tuple[int, ...]
+    drops: tuple[int, ...]  # scaled gain / unscaled gain, one per seed
+
+    @property
+    def low(self) -> int:
+        return min(self.drops)
+
+    @property
+    def high(self) -> int:
+        return max(self.drops)
+
+    @property
+    def order(self) -> int:
+        """The power of ten nearest the ratios' geometric mean."""
+        return round(float(np.mean(np.log10(self.drops))))
+
+    @property
+    def magnitude(self) -> int:
+        return 10**self.order
+
+
+def gradient_spread(
+    d_k: int = D_KS[-1], seeds: tuple[int, ...] = SEEDS
+) -> GradientSpread:
+    """The saturation study's gradient ratio at ``d_k``, once per seed in ``seeds``.
+
+    ```python
+    from mha.pages.attention import gradient_spread
+
+    spread = gradient_spread(d_k=256, seeds=(0, 1))
+    assert spread.low <= spread.high and len(spread.drops) == 2
+    ```
+    """
+    if len(seeds) == 0:
+        raise ValueError("seeds: expected at least one seed, got none")
+    drops = tuple(
+        saturation_study(d_ks=(d_k,), rng=np.random.default_rng(s)).gradient_drop(d_k)
+        for s in seeds
+    )
+    return GradientSpread(d_k=int(d_k), seeds=tuple(seeds), drops=drops)
+
+
+@functools.cache
+def page() -> Page:
+    """What the page prints: the tiny example, the two studies and their table rows.
+
+    ```python
+    from mha.pages.attention import page
+
+    p = page()
+    assert p.variance.d_k[p.typical] == 64 and len(p.variance_rows) == len(p.variance.d_k)
+    assert all(fact.holds for fact in p.facts.values())
+    ```
+    """
+    v, s = variance_study(), saturation_study()
+    values = dict(
+        tiny=cat_sat.solve(),
+        shared=cat_sat.solve(w_k=cat_sat.W_Q),
+        causal=cat_sat.solve(mask=causal_mask(len(cat_sat.TOKENS))),
+        counter_dots=SELF_COUNTER_Q @ SELF_COUNTER_Q.T,
+        shuffle=cat_sat.solve(order=SHUFFLE),
+        variance=v,
+        saturation=s,
+        spread=gradient_spread(),
+    )
+    u, sc = s.unscaled, s.scaled
+    return Page(
+        **values,
+        counter_q=SELF_COUNTER_Q,
+        shuffled_tokens=[cat_sat.TOKENS[i] for i in SHUFFLE],
+        typical=s.index(TYPICAL_D_K),
+        variance_rows=np.column_stack(
+            (
+                v.d_k,
+                v.theory_unscaled,
+                np.round(v.unscaled),  # printed as a whole number
+                v.ratio_unscaled,
+                v.theory_scaled,
+                v.scaled,
+            )
+        ),
+        saturation_rows=np.column_stack(
+            (s.d_k, u.max_weight, sc.max_weight, u.entropy, sc.entropy)
+        ),
+        facts=facts(**values),
+        figures=figures(v, s),
+    )
+
+
+def facts(
+    tiny: cat_sat.Attended,
+    shared: cat_sat.Attended,
+    causal: cat_sat.Attended,
+    counter_dots: np.ndarray,
+    shuffle: cat_sat.Attended,  # the tiny example read in the order SHUFFLE
+    variance: VarianceStudy,
+    saturation: SaturationStudy,
+    spread: GradientSpread,
+) -> dict[str, Fact]:
+    """The facts the page's sentences state about the tiny example and the studies.
+
+    ```python
+    import numpy as np
+    from mha.pages.attention import facts, page
+
+    p = page()
+    same = dict(tiny=p.tiny, shared=p.shared, causal=p.causal, shuffle=p.shuffle)
+    studies = dict(variance=p.variance, saturation=p.saturation, spread=p.spread)
+    ties = np.array([[9.0, 3.0], [3.0, 1.0]])  # q0 scores itself above q1
+    assert not facts(counter_dots=ties, **same, **studies)["not_a_rule"].holds
+    ```
+    """
+    sat, cat = cat_sat.TOKENS.index("sat"), cat_sat.TOKENS.index("cat")
+    dots, out, weights, scores = tiny.dots, tiny.output, tiny.weights, tiny.scores
+    worst, se = variance.worst_relative_error, variance.standard_error
+    un, sc, t = saturation.unscaled, saturation.scaled, saturation.index(TYPICAL_D_K)
+    order, gain = list(SHUFFLE), sc.gradient
+    return {
+        "asymmetric": Fact(dots[sat, cat] > dots[cat, sat], f"scores {dots.tolist()}"),
+        "shared_self": Fact(
+            shared.dots[cat].argmax() == cat and shared.dots[sat].argmax() == sat,
+            f"shared scores {shared.dots.tolist()}",
+        ),
+        "not_a_rule": Fact(
+            counter_dots[0, 1] > counter_dots[0, 0], f"scores {counter_dots.tolist()}"
+        ),
+        "sat_animal": Fact(
+            out[sat, 0] > 0.5 and out[sat, 0] > out[sat, 1], f"sat: {out[sat].tolist()}"
+        ),
+        "uniform": Fact(
+            np.allclose(scores[0], scores[0, 0])
+            and np.allclose(weights[0], weights[0].mean()),
+            f"scores of the {scores[0].tolist()}",
+        ),
+        "within_noise": Fact(worst < 3 * se, f"worst {worst:.4f}, SE {se:.4f}"),
+        "unscaled_saturates": Fact(
+            np.all(np.diff(un.max_weight) > 0) and np.all(np.diff(un.entropy) < 0),
+            f"max {np.round(un.max_weight, 3).tolist()}",
+        ),
+        "scaled_flat": Fact(
+            np.ptp(sc.max_weight) < 0.05 and np.ptp(sc.entropy) < 0.2,
+            f"scaled max {np.round(sc.max_weight, 3).tolist()}",
+        ),
+        "gain_flat": Fact(np.ptp(gain) < 0.1 * gain.mean(), f"gain {gain.tolist()}"),
+        "gain_falls": Fact(
+            np.all(np.diff(un.gradient[t:]) < 0), f"gain {un.gradient[t:].tolist()}"
+        ),
+        "same_order": Fact(
+            all(round(float(np.log10(d))) == spread.order for d in spread.drops),
+            f"ratios {spread.drops}",
+        ),
+        "causal_first": Fact(
+            causal.weights[0].tolist() == [1, 0, 0], f"{causal.weights[0].tolist()}"
+        ),
+        "causal_last": Fact(
+            np.allclose(causal.weights[sat], weights[sat]),
+            f"{causal.weights[sat].tolist()} vs {weights[sat].tolist()}",
+        ),
+        "shuffle": Fact(
+            np.allclose(shuffle.output, out[order])
+            and np.allclose(shuffle.weights, weights[np.ix_(order, order)]),
+            f"order {order}",
+        ),
+    }
+
+
+def figures(variance: VarianceStudy, saturation: SaturationStudy) -> dict[str, Figure]:
+    """The page's two figures; their alt texts state what the facts check.
+
+    ```python
+    from mha.pages.attention import figures, saturation_study, variance_study
+
+    f = figures(variance_study(d_ks=(4, 8), n_pairs=64), saturation_study(d_ks=(4,)))
+    assert "flat line" in f["variance_vs_dk"].alt
+    ```
+    """
+    return {
+        "variance_vs_dk": Figure(
+            "attention.variance_vs_dk",
+            (variance,),
+            alt="Score variance against d_k on log-log axes. The measured variance of "
+            "q·k sits on the rising line d_k σ⁴, growing in proportion to d_k; the "
+            "measured variance of q·k divided by √d_k sits on the flat line σ⁴ for "
+            "every d_k.",
+            caption="Measured score variances (markers) on their theory (lines). Look "
+            "at the two slopes: without the scale the variance grows with d_k, with it "
+            "the line is flat.",
+        ),
+        "saturation_vs_dk": Figure(
+            "attention.saturation_vs_dk",
+            (saturation,),
+            alt="Three panels against d_k, unscaled q·k in orange and scaled q·k/√d_k "
+            "in blue. Largest weight: unscaled climbs towards one, scaled stays low and "
+            "flat. Entropy: unscaled falls towards zero, scaled stays flat just under "
+            "the uniform maximum. Typical gradient gain on a log scale: scaled stays "
+            "flat, unscaled collapses as d_k grows.",
+            caption="What the softmax makes of unscaled and scaled scores as d_k grows. "
+            "Look at the orange curves: the top weight goes to one, the entropy and "
+            "the gradient to zero.",
+        ),
+    }

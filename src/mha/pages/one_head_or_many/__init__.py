@@ -1,0 +1,233 @@
+"""One head or many? The toy trained for every h at fixed d_model (``head_sweep``).
+
+Page: ``docs/one-head-or-many.md``. ``page()`` hands it the sweep's tables, the values
+its reading quotes, the facts its sentences state and its four figures.
+"""
+
+from __future__ import annotations
+
+import functools
+from itertools import pairwise
+
+import numpy as np
+
+from mha.data import vaswani2017
+from mha.experiments import toy_task
+from mha.experiments.toy_model import forward
+from mha.experiments.toy_task import N_TARGETS, NAMES, WORDS
+from mha.pages.one_head_or_many.head_sweep import (
+    CURVE_LEVEL,
+    CURVE_WINDOW,
+    ROLE_THRESHOLD,
+    Sweep,
+    sweep,
+)
+from mha.support.page import Fact, Figure, Page
+
+HEATMAP_HEADS = (1, 2, 4, 8)  # the head counts whose weights the heatmaps show
+SOLVED = 0.99  # "solves the task": at least this share of words right on every seed
+TASK = ("N_POSITIONS", "NAMES", "WORDS", "N_NAMES", "N_WORDS", "D_MODEL")
+TASK += ("CHANCE_ACCURACY", "CHANCE_LOSS")  # the toy task's constants the page prints
+
+
+@functools.cache
+def page() -> Page:
+    """The sweep (cached), its tables and reading, the facts and the figures.
+
+    ```python
+    from mha.pages.one_head_or_many import page
+
+    p = page()
+    assert p.one.n_heads == 1 and p.two.n_heads == 2 and p.n_seeds == 3
+    assert all(fact.holds for fact in p.facts.values())
+    ```
+    """
+    s = sweep()
+    one, two, widest = s.result(1), s.result(N_TARGETS), s.results[-1]
+    kept, missed = one.test_accuracy.max(axis=1), one.test_accuracy.min(axis=1)
+    return Page(
+        config=s.config,
+        tokens=toy_task.describe(s.config.example()),
+        task={name: getattr(toy_task, name) for name in TASK},
+        paper={
+            "rows": vaswani2017.ROW_A,
+            "citation": vaswani2017.CITATION,
+            "url": vaswani2017.URL,
+            "d_model": vaswani2017.D_MODEL,
+            "best_bleu": vaswani2017.best_bleu(),
+        },
+        rows=s.results,
+        one=one,
+        two=two,
+        widest=widest,
+        second_widest=s.results[-2],
+        one_split=one.specialist_mass.mean(axis=0),
+        one_kept=(kept.min(), kept.max()),
+        one_missed=(missed.min(), missed.max()),
+        two_split=two.specialist_mass.mean(axis=0),
+        widest_mass=float(widest.attention_mass.max()),
+        n_seeds=len(s.config.seeds),
+        overlapping=_overlapping(s),
+        later_from=_later_from(s),
+        paper_best=_paper_best(),
+        curve=(CURVE_WINDOW, CURVE_LEVEL),
+        role_threshold=ROLE_THRESHOLD,
+        facts=facts(s),
+        figures=figures(s),
+    )
+
+
+def _overlapping(s: Sweep) -> tuple[tuple[int, int], ...]:
+    """Neighbouring h (from h = 2) whose test loss ranges overlap."""
+    pairs = pairwise(s.results[1:])
+    return tuple(
+        (a.n_heads, b.n_heads) for a, b in pairs if a.loss_range[2] >= b.loss_range[1]
+    )
+
+
+def _later_from(s: Sweep) -> int:
+    """The least h from which every doubling first crosses the line later (or never)."""
+    never = float("inf")
+    steps = [
+        (r.n_heads, never if r.steps_to() is None else r.steps_to()) for r in s.results
+    ]
+    start = len(steps) - 1
+    while start > 0 and steps[start - 1][1] < steps[start][1]:
+        start -= 1
+    return steps[start][0]
+
+
+def _paper_best() -> tuple[int, ...]:
+    """The paper's h with the best BLEU."""
+    best = vaswani2017.best_bleu()
+    return tuple(row.n_heads for row in vaswani2017.ROW_A if row.bleu == best)
+
+
+def facts(s: Sweep) -> dict[str, Fact]:
+    """The facts the page's sentences state about the sweep (and the paper's row).
+
+    ```python
+    import dataclasses
+    from mha.pages.one_head_or_many import facts
+    from mha.pages.one_head_or_many.head_sweep import sweep
+
+    s = sweep()  # one head as accurate as two: it no longer fails
+    one = dataclasses.replace(s.results[0], test_accuracy=s.results[1].test_accuracy)
+    assert not facts(dataclasses.replace(s, results=(one, *s.results[1:])))["one_fails"].holds
+    ```
+    """
+    one, two, widest = s.result(1), s.result(N_TARGETS), s.results[-1]
+    middle = [x for x in s.results if 1 < x.n_heads < widest.n_heads]
+    means = [r.loss_range[0] for r in s.results[1:]]
+    later_from = _later_from(s)
+    steps = [r.steps_to() for r in s.results if r.n_heads >= later_from]
+    later = all(a is not None and (b is None or a < b) for a, b in pairwise(steps))
+    best_loss = min(s.results, key=lambda r: r.loss_range[0]).n_heads
+    bleu, paper_best = [row.bleu for row in vaswani2017.ROW_A], _paper_best()
+    mass = one.specialist_mass
+    solved = all(x.accuracy.min() > SOLVED for x in middle)
+    values = (
+        "; ".join(  # what every fact below reads, per h
+            f"h = {r.n_heads}: loss {r.test_loss.round(4).tolist()}, accuracy "
+            f"{r.test_accuracy.round(3).tolist()}, most weight on an answer "
+            f"{r.specialist_mass.max(axis=0).round(3).tolist()}, steps {r.steps_to()}"
+            for r in s.results
+        )
+        + f"; the paper's BLEU {bleu}"
+    )
+    gap = two.accuracy_range[0] - one.accuracy_range[0]
+    return {
+        name: Fact(holds, values)
+        for name, holds in {
+            "one_fails": all(
+                one.accuracy.max() < x.accuracy.min() for x in s.results[1:]
+            )
+            and one.test_loss.min() > max(x.test_loss.max() for x in middle),
+            "one_splits": (mass > 0.25).all(),
+            "no_takeover": (mass > 0.25).all() and (mass < 0.5).all(),
+            "seeds_differ": len(set(one.test_accuracy.argmax(axis=1).tolist())) > 1,
+            "two_enough": two.accuracy.min() > SOLVED
+            and (two.roles() == [1, 1, 0]).all(),
+            "extra_heads": solved,
+            "narrow_worse": all(
+                widest.test_loss.min() > x.test_loss.max() for x in middle
+            ),
+            "narrow_most_right": widest.accuracy.min() > 0.5
+            and widest.attention_mass.max() < 0.5,
+            "paper_shape": bleu[0] == min(bleu) and bleu[-1] < max(bleu),
+            "gaps": (max(bleu) - min(bleu)) / max(bleu) < 0.05 and gap > 0.2,
+            "forgiving_by_accuracy": solved,
+            "rises": all(a < b for a, b in pairwise(means)),
+            "later": later and widest.steps_to() is None,
+            "best_is_relations": best_loss == N_TARGETS,
+            "paper_best": len(paper_best) > 0 and N_TARGETS not in paper_best,
+            "overlap": bool(_overlapping(s)),
+        }.items()
+    }
+
+
+def figures(s: Sweep, heads: tuple[int, ...] = HEATMAP_HEADS) -> dict[str, Figure]:
+    """The page's four figures (the heatmaps of the h in ``heads``); their captions
+    state what the page's facts check.
+
+    ```python
+    from mha.pages.one_head_or_many import figures
+    from mha.pages.one_head_or_many.head_sweep import sweep
+
+    maps, labels, previous, referenced = figures(sweep())["head_heatmaps"].data
+    assert maps[2].shape == (2, 8, 8) and len(labels) == len(previous) == 8
+    ```
+    """
+    example = s.config.example()
+    maps = {}  # each h's first-seed weights (h, n, n) on the example
+    for h in heads:
+        params = {k: v[:1] for k, v in s.result(h).params.items()}
+        maps[h] = forward(params, example.inputs(np.float32)[:1], h).weights[0, 0]
+    labels = [
+        f"{NAMES[n]} {WORDS[w]}"
+        for n, w in zip(example.names[0], example.words[0], strict=True)
+    ]
+    paper = (vaswani2017.ROW_A, toy_task.D_MODEL, vaswani2017.D_MODEL)
+    return {
+        "sweep_results": Figure(
+            "one_head_or_many.sweep_results",
+            (s, *paper),
+            "Four panels. Left, the toy: test loss on a log scale and test accuracy "
+            "against the number of heads, each with the range over the seeds. Right, "
+            "Vaswani et al.'s Table 3 row A: development perplexity and BLEU against "
+            "the number of heads.",
+            "Test loss and accuracy against the number of heads, beside Vaswani et "
+            f"al.'s row (A). Look at h = {s.results[0].n_heads}: the toy's worst "
+            "point by far, the paper's by a little.",
+        ),
+        "learning_curves": Figure(
+            "one_head_or_many.learning_curves",
+            (s,),
+            "Training loss against step on a log scale, one line per number of heads, "
+            "averaged over the seeds, with a dotted horizontal line at the level "
+            "counted as learned.",
+            "Training loss by step. Look at where each line crosses the dotted line: "
+            f"later and later from h = {_later_from(s)}, never for h = "
+            f"{s.results[-1].n_heads}.",
+        ),
+        "head_heatmaps": Figure(
+            "one_head_or_many.head_heatmaps",
+            (maps, labels, example.prev_positions, example.ref_positions[0]),
+            "Heatmaps of attention weights on the example sequence, one group of "
+            f"panels per number of heads ({', '.join(str(h) for h in heads)}), one "
+            "panel per head (H0 first), with circles on each query's previous token "
+            "and crosses on its referenced token.",
+            "What each trained head attends to on the example sequence. Look for the "
+            "circles (previous token) and crosses (referenced token): the single head "
+            f"spreads over both; with h = {N_TARGETS} each head covers one.",
+        ),
+        "head_roles": Figure(
+            "one_head_or_many.head_roles",
+            (s,),
+            "One scatter panel per number of heads: each point is a trained head, "
+            "placed by its mean weight on the previous token (x) and on the "
+            "referenced token (y).",
+            "Each trained head's mean weight on the two answers. Points near an axis "
+            "serve one relation; the single head sits in between.",
+        ),
+    }

@@ -1,0 +1,502 @@
+"""What all-MiniLM-L6-v2's 72 heads look at, and how many can go: ``docs/real-heads.md``.
+
+Each head's statistics are averaged over every word token of the corpus
+(``mha.experiments.corpus``) as a query ([CLS] and [SEP] are keys, not queries): its
+weight on the previous and next token, [CLS], [SEP], punctuation, other occurrences
+of its own word (``same_word``), and its entropy, in nats and as ``spread``, a fraction
+of log n. ``classify`` names each head by the rule of ``KINDS``: a target that gets
+``MAJORITY`` of its weight on average (the largest, if several), else ``broad`` (spread
+>= ``BROAD``) or ``mixed``. The pruning studies are ``mha.pages.real_heads.pruning``.
+
+```python
+from mha.pages.real_heads import atlas
+
+result = atlas()
+assert result.kinds.shape == (6, 12)
+assert result.count("previous token") >= 1
+```
+"""
+
+from __future__ import annotations
+
+import functools
+import string
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from mha.data import clark2019, michel2019, voita2019
+from mha.experiments import head_grid
+from mha.experiments.corpus import SEEDS, sentences
+from mha.pages.real_heads import pruning
+from mha.pages.real_heads.pruning import STEP, Pruning, literature_counts
+from mha.pretrained import minilm
+from mha.support import measured
+from mha.support.cache import cached
+from mha.support.page import Fact, Figure, Page
+
+MAJORITY = 0.5  # a target kind needs at least half of the head's attention on average
+BROAD = 0.75  # a broad head's entropy is at least this fraction of the uniform one
+CRICKET, CAT = range(2)  # positions in Atlas.examples (SEEDS order)
+
+# kind -> the statistic that defines it, in the order the page lists them
+KINDS: dict[str, str] = {
+    "previous token": "previous",
+    "next token": "next",
+    "[CLS]": "cls",
+    "[SEP]": "sep",
+    "punctuation": "punctuation",
+    "same word": "same_word",
+    "broad": "spread",
+    "mixed": "",  # no statistic: none of the rules above applies
+}
+TARGETS = ("previous", "next", "cls", "sep", "punctuation", "same_word")
+STATISTICS = (*TARGETS, "entropy", "spread")
+
+
+def head_name(layer: int, head: int) -> str:
+    """A head's name on this site, ``L<layer>H<head>``, both counted from 0.
+
+    ```python
+    from mha.pages.real_heads import head_name
+
+    assert head_name(1, 8) == "L1H8"  # layer index 1, head index 8
+    ```
+    """
+    return f"L{layer}H{head}"
+
+
+def head_statistics(
+    tokens: Sequence[Sequence[str]], weights: Sequence[np.ndarray]
+) -> dict[str, np.ndarray]:
+    """Every statistic of ``STATISTICS`` per head, ``(layers, heads)`` each.
+
+    ``tokens[s]`` are sentence s's n tokens, [CLS] first and [SEP] last;
+    ``weights[s]`` its attention ``(layers, heads, n, n)``. Averages are taken over
+    all word-token queries of all sentences together.
+
+    ```python
+    import numpy as np
+    from mha.pages.real_heads import head_statistics
+
+    tokens = ["[CLS]", "a", "b", "a", "[SEP]"]
+    previous = np.eye(5, k=-1)[None, None]  # (1 layer, 1 head, 5, 5)
+    previous[..., 0, 0] = 1  # [CLS] attends to itself
+    stats = head_statistics([tokens], [previous])
+    assert stats["previous"][0, 0] == 1 and stats["next"][0, 0] == 0
+    assert stats["cls"][0, 0] == 1 / 3  # only "a" (the first word) looks at [CLS]
+    assert stats["entropy"][0, 0] == 0
+    ```
+    """
+    if len(tokens) != len(weights) or not tokens:
+        raise ValueError(
+            f"tokens, weights: expected one weight array per sentence, got "
+            f"{len(tokens)} token lists and {len(weights)} arrays"
+        )
+    sums = {name: np.zeros(weights[0].shape[:-2]) for name in STATISTICS}
+    n_queries = n_repeated = 0
+    for s, (toks, w) in enumerate(zip(tokens, weights, strict=True)):
+        n = len(toks)
+        if w.shape != (*sums["cls"].shape, n, n) or n < 3:
+            raise ValueError(
+                f"weights[{s}]: expected shape {(*sums['cls'].shape, n, n)} for "
+                f"{n} tokens ([CLS], at least one word, [SEP]), got {w.shape}"
+            )
+        w = np.asarray(w, dtype=np.float64)
+        q = np.arange(1, n - 1)  # word tokens as queries
+        rows = w[..., q, :]  # (layers, heads, queries, n)
+        punctuation = [j for j in q if set(toks[j]) <= set(string.punctuation)]
+        entropy = -(rows * np.log(np.where(rows > 0, rows, 1))).sum(-1)
+        sums["previous"] += w[..., q, q - 1].sum(-1)
+        sums["next"] += w[..., q, q + 1].sum(-1)
+        sums["cls"] += rows[..., 0].sum(-1)
+        sums["sep"] += rows[..., n - 1].sum(-1)
+        sums["punctuation"] += rows[..., punctuation].sum((-1, -2))
+        sums["entropy"] += entropy.sum(-1)
+        sums["spread"] += entropy.sum(-1) / np.log(n)
+        for i in q:
+            same = [j for j in q if j != i and toks[j] == toks[i]]
+            if same:
+                sums["same_word"] += w[..., i, same].sum(-1)
+                n_repeated += 1
+        n_queries += len(q)
+    means = {name: total / n_queries for name, total in sums.items()}
+    means["same_word"] = sums["same_word"] / max(n_repeated, 1)
+    return means
+
+
+def classify(statistics: dict[str, np.ndarray]) -> np.ndarray:
+    """The kind of every head, ``(layers, heads)`` strings, by the rule of ``KINDS``.
+
+    ```python
+    import numpy as np
+    from mha.pages.real_heads import STATISTICS, classify
+
+    stats = {name: np.zeros((1, 3)) for name in STATISTICS}
+    stats["previous"][0, 0] = 0.9
+    stats["spread"][0, 1] = 0.8
+    assert classify(stats).tolist() == [["previous token", "broad", "mixed"]]
+    ```
+    """
+    targets = np.stack([statistics[name] for name in TARGETS])  # (targets, L, H)
+    names = [kind for kind, stat in KINDS.items() if stat in TARGETS]
+    strongest = np.array(names, dtype=object)[targets.argmax(axis=0)]
+    broad = np.where(statistics["spread"] >= BROAD, "broad", "mixed")
+    kinds = np.where(targets.max(axis=0) >= MAJORITY, strongest, broad)
+    return kinds.astype(object)
+
+
+@dataclass(frozen=True)
+class Example:
+    """One seed sentence's tokens and every head's attention on it."""
+
+    text: str
+    tokens: tuple[str, ...]
+    weights: np.ndarray  # (layers, heads, n, n)
+
+
+@dataclass(frozen=True)
+class Atlas:
+    """The statistics and kinds of every head, and its attention on the seeds."""
+
+    statistics: dict[str, np.ndarray]  # name -> (layers, heads)
+    kinds: np.ndarray  # (layers, heads) of str
+    examples: tuple[Example, ...]  # the seed sentences
+    n_sentences: int
+    n_queries: int  # word tokens over the corpus
+
+    def count(self, kind: str) -> int:
+        """How many heads are of ``kind`` (one of ``KINDS``)."""
+        _check(kind, KINDS)
+        return int((self.kinds == kind).sum())
+
+    def heads(self, kind: str) -> list[tuple[int, int]]:
+        """``(layer, head)`` of every head of ``kind``, layer by layer."""
+        _check(kind, KINDS)
+        return [(int(i), int(j)) for i, j in np.argwhere(self.kinds == kind)]
+
+    def count_in_layer(self, kind: str, layer: int) -> int:
+        """How many of ``layer``'s heads are of ``kind``."""
+        return sum(1 for lyr, _ in self.heads(kind) if lyr == layer)
+
+    def layers(self, kind: str) -> list[int]:
+        """The layers that have at least one head of ``kind``, in order."""
+        return sorted({layer for layer, _ in self.heads(kind)})
+
+    def present(self) -> list[str]:
+        """The kinds that at least one head has, in the order of ``KINDS``."""
+        return [kind for kind in KINDS if self.count(kind)]
+
+    def typical(self, kind: str) -> tuple[int, int]:
+        """The head of ``kind`` with the highest value of the statistic defining it
+        (for ``mixed``: the most focused, the lowest spread)."""
+        heads = self.heads(kind)
+        if not heads:
+            raise ValueError(f"kind: no head is of kind {kind!r}")
+        score = self.statistics[KINDS[kind] or "spread"]
+        sign = 1 if KINDS[kind] else -1
+        return max(heads, key=lambda head: sign * score[head])
+
+    def strongest(self, statistic: str) -> tuple[int, int]:
+        """``(layer, head)`` with the highest mean of ``statistic``."""
+        values = self.statistics[_check(statistic, STATISTICS)]
+        return tuple(int(i) for i in np.unravel_index(values.argmax(), values.shape))
+
+    def layer_means(self, statistic: str) -> np.ndarray:
+        """``(layers,)``: ``statistic`` averaged over each layer's heads."""
+        return self.statistics[_check(statistic, STATISTICS)].mean(axis=1)
+
+    def value(self, kind: str) -> float:
+        """The defining statistic (for ``mixed``: the spread) of ``kind``'s typical head."""
+        return float(self.statistics[KINDS[kind] or "spread"][self.typical(kind)])
+
+
+def _check(name: str, allowed) -> str:
+    if name not in allowed:
+        what = "kind" if allowed is KINDS else "statistic"
+        raise ValueError(f"{what}: expected one of {list(allowed)}, got {name!r}")
+    return name
+
+
+def compute(texts: Sequence[str], seeds: Sequence[str]) -> Atlas:
+    """Run all-MiniLM-L6-v2 on ``texts`` and build the atlas (a second or two).
+
+    ``seeds`` (a subset of ``texts``) are kept whole for the heatmaps.
+
+    ```python
+    from mha.pages.real_heads import compute
+
+    small = compute(["the cat sat .", "a dog ran to the gate ."], ["the cat sat ."])
+    assert small.n_queries == 4 + 7 and small.examples[0].tokens[1] == "the"
+    ```
+    """
+    model = minilm.load()
+    batch = model.batch(list(texts))
+    weights = model.forward(batch).weights  # (layers, B, h, n, n)
+    per_sentence = [
+        weights[:, s, :, : len(toks), : len(toks)]
+        for s, toks in enumerate(batch.tokens)
+    ]
+    stats = head_statistics(batch.tokens, per_sentence)
+    examples = tuple(
+        Example(text, batch.tokens[i], per_sentence[i])
+        for text in seeds
+        for i in [list(texts).index(text)]
+    )
+    n_queries = sum(len(toks) - 2 for toks in batch.tokens)
+    return Atlas(stats, classify(stats), examples, len(texts), n_queries)
+
+
+def atlas() -> Atlas:
+    """The atlas of the project's corpus, computed once per code version (cached).
+
+    ```python
+    from mha.pages.real_heads import atlas
+
+    assert atlas().n_sentences >= 30
+    ```
+    """
+    return cached(compute, sentences(), SEEDS)
+
+
+def _prose(layers: Sequence[int]) -> str:
+    """Layer numbers as prose: ``[1, 2, 4]`` -> "1, 2 and 4"."""
+    words = [str(int(layer)) for layer in layers]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+@functools.cache
+def page() -> Page:
+    """What the page prints: the model, the atlas, the pruning studies, the papers.
+
+    ```python
+    from mha.pages.real_heads import page
+
+    p = page()
+    assert p.total_heads == 72 and p.typical["previous token"].startswith("L0H")
+    assert p.every.n_heads == 72 and p.every.nbytes <= 150_000
+    assert all(fact.holds for fact in p.facts.values())
+    ```
+    """
+    a, p = atlas(), pruning.pruning()
+    typical = {kind: head_name(*a.typical(kind)) for kind in a.present()}
+    layer, head = a.typical("previous token")
+    cls_layers = a.layers("[CLS]")
+    worst = int(np.argmin(p.layer_cosine))
+    strongest = ("sep", "punctuation", "same_word")
+    kinds = tuple(tuple(row) for row in a.kinds)
+    data = cached(head_grid.minilm_payload, head_grid.texts(), kinds, tuple(KINDS))
+    every = head_grid.Widget(  # every head on the corpus's short sentences
+        data,
+        label=f"Every head of all-MiniLM-L6-v2, {a.kinds.shape[0]} layers by "
+        f"{a.kinds.shape[1]} heads: choose one to see its attention map",
+        caption="A button per head, a row per layer, lettered and coloured by its kind "
+        "in the atlas. Choose one to draw its map on the chosen sentence; hover over "
+        "or focus a query token to draw its arcs, one line per key, as opaque as its "
+        f"weight. Try {typical['previous token']} (a diagonal just below the main "
+        f"one), {typical['[CLS]']} (a bright first column) and {typical['broad']} (an "
+        "even wash).",
+        note="The interactive grid needs JavaScript; the figures above show the "
+        "typical head of each kind.",
+    )
+    return Page(
+        model=minilm.load(),
+        tolerance=minilm.REFERENCE_TOLERANCE,
+        bench=measured.load("minilm"),
+        atlas=a,
+        pruned=p,
+        clark=clark2019,
+        michel=michel2019,
+        voita=voita2019,
+        voita_share=voita2019.pruned_share(),
+        majority=MAJORITY,
+        broad=BROAD,
+        step=STEP,
+        total_heads=a.kinds.size,
+        counts={kind: a.count(kind) for kind in KINDS},
+        typical=typical,
+        previous_clark=f"{layer + 1}-{head + 1}",  # as Clark et al. count, from 1
+        broad_in_first=a.count_in_layer("broad", 0),
+        cls_layers=_prose(cls_layers),
+        broad_layers=_prose(a.layers("broad")),
+        positional_layers=_prose(
+            sorted(set(a.layers("previous token") + a.layers("next token")))
+        ),
+        cls_layer_shares=tuple(float(a.layer_means("cls")[lyr]) for lyr in cls_layers),
+        strongest={s: head_name(*a.strongest(s)) for s in strongest},
+        strongest_value={s: float(a.statistics[s].max()) for s in strongest},
+        baseline_correct=round(p.baseline_retrieval * p.n_queries),
+        worst_layer=worst,
+        worst_cosine=p.layer_cosine[worst],
+        other_layers_cosine=float(np.delete(p.layer_cosine, worst).min()),
+        single_cosine_min=float(p.single_cosine.min()),
+        least=head_name(*p.least_damaging()),
+        most=head_name(*p.most_damaging()),
+        least_damage=p.damage[p.least_damaging()],
+        most_damage=p.damage[p.most_damaging()],
+        moves=p.largest_retrieval_move(),
+        changes=p.single_retrieval_changes(),
+        literature=tuple(  # (heads, share, cosine, retrieval): Michel's, Voita's, all
+            (count, count / p.n_heads, *p.at(count))
+            for count in (*literature_counts(p.n_heads), p.n_heads)
+        ),
+        one_query=1 / p.n_queries,
+        max_tokens=head_grid.MAX_TOKENS,
+        every=every,
+        facts=facts(a, p),
+        figures=figures(a, p),
+    )
+
+
+def facts(a: Atlas, p: Pruning) -> dict[str, Fact]:
+    """The facts the page's sentences state about the atlas and the pruning studies.
+
+    ```python
+    import dataclasses
+    from mha.pages.real_heads import atlas, facts
+    from mha.pages.real_heads.pruning import pruning
+
+    p = pruning()
+    assert facts(atlas(), p)["single_small"].holds
+    worse = dataclasses.replace(p, single_cosine=p.single_cosine * 0.9)
+    assert not facts(atlas(), worse)["single_small"].holds
+    ```
+    """
+    counts = {kind: a.count(kind) for kind in KINDS}
+    shift = a.value("previous token") if counts["previous token"] else 0.0
+    positional = a.layers("previous token") + a.layers("next token")
+    broad0 = a.count_in_layer("broad", 0)
+    means = {s: a.layer_means(s) for s in ("cls", "sep", "punctuation")}
+    worst = int(np.argmin(p.layer_cosine))
+    others = np.delete(p.layer_cosine, worst)
+    damage = 1 - p.layer_cosine
+    half = len(p.counts) // 2
+    slope = np.diff(p.cumulative_cosine) / np.diff(p.counts)
+    moved = np.abs(p.cumulative_retrieval - p.baseline_retrieval).max()
+    moved = round(moved * p.n_queries)
+    none_of_these = counts["[SEP]"] == counts["punctuation"] == counts["same word"] == 0
+    lowest, moves = p.single_cosine.min(), p.largest_retrieval_move()
+    return {
+        "shift": Fact(shift > 0.9, f"weight on the previous token {shift:.3f}"),
+        "none_of_these": Fact(none_of_these, f"counts {counts}"),
+        "cls_dominant": Fact(counts["[CLS]"] == max(counts.values()), f"{counts}"),
+        "bottom": Fact(
+            bool(positional) and max(positional) <= 1 and broad0 > a.kinds.shape[1] / 2,
+            f"positional heads in layers {positional}; {broad0} broad in layer 0",
+        ),
+        "parks_on_cls": Fact(
+            (means["cls"] > means["sep"] + means["punctuation"]).all(),
+            "layer means: "
+            + ", ".join(f"{s} {np.round(m, 3).tolist()}" for s, m in means.items()),
+        ),
+        "single_small": Fact(lowest > 0.95, f"lowest cosine {lowest:.3f}"),
+        "borderline": Fact(moves <= 2, f"at most {moves} queries move"),
+        "last_layer": Fact(
+            worst == len(p.layer_cosine) - 1,
+            f"layer cosines {np.round(p.layer_cosine, 3).tolist()}",
+        ),
+        "several_times": Fact(
+            damage[worst] >= 3 * np.delete(damage, worst).max(),
+            f"1 - cos by layer {np.round(damage, 3).tolist()}",
+        ),
+        "others_fine": Fact(
+            others.min() > 0.9, f"lowest cosine of the other layers {others.min():.3f}"
+        ),
+        "slow_then_fast": Fact(
+            slope[:half].mean() > slope[half:].mean(),
+            f"mean slope {slope[:half].mean():.4f} then {slope[half:].mean():.4f}",
+        ),
+        "retrieval_flat": Fact(moved <= 2, f"largest move {moved} queries"),
+        "words_themselves": Fact(
+            p.at(p.n_heads)[1] > 0.5, f"retrieval with no head {p.at(p.n_heads)[1]:.3f}"
+        ),
+    }
+
+
+def figures(a: Atlas, p: Pruning) -> dict[str, Figure]:
+    """The page's figures; their alt texts state what the facts check.
+
+    ```python
+    from mha.pages.real_heads import atlas, figures
+    from mha.pages.real_heads.pruning import pruning
+
+    assert set(figures(atlas(), pruning())) == {
+        "kinds", "statistics", "cricket", "cat", "damage", "cumulative"}
+    ```
+    """
+    layers, heads = a.kinds.shape
+    per_layer = []
+    for layer in range(layers):
+        kinds, n = np.unique(a.kinds[layer], return_counts=True)
+        order = np.argsort(-n, kind="stable")
+        per_layer.append(
+            f"layer {layer}: " + ", ".join(f"{n[i]} {kinds[i]}" for i in order)
+        )
+    brightest = "; ".join(f"{s} {head_name(*a.strongest(s))}" for s in TARGETS)
+    papers = (
+        (michel2019.BERT_PRUNABLE, michel2019.SHORT),
+        (voita2019.pruned_share(), voita2019.SHORT),
+    )
+    return {
+        "kinds": Figure(
+            "real_heads.kind_grid",
+            (a,),
+            alt=f"A grid of {layers} layers by {heads} heads, numbered from 0, each "
+            "cell coloured and lettered by the head's kind. "
+            + "; ".join(per_layer)
+            + ".",
+            caption="The kind of every head. Look for the one previous-token and the "
+            "one next-token head near the bottom, the [CLS] heads filling the middle "
+            "layers, and the broad heads of layer 0.",
+        ),
+        "statistics": Figure(
+            "real_heads.statistic_grids",
+            (a,),
+            alt=f"Seven heatmaps of {layers} layers by {heads} heads, one per "
+            f"statistic, on a common 0 to 1 colour scale. The brightest head of each: "
+            f"{brightest}.",
+            caption="Each statistic for every head. The previous- and next-token "
+            "maps have one bright cell each; [CLS] lights up the middle layers; the "
+            "[SEP], punctuation and same-word maps stay dark.",
+        ),
+        "cricket": Figure(
+            "real_heads.typical_heads",
+            (a, CRICKET),
+            alt="Attention heatmaps of the typical previous-token, next-token, "
+            "[CLS], broad and mixed heads on the cricket sentence, one row per query "
+            "token.",
+            caption="The typical head of each kind on the cricket sentence. Look "
+            "for the diagonal just below the main one (previous token), just above it "
+            "(next token), the bright first column ([CLS]) and the even wash (broad).",
+        ),
+        "cat": Figure(
+            "real_heads.typical_heads",
+            (a, CAT),
+            alt="The same five heads on the sentence 'the cat sat on the warm mat .'.",
+            caption="The same heads on a shorter sentence: the same patterns.",
+        ),
+        "damage": Figure(
+            "real_heads.pruning_damage",
+            (p,),
+            alt=f"Left: a {layers} by {heads} heatmap of 1 minus cosine when each "
+            f"head alone is removed (largest {(1 - p.single_cosine).max():.3f}). Right: "
+            "bars of 1 minus cosine when all of a layer's heads are removed; layer "
+            f"{np.argmin(p.layer_cosine)}'s bar is several times as long as any other.",
+            caption="What removing heads costs the embeddings. Compare the "
+            "single heads (left, all close to zero) with whole layers (right), and "
+            f"layer {np.argmin(p.layer_cosine)} with the others.",
+        ),
+        "cumulative": Figure(
+            "real_heads.cumulative_pruning",
+            (p, papers),
+            alt=f"Two curves against the number of heads removed, from 0 to "
+            f"{p.n_heads}. The cosine to the unpruned embeddings falls slowly at first "
+            "and faster after about half of the heads are gone; retrieval accuracy "
+            "stays within a query or two of its starting value throughout. Dashed and "
+            "dotted vertical lines mark the shares of heads that Michel et al. and "
+            "Voita et al. pruned.",
+            caption="Heads removed one after another, least damaging first. Watch "
+            "where the cosine bends down, and how little retrieval moves.",
+        ),
+    }

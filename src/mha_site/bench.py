@@ -1,0 +1,71 @@
+"""Sealing what ``make bench`` measured: the checksum and the machine it ran on.
+
+Reading a result back (``mha.support.measured.load``) is the library's; writing one
+is the site's. The checksum detects accidents (a hand edit, a bad merge), not intent:
+it is a plain SHA-256 that anyone can recompute.
+
+```python
+from mha.support.measured import checksum
+from mha_site.bench import seal
+
+sealed = seal({"median_ms": 1.5})
+assert sealed["checksum"] == checksum({"median_ms": 1.5})
+```
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from pathlib import Path
+
+import numpy as np
+
+from mha.support.measured import checksum
+
+
+def seal(result: dict) -> dict:
+    """The result with its ``checksum``, as ``python -m tests.bench`` writes it.
+
+    ```python
+    from mha_site.bench import seal
+
+    assert seal({"a": 1})["checksum"].startswith("sha256:")
+    ```
+    """
+    return {**result, "checksum": checksum(result)}
+
+
+def machine() -> dict:
+    """What a benchmark runs on: CPU, cores, NumPy and its BLAS, and the current load.
+
+    A shared machine is noisy; the 1-minute load average at the start is kept so a
+    reader can judge.
+
+    ```python
+    from mha_site.bench import machine
+
+    info = machine()
+    assert info["cpu_count"] >= 1 and info["numpy"]
+    ```
+    """
+    blas = np.show_config(mode="dicts")["Build Dependencies"].get("blas", {})
+    return {
+        "cpu": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "blas": f"{blas.get('name', '?')} {blas.get('version', '')}".strip(),
+        "load_average_1min": round(os.getloadavg()[0], 2),
+    }
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()

@@ -1,0 +1,109 @@
+"""Facts: a page's comparing sentences are in its Markdown, guarded by its module.
+
+Each ``fact("name")`` or ``holds("name")`` of a page names a fact of its page object,
+once; every fact the object declares is stated by the page; every fact holds. Change
+an input and the stale sentence is refused: in-process here, and by
+``mkdocs build --strict`` end to end, at the sentence's line, quoting it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mha.pages import cricket as cricket_page
+from mha.support.page import Fact, Page
+from mha.worked.cricket import solve, solve_extended
+from mha_site.facts import FactError, PageFacts, uses
+from tests.conftest import ROOT
+
+DOCS = ROOT / "docs"
+ANOTHER_QUERY = np.array([2.0, 1.0, 0.0, 1.0])  # "his" leaning to "Kohli": no tie
+PAGES = [
+    page
+    for page in sorted(DOCS.glob("*.md"))
+    if importlib.util.find_spec("mha.pages." + page.stem.replace("-", "_"))
+]
+
+
+def page_object(page: Path) -> Page:
+    return importlib.import_module("mha.pages." + page.stem.replace("-", "_")).page()
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_a_page_states_each_of_its_facts_once_and_each_holds(page: Path):
+    obj = page_object(page)
+    stated = Counter(name for _, name in uses(page.read_text(encoding="utf-8")))
+    assert set(stated) == set(obj.facts), (
+        f"{page.name}: stated but not declared {sorted(set(stated) - set(obj.facts))}"
+        f", declared but not stated {sorted(set(obj.facts) - set(stated))}"
+    )
+    assert max(stated.values(), default=1) == 1, f"{page.name}: used twice: {stated}"
+    stale = {name: f.values for name, f in obj.facts.items() if not f.holds}
+    assert not stale, f"{page.name}: facts that no longer hold: {stale}"
+
+
+def test_a_false_fact_names_its_line_and_quotes_its_sentence():
+    markdown = 'One.\nTwo {% call fact("tie") %}a tie{% endcall %}.\n'
+    false = Page(facts={"tie": Fact(False, "0.5 vs 0.4")}, figures={})
+    with pytest.raises(FactError, match=r"^docs/x\.md:2: 'a tie' no longer holds"):
+        PageFacts(false, "docs/x.md", markdown).state("tie", "a tie")
+    twice = PageFacts(false, "docs/x.md", markdown + 'fact("tie")')
+    with pytest.raises(FactError, match="used on lines"):
+        twice.holds("tie")
+    unstated = PageFacts(Page(facts={"x": Fact(True, "1")}, figures={}), "d.md", "")
+    assert "never states: ['x']" in unstated.unused()
+
+
+def test_a_changed_query_makes_the_cricket_tie_false():
+    changed = solve(q=ANOTHER_QUERY)
+    facts = cricket_page.facts(changed, solve_extended(), changed)
+    assert not facts["tie"].holds and not facts["tie_verdict"].holds
+
+
+def test_the_strict_build_fails_on_a_stale_sentence(tmp_path: Path):
+    """The cricket page built alone, from a copy of src/ whose query for "his"
+    changed: the build stops at the sentence's line and quotes it."""
+    shutil.copytree(ROOT / "src", tmp_path / "src")
+    example = tmp_path / "src" / "mha" / "worked" / "cricket.py"
+    text = example.read_text()
+    assert "Q_HIS = np.array([1.0, 2.0, 0.0, 1.0])" in text
+    example.write_text(
+        text.replace("[1.0, 2.0, 0.0, 1.0]", str(ANOTHER_QUERY.tolist()))
+    )
+    docs = tmp_path / "docs"
+    for part in ("_glue", "_theme", "assets"):
+        shutil.copytree(DOCS / part, docs / part)
+    markdown = (DOCS / "cricket.md").read_text()
+    shutil.copy(DOCS / "cricket.md", docs / "cricket.md")
+    line = next(i for i, t in enumerate(markdown.splitlines(), 1) if 'fact("tie")' in t)
+    config = (ROOT / "mkdocs.yml").read_text()
+    config = re.sub(r"(?ms)^nav:\n.*?(?=^\S)", "", config)  # one page: no nav
+    (tmp_path / "mkdocs.yml").write_text(config)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(tmp_path / "src"),
+        "MHA_CACHE_DIR": str(tmp_path / "cache"),
+        "NO_MKDOCS_2_WARNING": "1",
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode != 0
+    expected = (
+        f"docs/cricket.md:{line}: 'but exactly as much to itself' no longer holds"
+    )
+    assert expected in result.stdout + result.stderr, result.stderr[-3000:]

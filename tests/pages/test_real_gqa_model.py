@@ -1,0 +1,139 @@
+"""The real-model page: SmolLM2's cache, its K/V heads repeated and mean-pooled, and
+what the page states about them and about the benchmark.
+
+The study runs once per code and model file (cached); each fact is also made false
+by a changed result.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+import numpy as np
+import pytest
+
+from mha import MultiHeadAttention, causal_mask
+from mha.pages import real_gqa_model as gqa
+from mha.pages.real_gqa_model import swap_rope_pairing
+from mha.rope import RotaryEmbedding
+
+
+@pytest.fixture(scope="module")
+def page():
+    return gqa.page()
+
+
+def test_the_cache_holds_what_the_formula_says(page):
+    r = page.study
+    assert r.gqa.nbytes == r.gqa.formula and r.mha.nbytes == r.mha.formula
+    assert r.gqa.lengths == tuple(range(r.gqa.lengths[0], r.gqa.lengths[-1] + 1))
+    assert r.gqa.bytes_per_token == 30 * 2 * 3 * 64 * 4
+    assert (
+        r.mha.bytes_per_token
+        == 3 * r.gqa.bytes_per_token
+        == page.cache_ratio * (r.gqa.bytes_per_token)
+    )
+    assert r.mqa.bytes_per_token * 3 == r.gqa.bytes_per_token
+    assert (r.gqa.n_kv_heads, r.mha.n_kv_heads, r.mqa.n_kv_heads) == (3, 9, 1)
+
+
+def test_nine_kv_heads_give_the_same_model_and_one_breaks_it(page):
+    r = page.study
+    assert "Paris" in r.gqa.answer and r.mha.answer == r.gqa.answer
+    assert r.mha_max_logit_diff < 1e-4 * r.logit_scale
+    assert r.mha_perplexity == pytest.approx(r.perplexity, rel=1e-3)
+    assert r.mqa_perplexity > 10 * max(r.mqa_layer_perplexity)
+    assert len(r.mqa_layer_perplexity) == 30
+    assert r.mqa_layer_perplexity[r.worst_layer] == max(r.mqa_layer_perplexity)
+    assert r.mqa_layer_perplexity[r.best_layer] == min(r.mqa_layer_perplexity)
+
+
+def test_expand_kv_heads_keeps_a_biased_layers_outputs():
+    rng = np.random.default_rng(1)
+    gqa_layer = MultiHeadAttention(d_model=12, n_heads=6, n_kv_heads=2, bias=True)
+    gqa_layer.b_k = rng.normal(size=gqa_layer.b_k.shape)
+    gqa_layer.b_v = rng.normal(size=gqa_layer.b_v.shape)
+    full = gqa.expand_kv_heads(gqa_layer)
+    x = rng.normal(size=(1, 4, 12))
+    assert full.n_kv_heads == 6 and gqa_layer.n_kv_heads == 2
+    assert full.b_k.shape == (12,) and np.allclose(full.b_k[:2], gqa_layer.b_k[:2])
+    assert np.allclose(full(x, causal_mask(4))[0], gqa_layer(x, causal_mask(4))[0])
+
+
+def test_the_wrong_rope_pairing_scrambles_positions(page):
+    """Read from the study: ``swap_rope_pairing`` shares the loaded model's RoPE
+    tables (a shallow copy), so it is not run again on the model here."""
+    assert page.study.swapped_rope_perplexity >= 5 * page.study.perplexity
+
+
+def test_the_speed_values_are_the_benchmarks(page):
+    bench, speed = page.bench, page.speed
+    assert speed["bound_ms"] == pytest.approx(1000 / bench["bound_tokens_per_s"])
+    assert speed["n_products"] == 4 * 30 + 1 and speed["read_gib"] > 0
+    assert speed["qkv_mb"] == pytest.approx(576 * (9 + 2 * 3) * 64 * 4 / 1e6)
+    assert speed["w_o_mb"] == pytest.approx(576 * 9 * 64 * 4 / 1e6)
+    assert page.group == 3 and page.paper["MQA-XXL"].model == "MQA-XXL"
+
+
+def test_every_fact_of_the_page_holds(page):
+    stale = {name: f.values for name, f in page.facts.items() if not f.holds}
+    assert not stale
+    assert set(page.figures) == {"mqa_by_layer"}
+    assert page.figures["mqa_by_layer"].data == (
+        page.study.mqa_layer_perplexity,
+        page.study.perplexity,
+        page.study.mqa_perplexity,
+    )
+
+
+def test_the_study_facts_turn_false_on_other_results(page):
+    r = page.study
+    other = dataclasses.replace(
+        r,
+        mha=dataclasses.replace(r.mha, answer=r.mqa.answer),
+        mqa=dataclasses.replace(r.mqa, answer=r.gqa.answer),
+        mha_max_logit_diff=r.logit_scale,
+        mha_perplexity=2 * r.perplexity,
+        mqa_layer_perplexity=(r.perplexity,) * 30,  # even, and all close
+    )
+    stale = gqa.facts(other, page.bench, page.every.counts)
+    for name in (
+        "same_answer",
+        "mha_logits",
+        "logits_exact",
+        "same_perplexity",
+        "no_longer_answers",
+        "uneven",
+        "bars",
+    ):
+        assert not stale[name].holds, name
+    assert stale["rows_agree"].holds and stale["mqa_breaks"].holds
+
+
+def test_the_benchmark_and_widget_facts_turn_false_on_other_results(page):
+    slow = {
+        **page.bench,
+        "products_gb_per_s": 2 * page.bench["read_bandwidth_gb_per_s"],
+        "prefill_tokens_per_s": page.bench["decode_tokens_per_s"],
+        "decode_bound_ratio": page.bench["budget_decode_bound_ratio"] / 2,
+    }
+    stale = gqa.facts(page.study, slow, {"first token": 1, "mixed": 269})
+    for name in ("products_slower", "prefill_faster", "target", "sink_heads"):
+        assert not stale[name].holds, name
+
+
+def test_the_swapped_pairing_is_a_fresh_rotation_and_leaves_the_original_alone():
+    """The wrong-pairing model must equal a rotation built from scratch with the other
+    pairing, and running it first must not change the original's outputs (a shallow
+    copy shared its cached cos/sin tables: the published perplexity was a hybrid)."""
+    layer = MultiHeadAttention(d_model=16, n_heads=4, n_kv_heads=2)
+    layer.rope = RotaryEmbedding(4, base=500.0, interleaved=True)
+    x = np.random.default_rng(0).normal(size=(1, 9, 16))
+    before, _ = layer(x)
+    swapped = swap_rope_pairing(layer)
+    from_scratch = copy.copy(layer)
+    from_scratch.rope = RotaryEmbedding(4, base=500.0, interleaved=False)
+    np.testing.assert_array_equal(swapped(x)[0], from_scratch(x)[0])
+    assert not np.allclose(swapped(x)[0], before)
+    np.testing.assert_array_equal(layer(x)[0], before)

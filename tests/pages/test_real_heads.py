@@ -1,0 +1,243 @@
+"""The real-heads page: the head atlas, the pruning studies, and what the page states.
+
+The atlas's statistics and classification, and the pruning results' helpers, are
+tested on small hand-made inputs; the page's facts on the real results, and each
+made false by a changed result.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from mha.experiments.corpus import CAT, CRICKET, TRIPLES, retrieval_queries
+from mha.pages import real_heads as head_atlas
+from mha.pages.real_heads import pruning
+from mha.pretrained import minilm
+
+# --- the head atlas's logic on small inputs ------------------------------------------
+TOKENS = ["[CLS]", "the", "cat", ",", "the", "dog", "[SEP]"]  # n = 7, 5 word queries
+
+
+def one_head(matrix: np.ndarray) -> np.ndarray:
+    return np.asarray(matrix, dtype=float)[None, None]  # (1 layer, 1 head, n, n)
+
+
+def test_statistics_of_a_next_token_head():
+    stats = head_atlas.head_statistics([TOKENS], [one_head(np.eye(7, k=1))[..., :, :]])
+    assert stats["next"][0, 0] == 1
+    assert stats["previous"][0, 0] == stats["cls"][0, 0] == 0
+    assert stats["sep"][0, 0] == pytest.approx(1 / 5)  # only "dog" is followed by [SEP]
+    assert stats["punctuation"][0, 0] == pytest.approx(1 / 5)  # "cat" -> ","
+
+
+def test_statistics_of_a_uniform_head():
+    stats = head_atlas.head_statistics([TOKENS], [one_head(np.full((7, 7), 1 / 7))])
+    assert stats["spread"][0, 0] == pytest.approx(1)
+    assert stats["entropy"][0, 0] == pytest.approx(math.log(7))
+    assert stats["cls"][0, 0] == pytest.approx(1 / 7)
+    # each "the" puts 1/7 on the other "the"; only the two "the"s have a repeat
+    assert stats["same_word"][0, 0] == pytest.approx(1 / 7)
+
+
+def test_statistics_average_over_all_queries_of_all_sentences():
+    short = ["[CLS]", "hi", "[SEP]"]
+    to_cls = np.zeros((3, 3))
+    to_cls[:, 0] = 1
+    stats = head_atlas.head_statistics(
+        [TOKENS, short], [one_head(np.eye(7, k=1)), one_head(to_cls)]
+    )
+    assert stats["cls"][0, 0] == pytest.approx(1 / 6)  # 1 of 6 word queries
+    assert stats["next"][0, 0] == pytest.approx(5 / 6)
+
+
+def test_statistics_refuse_mismatched_shapes():
+    with pytest.raises(ValueError, match=r"weights\[0\]: expected shape"):
+        head_atlas.head_statistics([TOKENS], [one_head(np.eye(6))])
+    with pytest.raises(ValueError, match="tokens, weights"):
+        head_atlas.head_statistics([TOKENS], [])
+
+
+def stats_with(**values: float) -> dict[str, np.ndarray]:
+    stats = {name: np.zeros((1, 1)) for name in head_atlas.STATISTICS}
+    for name, value in values.items():
+        stats[name][0, 0] = value
+    return stats
+
+
+@pytest.mark.parametrize(
+    ("values", "kind"),
+    [
+        ({"cls": head_atlas.MAJORITY}, "[CLS]"),  # the threshold itself qualifies
+        ({"cls": head_atlas.MAJORITY - 0.01, "spread": 0.1}, "mixed"),
+        ({"sep": 0.6, "punctuation": 0.7}, "punctuation"),  # the largest wins
+        ({"same_word": 0.9, "spread": 0.99}, "same word"),  # targets before breadth
+        ({"previous": 0.3, "spread": head_atlas.BROAD}, "broad"),
+        ({"previous": 0.3, "spread": head_atlas.BROAD - 0.01}, "mixed"),
+    ],
+)
+def test_classification_follows_the_stated_thresholds(values, kind):
+    assert head_atlas.classify(stats_with(**values))[0, 0] == kind
+
+
+def small_atlas() -> head_atlas.Atlas:
+    stats = {name: np.zeros((2, 2)) for name in head_atlas.STATISTICS}
+    stats["cls"][:] = [[0.9, 0.6], [0.1, 0.0]]
+    stats["spread"][:] = [[0.1, 0.3], [0.8, 0.2]]
+    return head_atlas.Atlas(stats, head_atlas.classify(stats), (), 1, 1)
+
+
+def test_atlas_counts_and_picks_the_typical_head():
+    atlas = small_atlas()
+    assert atlas.kinds.tolist() == [["[CLS]", "[CLS]"], ["broad", "mixed"]]
+    assert atlas.present() == ["[CLS]", "broad", "mixed"]
+    assert atlas.count("[CLS]") == 2 and atlas.layers("[CLS]") == [0]
+    assert atlas.typical("[CLS]") == (0, 0) and atlas.value("[CLS]") == 0.9
+    assert atlas.typical("mixed") == (1, 1)
+    assert atlas.strongest("spread") == (1, 0)
+    with pytest.raises(ValueError, match="kind: no head is of kind"):
+        atlas.typical("[SEP]")
+    with pytest.raises(ValueError, match="kind: expected one of"):
+        atlas.count("[MASK]")
+
+
+# --- the pruning study's logic on small inputs --------------------------------------
+
+
+def test_retrieval_accuracy_counts_nearest_neighbours():
+    # 0 and 1 are close, 2 is alone; the query (2, 0) cannot be answered
+    points = np.array([[1.0, 0.0], [0.96, 0.28], [0.0, 1.0]])
+    assert pruning.retrieval_accuracy(points, [(0, 1), (1, 0)]) == 1
+    assert pruning.retrieval_accuracy(points, [(0, 1), (2, 0)]) == 0.5
+
+
+def test_corpus_queries_pair_each_sentence_with_its_paraphrase():
+    queries = retrieval_queries()
+    assert len(queries) == 2 * len(TRIPLES)
+    assert all(abs(q - a) == 1 and min(q, a) % 3 == 0 for q, a in queries)
+
+
+def fake_pruning() -> pruning.Pruning:
+    return pruning.Pruning(
+        n_sentences=3,
+        n_queries=2,
+        baseline_retrieval=1.0,
+        single_cosine=np.array([[0.99, 0.9]]),
+        single_retrieval=np.array([[1.0, 0.5]]),
+        layer_cosine=np.array([0.8]),
+        layer_retrieval=np.array([0.5]),
+        order=((0, 0), (0, 1)),
+        counts=np.array([0, 1, 2]),
+        cumulative_cosine=np.array([1.0, 0.95, 0.7]),
+        cumulative_retrieval=np.array([1.0, 1.0, 0.5]),
+    )
+
+
+def test_pruning_result_helpers():
+    result = fake_pruning()
+    assert result.at(1) == (0.95, 1.0)
+    assert result.single_retrieval_changes() == (0, 1)
+    assert result.largest_retrieval_move() == 1
+    assert result.least_damaging() == (0, 0) and result.most_damaging() == (0, 1)
+    with pytest.raises(ValueError, match="count: expected one of"):
+        result.at(3)
+
+
+def test_literature_counts_are_the_papers_shares_of_the_heads():
+    assert pruning.literature_counts(72) == (29, 57)
+    assert pruning.literature_counts(144) == (58, 114)
+
+
+# --- what docs/real-heads.md says about the results ----------------------------------
+
+
+@pytest.fixture(scope="module")
+def atlas() -> head_atlas.Atlas:
+    return head_atlas.atlas()
+
+
+@pytest.fixture(scope="module")
+def pruned() -> pruning.Pruning:
+    return pruning.pruning()
+
+
+def test_the_pages_claims_about_the_atlas_hold(atlas):
+    for kind in ("[SEP]", "punctuation", "same word"):
+        assert atlas.count(kind) == 0, kind  # "No [SEP], punctuation or same-word head"
+    targets = ("previous token", "next token", "[CLS]")
+    assert max(targets, key=atlas.count) == "[CLS]"  # "the dominant kind"
+    assert set(atlas.layers("previous token") + atlas.layers("next token")) <= {0, 1}
+    assert atlas.count_in_layer("broad", 0) > atlas.count("broad") / 2
+    assert atlas.value("previous token") > 0.9  # "almost a hard-wired shift"
+    assert {ex.text for ex in atlas.examples} == {CRICKET, CAT}
+
+
+def test_the_pages_claims_about_pruning_hold(pruned):
+    last = minilm.load().n_layers - 1
+    assert int(np.argmin(pruned.layer_cosine)) == last  # the last layer costs most
+    assert pruned.most_damaging()[0] == last
+    assert pruned.largest_retrieval_move() <= 2  # "a few borderline queries"
+    assert np.all(np.diff(pruned.cumulative_cosine) < 0.01)  # no recovery on the way
+    assert pruned.at(pruned.n_heads)[0] < pruned.at(0)[0]
+
+
+def test_the_paraphrase_beats_the_decoy_in_the_pages_example():
+    sentence, paraphrase, decoy = TRIPLES[2]
+    a, b, c = minilm.load().embed([sentence, paraphrase, decoy])
+    assert a @ b > a @ c
+
+
+# --- the page object --------------------------------------------------------------
+
+
+def test_every_fact_of_the_page_holds_and_its_values_are_the_studies(atlas, pruned):
+    page = head_atlas.page()
+    assert {name for name, fact in page.facts.items() if not fact.holds} == set()
+    assert page.total_heads == 72 and page.counts == {
+        kind: atlas.count(kind) for kind in head_atlas.KINDS
+    }
+    michel, voita, every = page.literature
+    assert (michel[0], voita[0], every[0]) == (29, 57, 72) and every[1] == 1
+    assert every[2:] == pruned.at(72) and page.one_query == 1 / pruned.n_queries
+    assert page.baseline_correct == round(pruned.baseline_retrieval * pruned.n_queries)
+    layer, head = atlas.typical("previous token")
+    assert page.previous_clark == f"{layer + 1}-{head + 1}"
+    assert page.every.counts == page.counts and page.every.n_heads == 72
+
+
+def test_the_atlas_facts_turn_false_on_another_atlas(pruned):
+    """The hand-made 2 x 2 atlas has no positional head and no shift."""
+    stale = head_atlas.facts(small_atlas(), pruned)
+    assert not stale["shift"].holds and not stale["bottom"].holds
+    assert stale["cls_dominant"].holds and stale["none_of_these"].holds
+
+
+def test_the_pruning_facts_turn_false_on_other_results(atlas):
+    two_layers = dataclasses.replace(fake_pruning(), layer_cosine=np.array([0.95, 0.9]))
+    stale = head_atlas.facts(atlas, two_layers)
+    assert stale["last_layer"].holds and stale["others_fine"].holds
+    for name in ("single_small", "several_times", "words_themselves"):
+        assert not stale[name].holds, name  # 0.9 < 0.95; 0.1 < 3 x 0.05; 0.5
+    fast_then_slow = dataclasses.replace(
+        two_layers,
+        cumulative_cosine=np.array([1.0, 0.5, 0.45]),
+        cumulative_retrieval=np.array([1.0, 0.0, 0.0]),
+        n_queries=10,
+    )
+    stale = head_atlas.facts(atlas, fast_then_slow)
+    assert not stale["slow_then_fast"].holds and not stale["retrieval_flat"].holds
+
+
+def test_the_figures_draw_what_the_page_hands_them():
+    page = head_atlas.page()
+    figures, atlas, pruned = page.figures, page.atlas, page.pruned
+    assert figures["kinds"].data[0] is atlas and figures["damage"].data[0] is pruned
+    assert figures["cat"].data[1:] == (head_atlas.CAT,) != figures["cricket"].data[1:]
+    cumulative, papers = figures["cumulative"].data
+    assert cumulative is pruned and [share for share, _ in papers] == pytest.approx(
+        [0.4, 38 / 48]
+    )
+    assert "layer 5's bar is several times" in figures["damage"].alt
