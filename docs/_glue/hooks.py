@@ -64,17 +64,17 @@ import mha
 print("mha is ready:", mha.MultiHeadAttention.__name__)"""
 
 
-def _notebook_source(page) -> Path | None:
+def _notebook_source(page, config) -> Path | None:
     src = page.file.src_uri
     if src.startswith("notebooks/") and src.endswith(".py"):
-        return ROOT / "docs" / src
+        return Path(config["docs_dir"]) / src  # abs_src_path becomes the executed one
     return None
 
 
 @event_priority(-100)  # after every other hook: the drift guard reads the .py source
 def on_page_markdown(markdown, page, config, files, **kwargs):
     """Hand mkdocs-jupyter the executed notebook of a notebook page to render."""
-    source = _notebook_source(page)
+    source = _notebook_source(page, config)
     if source is not None:
         notebook = importlib.import_module("mha_site.notebooks").executed(source)
         folder = importlib.import_module("mha.support.cache").cache_dir() / "notebooks"
@@ -113,7 +113,7 @@ def _ipynb(
 
 def on_post_page(output, page, config, **kwargs):
     """Renumber a notebook page's cell ids; write its .ipynb download beside it."""
-    source = _notebook_source(page)
+    source = _notebook_source(page, config)
     if source is None:
         return output
     number = itertools.count()

@@ -89,7 +89,7 @@ def _build_tiny_site(tmp_path: Path, page: str) -> subprocess.CompletedProcess:
         "markdown_extensions": ["pymdownx.superfences"],
     }
     (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "index.md").write_text(page)
+    (tmp_path / "docs" / "tiny.md").write_text(page)  # a page without a page module
     (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump(config))
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "-f", str(tmp_path / "mkdocs.yml")],
@@ -100,18 +100,19 @@ def _build_tiny_site(tmp_path: Path, page: str) -> subprocess.CompletedProcess:
 
 
 def test_the_tiny_site_builds_when_nothing_is_wrong(tmp_path: Path):
-    ok = _build_tiny_site(
-        tmp_path, "# Fine\n\n{{ core('accounting').param_count(8, 2) }}\n"
-    )
+    ok = _build_tiny_site(tmp_path, "# Fine\n\n{{ page.figures | length }} figures\n")
     assert ok.returncode == 0, ok.stderr[-2000:]
-    assert "256" in (tmp_path / "site" / "index.html").read_text()
+    assert "0 figures" in (tmp_path / "site" / "tiny" / "index.html").read_text()
 
 
 @pytest.mark.parametrize(
     "page, complaint",
     [
         ("# Oops\n\n{{ no_such_value }}\n", "no_such_value"),
-        ("# Oops\n\n{{ core('accounting').param_count(10, 3) }}\n", "d_model"),
+        (
+            "# Oops\n\n{{ figure('nothing') }}\n",
+            "docs/tiny.md: the page module has no figure 'nothing'",
+        ),
         (
             '# Oops\n\n```python exec="on"\nraise RuntimeError("block failed")\n```\n',
             "block failed",

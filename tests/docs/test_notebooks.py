@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import runpy
 import subprocess
@@ -18,6 +19,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from mha_site import notebooks
+from mha_site.notebooks import source_notebook
 from tests.conftest import ROOT
 from tests.docs.test_build import CONFIG
 
@@ -49,8 +52,9 @@ def test_the_notebook_source_runs(path: Path, capsys):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_the_download_is_an_ipynb_with_numbered_cells(path: Path):
-    text = _hooks()._ipynb(path)
-    assert text == _hooks()._ipynb(path)  # the same bytes every build
+    notebook = source_notebook(path)
+    text = _hooks()._ipynb(notebook)
+    assert text == _hooks()._ipynb(source_notebook(path))  # the same bytes every build
     notebook = json.loads(text)
     assert notebook["nbformat"] == 4
     assert [c["id"] for c in notebook["cells"]] == [
@@ -79,15 +83,16 @@ def test_the_few_lines_notebook_matches_the_core(built_site: Path):
 
 
 def test_a_failing_cell_fails_the_build(tmp_path: Path):
+    """The build's own execution (docs/_glue/hooks.py) stops at a failing cell."""
     jupyter = next(
         p["mkdocs-jupyter"]
         for p in CONFIG["plugins"]
         if isinstance(p, dict) and "mkdocs-jupyter" in p
     )
-    assert jupyter["allow_errors"] is False and jupyter["execute"] is True
+    assert jupyter["execute"] is False  # executed by the hook, rendered by the plugin
     docs = tmp_path / "docs"
     (docs / "notebooks").mkdir(parents=True)
-    (docs / "index.md").write_text("# Tiny\n")
+    (docs / "tiny.md").write_text("# Tiny\n")
     (docs / "notebooks" / "broken.py").write_text(
         '# %%\nraise RuntimeError("this cell failed")\n'
     )
@@ -96,7 +101,8 @@ def test_a_failing_cell_fails_the_build(tmp_path: Path):
         "docs_dir": str(docs),
         "site_dir": str(tmp_path / "site"),
         "strict": True,
-        "nav": ["index.md", "notebooks/broken.py"],
+        "nav": ["tiny.md", "notebooks/broken.py"],
+        "hooks": [str(ROOT / "docs" / "_glue" / "hooks.py")],
         "plugins": [{"mkdocs-jupyter": jupyter}],
     }
     (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump(config))
@@ -105,21 +111,31 @@ def test_a_failing_cell_fails_the_build(tmp_path: Path):
         capture_output=True,
         text=True,
         cwd=tmp_path,
+        env={**os.environ, "MHA_CACHE_DIR": str(tmp_path / "cache")},
     )
     assert result.returncode != 0
     assert "this cell failed" in result.stdout + result.stderr
 
 
-def test_executed_notebooks_are_cached_per_version_of_the_code(tmp_path, monkeypatch):
-    from mkdocs.config import load_config
-
-    from mha.support.cache import code_hash
-
+def test_a_notebook_runs_again_only_when_the_code_it_imports_changes(
+    tmp_path, monkeypatch
+):
+    """Cached by content hash: the cells and the code of the mha modules it imports."""
     monkeypatch.setenv("MHA_CACHE_DIR", str(tmp_path))
-    stale = tmp_path / "notebooks" / "an-earlier-version"
-    stale.mkdir(parents=True)
-    config = _hooks().on_config(load_config(str(ROOT / "mkdocs.yml")))
-    notebooks = config.plugins["mkdocs-jupyter"].config
-    assert notebooks["cache"] and notebooks["execute"]
-    assert notebooks["cache_dir"] == str(tmp_path / "notebooks" / code_hash())
-    assert not stale.exists()
+    source = tmp_path / "nb.py"
+    source.write_text(
+        "# %%\nfrom mha.attention import softmax\nprint(softmax([0.0]))\n"
+    )
+    runs = []
+    real = notebooks._execute
+    monkeypatch.setattr(
+        notebooks, "_execute", lambda *a: runs.append(1) or real(*a), raising=True
+    )
+    first = notebooks.executed(source)
+    assert notebooks.executed(source) == first and len(runs) == 1  # not run again
+    assert "[1.]" in first.cells[0].outputs[0]["text"]
+    touched = notebooks.mha_imports(first)
+    assert "mha.attention" in touched and "mha.layer" not in touched
+    monkeypatch.setattr(notebooks.cache, "code_digest", lambda modules: "other code")
+    notebooks.executed(source)
+    assert len(runs) == 2  # the code it imports changed: executed again
