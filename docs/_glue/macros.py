@@ -19,7 +19,6 @@ does not draw them again.
 
 import html
 import importlib
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -42,14 +41,6 @@ def _fresh_core() -> None:
 _PAGE: dict = {"facts": None, "figures": 0, "where": ""}
 
 
-def page_module(src_uri: str) -> str | None:
-    """The module of ``docs/<src_uri>``'s page object, or None for a page without one."""
-    if "/" in src_uri or not src_uri.endswith(".md"):
-        return None  # the API reference and notebooks print no page object
-    name = "mha.pages." + Path(src_uri).stem.replace("-", "_")
-    return name if importlib.util.find_spec(name) is not None else None
-
-
 class _Template:
     """The page object as its template reads it, carrying the front matter (``meta``)
     that mkdocs-macros reads from whatever is called ``page``."""
@@ -66,7 +57,7 @@ def on_pre_page_macros(env) -> None:
     facts = importlib.import_module("mha_site.facts")
     support = importlib.import_module("mha.support.page")
     src = env.page.file
-    module = page_module(src.src_uri)
+    module = importlib.import_module("mha_site.pages").page_module(src.src_uri)
     page = (
         importlib.import_module(module).page()
         if module

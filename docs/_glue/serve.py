@@ -3,10 +3,13 @@
 A dirty build renders again only the pages whose source is newer than their output,
 so a prose edit under docs/ shows in about a second. Three things make that safe:
 
-- an edit to the code (src/, this glue, the theme or mkdocs.yml) can change what every
-  page prints: when such a file is newer than the last build's output, the output is
-  deleted first, so every page is built again (with the core imported afresh:
-  docs/_glue/macros.py does it every build);
+- an edit to the code can change what pages print. An edit to modules of ``mha``
+  renders again the pages whose page module runs one of them (its imports, followed:
+  ``mha.support.cache.dependencies``; an edit to a page's module renders that page,
+  an edit to the core every page), the notebooks and the API reference. Any other code
+  edit (the glue, the theme, the site's tooling, mkdocs.yml) clears the output, so
+  every page is built again. The core is imported afresh every build
+  (docs/_glue/macros.py);
 - an edit saved while a build runs is newer than that build's start but may be older
   than the page it wrote: the next build renders every page edited since the previous
   build started, so the edit is never dropped;
@@ -15,23 +18,21 @@ so a prose edit under docs/ shows in about a second. Three things make that safe
   leaves `mkdocs serve` waiting for a build that never comes). `make build` stays strict.
 """
 
+import importlib
+import sys
 import time
 from pathlib import Path
 
 from mkdocs.utils import clean_directory
 
 ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT / "src") not in sys.path:
+    sys.path.insert(
+        0, str(ROOT / "src")
+    )  # mha_site: the build's tooling, not installed
 CODE = [ROOT / "src", ROOT / "docs" / "_glue", ROOT / "docs" / "_theme"]
 CONFIG = ROOT / "mkdocs.yml"
 _SERVE = {"serving": False, "started": None, "previous": None}
-
-
-def newest_code_change(folders: list[Path], *files: Path) -> float:
-    """The latest modification time of a file in ``folders`` or of ``files``."""
-    found = [*files, *(p for folder in folders for p in folder.rglob("*"))]
-    return max(
-        p.stat().st_mtime for p in found if p.is_file() and "__pycache__" not in p.parts
-    )
 
 
 def on_startup(command, dirty, **kwargs):
@@ -47,21 +48,58 @@ def on_config(config, **kwargs):
 
 
 def on_pre_build(config, **kwargs):
-    """Clear the output of the previous build if the code changed since it."""
     _SERVE["previous"], _SERVE["started"] = _SERVE["started"], time.time()
-    marker = Path(config["site_dir"]) / "sitemap.xml"  # written by every build
-    if marker.exists() and newest_code_change(CODE, CONFIG) > marker.stat().st_mtime:
-        clean_directory(config["site_dir"])
+
+
+def changed_code(since: float) -> list[Path]:
+    """The code files (of ``CODE`` and ``CONFIG``) modified after ``since``."""
+    found = [CONFIG, *(p for folder in CODE for p in folder.rglob("*"))]
+    return [
+        p
+        for p in found
+        if p.is_file() and "__pycache__" not in p.parts and p.stat().st_mtime > since
+    ]
+
+
+def mha_module(path: Path) -> str | None:
+    """``mha.pages.ffn`` for ``src/mha/pages/ffn.py``; None for any other file."""
+    package = ROOT / "src" / "mha"
+    if path.suffix != ".py" or not path.is_relative_to(package):
+        return None
+    parts = path.relative_to(package.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def stale(files, config, edited: list[Path]) -> list:
+    """The pages to render again after ``edited`` code: all of them (None) unless every
+    edited file is a module of ``mha``."""
+    modules = {mha_module(path) for path in edited}
+    if None in modules:
+        return None
+    cache = importlib.import_module("mha.support.cache")  # imported afresh this build
+    page_module = importlib.import_module("mha_site.pages").page_module
+    found = []
+    for file in files.documentation_pages():
+        module = page_module(file.src_uri)
+        if module is None or modules & set(cache.dependencies(module)):
+            found.append(file)  # notebooks and the API reference: always
+    return found
 
 
 def on_files(files, config, **kwargs):
-    """Render again every page edited since the previous build started (an edit
-    saved during that build may be older than the output it wrote)."""
-    since = _SERVE["previous"]
-    if since is None:
+    """Render again every page whose code changed since the last build, and every
+    page edited since the previous build started (an edit saved during that build may
+    be older than the output it wrote)."""
+    marker = Path(config["site_dir"]) / "sitemap.xml"  # written by every build
+    edited = changed_code(marker.stat().st_mtime) if marker.exists() else []
+    pages = stale(files, config, edited) if edited else []
+    if pages is None:
+        clean_directory(config["site_dir"])
         return files
+    since = _SERVE["previous"]
     for file in files.documentation_pages():
         source, output = Path(file.abs_src_path), Path(file.abs_dest_path)
-        if source.stat().st_mtime >= since and output.exists():
+        prose_edit = since is not None and source.stat().st_mtime >= since
+        if (prose_edit or file in pages) and output.exists():
             output.unlink()
     return files

@@ -1,8 +1,9 @@
-"""`make serve`: a prose edit rebuilds its page only, a code edit rebuilds every page.
+"""`make serve`: a prose edit renders its page, a code edit the pages that run it.
 
 `mkdocs serve --dirty` renders again only the pages whose source is newer than their
-output; docs/_glue/serve.py clears the output when the code changed since the last
-build, so that every page is built again. (`make bench` times the real thing.)
+output; docs/_glue/serve.py also renders the pages whose page module runs an edited
+module of mha, and every page after any other code edit; an edit saved during a build
+is rendered by the next. (`make bench` times the real thing.)
 """
 
 from __future__ import annotations
@@ -28,42 +29,85 @@ def _serve_hook() -> ModuleType:
     return module
 
 
+def _page(src_uri: str, source: Path, output: Path) -> SimpleNamespace:
+    return SimpleNamespace(
+        src_uri=src_uri, abs_src_path=str(source), abs_dest_path=str(output)
+    )
+
+
 @pytest.fixture
 def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
-    """A built site, and code (a folder and a config file) last changed before it."""
+    """A built site of two real pages (ffn, cricket), and code last changed before
+    it: the hook's code folders point at a copy, the page modules are the real ones."""
     hook = _serve_hook()
-    code, config = tmp_path / "src", tmp_path / "mkdocs.yml"
-    (code / "pkg").mkdir(parents=True)
-    (code / "pkg" / "module.py").write_text("x = 1\n")
+    hook._SERVE.update(started=None, previous=None)
+    code, config = tmp_path / "src" / "mha", tmp_path / "mkdocs.yml"
+    (code / "pages").mkdir(parents=True)
+    for name in ("ffn.py", "cricket.py", "__init__.py"):
+        (code / "pages" / name).write_text("x = 1\n")
+    (tmp_path / "glue").mkdir()
+    (tmp_path / "glue" / "hooks.py").write_text("x = 1\n")
     config.write_text("site_name: x\n")
     site_dir = tmp_path / "site"
-    (site_dir / "page").mkdir(parents=True)
-    for built in (site_dir / "sitemap.xml", site_dir / "page" / "index.html"):
-        built.write_text("built")
+    pages = []
+    for name in ("ffn", "cricket"):
+        (site_dir / name).mkdir(parents=True)
+        (site_dir / name / "index.html").write_text("built")
+        source = tmp_path / f"{name}.md"
+        source.write_text("prose")
+        pages.append(_page(f"{name}.md", source, site_dir / name / "index.html"))
+    (site_dir / "sitemap.xml").write_text("built")
     past = (site_dir / "sitemap.xml").stat().st_mtime - 10
-    for path in (code / "pkg" / "module.py", config):
+    for path in [
+        *code.rglob("*.py"),
+        tmp_path / "glue" / "hooks.py",
+        config,
+        *tmp_path.glob("*.md"),
+    ]:
         os.utime(path, (past, past))
-    monkeypatch.setattr(hook, "CODE", [code])
+    monkeypatch.setattr(hook, "ROOT", tmp_path)
+    monkeypatch.setattr(hook, "CODE", [tmp_path / "src", tmp_path / "glue"])
     monkeypatch.setattr(hook, "CONFIG", config)
-    return {"hook": hook, "code": code, "site_dir": site_dir}
+    files = SimpleNamespace(documentation_pages=lambda: pages)
+    return {"hook": hook, "code": code, "site_dir": site_dir, "files": files}
+
+
+def _build(site: dict) -> list[str]:
+    """Run the hook as a dirty build would; the pages it will render again."""
+    config = {"site_dir": str(site["site_dir"])}
+    site["hook"].on_pre_build(config)
+    site["hook"].on_files(site["files"], config)
+    return sorted(
+        p.name
+        for p in site["site_dir"].iterdir()
+        if p.is_dir() and not (p / "index.html").exists()
+    )
 
 
 def test_a_prose_edit_keeps_the_other_pages(site: dict):
-    site["hook"].on_pre_build({"site_dir": str(site["site_dir"])})
-    assert (site["site_dir"] / "page" / "index.html").exists()
+    assert _build(site) == []
 
 
-def test_a_code_edit_clears_the_output_so_every_page_is_rebuilt(site: dict):
-    (site["code"] / "pkg" / "module.py").write_text("x = 2  # edited\n")
-    site["hook"].on_pre_build({"site_dir": str(site["site_dir"])})
+def test_a_page_module_edit_renders_the_pages_that_run_it(site: dict):
+    (site["code"] / "pages" / "ffn.py").write_text("x = 2  # edited\n")
+    assert _build(site) == ["ffn"]  # the cricket page does not import mha.pages.ffn
+
+
+def test_a_core_edit_renders_every_page(site: dict):
+    (site["code"] / "__init__.py").write_text("x = 2  # edited\n")
+    assert _build(site) == ["cricket", "ffn"]
+
+
+def test_another_code_edit_clears_the_output_so_every_page_is_rebuilt(site: dict):
+    (site["code"].parent.parent / "glue" / "hooks.py").write_text("x = 2  # edited\n")
+    _build(site)
     assert not any(site["site_dir"].iterdir())
 
 
 def test_compiled_files_are_not_code_edits(site: dict):
-    (site["code"] / "pkg" / "__pycache__").mkdir()
-    (site["code"] / "pkg" / "__pycache__" / "module.cpython-311.pyc").write_bytes(b"")
-    site["hook"].on_pre_build({"site_dir": str(site["site_dir"])})
-    assert (site["site_dir"] / "page" / "index.html").exists()
+    (site["code"] / "pages" / "__pycache__").mkdir()
+    (site["code"] / "pages" / "__pycache__" / "ffn.cpython-311.pyc").write_bytes(b"")
+    assert _build(site) == []
 
 
 def test_make_serve_is_dirty_and_bench_times_make_serve():
