@@ -124,3 +124,21 @@ def site_url(built_site: Path) -> Iterator[str]:
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/"
     server.shutdown()
+
+
+@pytest.fixture(scope="session")
+def smollm2_reference(request: pytest.FixtureRequest):
+    """SmolLM2 in transformers (test-only, ``tests/reference.py``), loaded from the
+    same GGUF file once per session (about half a minute): every reference test of a
+    SmolLM2 number shares it."""
+    from mha.pretrained import smollm2
+    from tests.reference import reference_module
+
+    torch = reference_module("torch", request.config)
+    transformers = reference_module("transformers", request.config)
+    reference_module("accelerate", request.config)  # transformers loads GGUF with it
+    path = smollm2.gguf_path()
+    loaded = transformers.AutoModelForCausalLM.from_pretrained(
+        path.parent, gguf_file=path.name, dtype=torch.float32
+    )
+    return loaded.eval()

@@ -49,20 +49,6 @@ def reference_tokenizer(request: pytest.FixtureRequest):
     return transformers.AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
 
 
-@pytest.fixture(scope="session")
-def reference_model(request: pytest.FixtureRequest):
-    torch = reference_module("torch", request.config)
-    transformers = reference_module("transformers", request.config)
-    reference_module(
-        "accelerate", request.config
-    )  # transformers needs it to load a GGUF model
-    path = smollm2.gguf_path()
-    loaded = transformers.AutoModelForCausalLM.from_pretrained(
-        path.parent, gguf_file=path.name, dtype=torch.float32
-    )
-    return loaded.eval()
-
-
 @pytest.mark.reference
 @pytest.mark.parametrize("text", TEXTS)
 def test_tokenizer_ids_equal_the_reference(model, reference_tokenizer, text):
@@ -145,11 +131,11 @@ def test_perplexity_of_an_ordinary_paragraph(model):
 
 
 @pytest.mark.reference
-def test_logits_equal_the_reference(model, reference_model, request):
+def test_logits_equal_the_reference(model, smollm2_reference, request):
     torch = reference_module("torch", request.config)
     ids = model.encode(PARAGRAPH)[:48]
     with torch.no_grad():
-        expected = reference_model(torch.tensor([ids])).logits[0].numpy()
+        expected = smollm2_reference(torch.tensor([ids])).logits[0].numpy()
     logits = model.logits(ids)
     assert logits.dtype == np.float32
     np.testing.assert_allclose(logits, expected, atol=5e-4, rtol=0)
