@@ -148,3 +148,13 @@ def test_the_build_refuses_gpt2_small_with_13_layers(tmp_path):
     output = result.stdout + result.stderr
     assert "GPT-2 small (src/mha/data/published.py:" in output
     assert "the shape and architecture in mha.data count 131,527,680" in output
+
+
+def test_gpt3s_total_is_read_with_the_precision_the_paper_prints(monkeypatch):
+    """Brown et al. print 175.0B: four significant digits, so the counted 174.6B is a
+    mismatch (listed with its reason), not a match within "175B"'s half a billion."""
+    b = totals.breakdown("GPT-3 175B")
+    assert b.stated_digits == 4 and totals.tolerance(b.stated, 4) == 50_000_000
+    assert abs(b.total - b.stated) > 50_000_000
+    monkeypatch.delitem(totals.KNOWN_MISMATCHES, "GPT-3 175B")
+    assert [f for f in totals.contradictions() if f.startswith("GPT-3 175B")]

@@ -201,6 +201,9 @@ class DecoderConfig:
     sliding_window: int | None = None
     max_context: int | None = None  # the longest context the model was published for
     context_source: Source | None = None  # where ``max_context`` was read
+    # significant digits of ``params`` as the source prints it ("175.0B": 4), when it
+    # prints more than the integer's own digits say
+    params_digits: int | None = None
 
 
 def _config_json(repo: str, where: str) -> Source:
@@ -239,7 +242,9 @@ _GPT3 = Source(
     "Brown et al. 2020, Language Models are Few-Shot Learners",
     "https://arxiv.org/abs/2005.14165",
     "Table 2.1, GPT-3 175B: n_params 175.0B, n_layers 96, d_model 12288, "
-    "n_heads 96, d_head 128 (multi-head attention, as GPT-2)",
+    "n_heads 96, d_head 128 (multi-head attention, as GPT-2; section 2.1: "
+    "'alternating dense and locally banded sparse attention patterns in the layers "
+    "of the transformer, similar to the Sparse Transformer')",
 )
 # Where each decoder's longest published context was read (``max_context``).
 _LLAMA2_CONTEXT = Source(
@@ -498,6 +503,7 @@ DECODERS: tuple[DecoderConfig, ...] = (
         _GPT3,
         max_context=2048,
         context_source=_GPT3_CONTEXT,
+        params_digits=4,  # "175.0B"
     ),
     DecoderConfig(
         "SmolLM2-135M",
