@@ -16,7 +16,6 @@ from mha.figures.cost import score_ranks as rank_figure
 from mha.pages.cost import (
     HEADS,
     ScoreRank,
-    attention_sublayers,
     facts,
     figures,
     page,
@@ -120,13 +119,13 @@ def test_the_reading_on_the_page_holds_for_the_committed_timings():
     assert t.slowest.n_heads == most  # "the layer with the most heads is slowest"
     assert t.ratio(most, t.fastest.n_heads) > 2
     assert t.ratio(most, 1, "attention") > 2  # the growth is in the attention core ...
-    growth = t.row(most).layer_ms - t.row(1).layer_ms
-    core_growth = t.row(most).attention_ms - t.row(1).attention_ms
+    growth = t.rows[-1].layer_ms - t.rows[0].layer_ms
+    core_growth = t.rows[-1].attention_ms - t.rows[0].attention_ms
     assert core_growth > 0.5 * growth  # ... which carries most of it
     low, high = t.projection_range  # "the rest ... with no steady trend of that size"
     assert high - low < core_growth
     with pytest.raises(ValueError, match="n_heads"):
-        t.row(3)
+        t.ratio(3, 1)
 
 
 def test_cost_figures_are_deterministic(ranks):
@@ -137,8 +136,7 @@ def test_cost_figures_are_deterministic(ranks):
 def test_the_base_transformer_has_18_attention_sublayers():
     """Vaswani et al. section 3.1: 6 encoder layers (self-attention) and 6 decoder
     layers (masked self-attention and encoder-decoder attention)."""
-    base = model("Transformer base")
-    kinds = dict(attention_sublayers(base))
+    kinds = dict(page().sublayers)
     assert kinds == {
         "encoder self-attention": 6,
         "masked decoder self-attention": 6,

@@ -7,19 +7,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mha.pages.cricket import cost, facts, page
+from mha.pages.cricket import facts, page
 from mha.support.formatting import decimals
 from mha.worked.cricket import (
     EXTENDED_TOKENS,
     K_EXTENDED,
     TOKENS,
     V_EXTENDED,
+    V_TRIPLED,
     K,
     V,
     solve,
     solve_extended,
     split_only,
-    tripled_century,
 )
 
 TOL = 5e-4
@@ -57,7 +57,7 @@ def test_concatenation_and_w_o(example):
 
 
 def test_tripled_century_moves_outputs_not_weights(example):
-    tripled = solve(v=tripled_century())
+    tripled = solve(v=V_TRIPLED)
     for before, after in [
         (example.full, tripled.full),
         (example.head_a, tripled.head_a),
@@ -110,7 +110,7 @@ def test_extended_example_separates_whose_and_when():
 
 
 def test_facts_hold_and_turn_false_when_the_values_change(example):
-    extended, tripled = solve_extended(), solve(v=tripled_century())
+    extended, tripled = solve_extended(), solve(v=V_TRIPLED)
     assert all(f.holds for f in facts(example, extended, tripled).values())
     # "his" leaning to "Kohli": no tie in one head
     leaning = solve(q=np.array([2.0, 1.0, 0.0, 1.0]))
@@ -135,9 +135,9 @@ def test_the_figures_draw_the_pages_values(example):
 
 
 def test_cost_is_the_same_for_one_head_and_two():
-    c = cost()
-    assert c.params_one == c.params_two == 4 * 4 * 4
-    assert c.madds_one == c.madds_many == c.n**2 * c.d_model
+    c = page().cost
+    assert c["params_one"] == c["params_two"] == 4 * 4 * 4
+    assert c["madds_one"] == c["madds_many"] == c["n"] ** 2 * c["d_model"]
 
 
 def _text(html: str) -> str:

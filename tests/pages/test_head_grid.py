@@ -139,12 +139,11 @@ def test_causal_statistics_on_a_hand_made_head() -> None:
 
 
 def test_bad_input_is_named() -> None:
-    with pytest.raises(ValueError, match="weights"):
-        hg.quantise(np.array([0.5, 1.5]))
-    with pytest.raises(ValueError, match="weights"):
-        hg.quantise(np.array([np.nan]))
-    with pytest.raises(TypeError, match="levels"):
-        hg.unquantise(np.array([1, 2]))
+    broad = np.array([["broad"]], dtype=object)
+    for bad in (1.5, np.nan):
+        sentence = hg.Sentence("a", ("a",), np.full((1, 1, 1, 1), bad))
+        with pytest.raises(ValueError, match="weights: expected finite values"):
+            hg.payload("toy", [sentence], broad, ["broad"], False)
     with pytest.raises(ValueError, match="sentences"):
         hg.causal_statistics([])
     with pytest.raises(ValueError, match="kinds"):

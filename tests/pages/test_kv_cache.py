@@ -7,6 +7,7 @@ traps the page names (Falcon-7B's one K/V head, head width not d_model / h).
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -24,18 +25,13 @@ from mha.pages.kv_cache import (
     GIB,
     Shape,
     attention_kind,
-    bytes_per_token,
     cache_bytes,
-    calculator_data,
     calculator_json,
     calculator_view,
     facts,
     figures,
-    gqa_tradeoff,
-    kv_head_of_query,
     page,
     size_text,
-    table,
     what_fits,
 )
 
@@ -87,9 +83,9 @@ def test_configuration_and_its_per_token_bytes(name, layers, heads, kv_heads, he
         kv_heads,
         head_dim,
     )
-    assert bytes_per_token(c) == 2 * layers * kv_heads * head_dim * 2
-    assert bytes_per_token(c, n_kv_heads=heads) == 2 * layers * heads * head_dim * 2
-    assert bytes_per_token(c, itemsize=4) == 2 * bytes_per_token(c)
+    assert cache_bytes(c, 1) == 2 * layers * kv_heads * head_dim * 2
+    assert cache_bytes(c, 1, n_kv_heads=heads) == 2 * layers * heads * head_dim * 2
+    assert cache_bytes(c, 1, itemsize=4) == 2 * cache_bytes(c, 1)
 
 
 def test_per_token_bytes_equal_a_filled_cache_of_the_same_shape():
@@ -111,7 +107,7 @@ def test_falcon_has_one_kv_head_whatever_its_config_counts():
     falcon = decoder("Falcon-7B")
     assert falcon.n_kv_heads == 1 and attention_kind(falcon.n_heads, 1) == "MQA"
     assert "multi_query" in falcon.source.where
-    row = next(r for r in table() if r.config is falcon)
+    row = next(r for r in page().rows if r.config is falcon)
     assert row.saving == falcon.n_heads == 71
 
 
@@ -120,7 +116,7 @@ def test_head_width_is_read_not_derived_from_d_model():
     assert palm.n_heads * palm.head_dim != palm.d_model
     assert gemma7.n_heads * gemma7.head_dim != gemma7.d_model
     assert page().naive == {"PaLM 540B": (384, 1.5), "Gemma 7B": (192, 0.75)}
-    assert bytes_per_token(palm) == 2 * 118 * 1 * 256 * 2  # not 384
+    assert cache_bytes(palm, 1) == 2 * 118 * 1 * 256 * 2  # not 384
 
 
 def test_attention_kinds_at_the_ends_of_gqa():
@@ -129,17 +125,17 @@ def test_attention_kinds_at_the_ends_of_gqa():
     assert attention_kind(8, 2) == "GQA-2"
     with pytest.raises(ValueError, match="n_kv_heads: expected a divisor of n_heads=8"):
         attention_kind(8, 3)
-    kinds = {r.config.name: r.kind for r in table()}
+    kinds = {r.config.name: r.kind for r in page().rows}
     assert kinds["Llama-2 7B"] == kinds["GPT-3 175B"] == "MHA"
     assert kinds["Llama-2 70B"] == "GQA-8" and kinds["Gemma 2B"] == "MQA"
 
 
 def test_sliding_window_caps_the_tokens_held():
     mistral = decoder("Mistral 7B")
-    assert cache_bytes(mistral, 100) == 100 * bytes_per_token(mistral)
+    assert cache_bytes(mistral, 100) == 100 * cache_bytes(mistral, 1)
     assert mistral.sliding_window == 4096
     assert cache_bytes(mistral, 10**6) == cache_bytes(mistral, 4096)
-    assert cache_bytes(mistral, 4097) == 4096 * bytes_per_token(mistral)
+    assert cache_bytes(mistral, 4097) == 4096 * cache_bytes(mistral, 1)
     with pytest.raises(ValueError, match="context: expected a positive integer"):
         cache_bytes(mistral, 0)
 
@@ -225,7 +221,7 @@ def test_the_calculator_reads_llama_2_70b_as_the_page_says():
 
 
 def test_the_calculator_data_is_embedded_small_and_complete():
-    data = calculator_data()
+    data = json.loads(calculator_json())
     assert [m["name"] for m in data["models"]] == [c.name for c in DECODERS]
     for m, c in zip(data["models"], DECODERS, strict=True):
         assert (m["layers"], m["kv_heads"], m["head_dim"], m["params"]) == (
@@ -239,14 +235,10 @@ def test_the_calculator_data_is_embedded_small_and_complete():
 
 
 def test_which_kv_head_each_query_head_reads_comes_from_repeat_kv():
-    assert kv_head_of_query(8, 8) == list(range(8))
-    assert kv_head_of_query(8, 2) == [0] * 4 + [1] * 4
-    assert kv_head_of_query(64, 8)[8:16] == [1] * 8  # Llama-2 70B: groups of 8
-    with pytest.raises(ValueError, match="n_kv_heads: expected a divisor"):
-        kv_head_of_query(8, 3)
     n_heads, panels = page().figures["head_sharing"].data
     assert n_heads == 8 and [kv for _, kv, _ in panels] == [8, 2, 1]
-    assert [reads for _, _, reads in panels][1] == kv_head_of_query(8, 2)
+    reads = [reads for _, _, reads in panels]
+    assert reads == [list(range(8)), [0] * 4 + [1] * 4, [0] * 8]
     fig = head_sharing(n_heads, panels)
     for ax, h_kv in zip(fig.axes, [8, 2, 1], strict=True):
         ends = {tuple(line.get_xdata()) for line in ax.lines}
@@ -283,7 +275,7 @@ def test_the_pages_facts_hold_and_follow_the_values():
 
 
 def test_gqa_tradeoff_reads_table_1():
-    rows = {t.row.model: t for t in gqa_tradeoff()}
+    rows = page().tradeoff
     assert set(rows) == {r.model for r in GQA_TABLE_1}
     assert rows["MHA-XXL"].speedup == 1.0 and rows["MHA-XXL"].score_drop == 0.0
     assert rows["MQA-XXL"].speedup == pytest.approx(1.51 / 0.24)
@@ -291,8 +283,6 @@ def test_gqa_tradeoff_reads_table_1():
     # the paper's point: GQA is nearly as fast as MQA and nearly as good as MHA
     assert rows["GQA-8-XXL"].speedup > 0.8 * rows["MQA-XXL"].speedup
     assert rows["GQA-8-XXL"].score_drop < rows["MQA-XXL"].score_drop / 5
-    with pytest.raises(ValueError, match="baseline: expected one of"):
-        gqa_tradeoff("MHA-Small")
 
 
 def test_figures_draw_the_core_values_deterministically():

@@ -193,7 +193,6 @@ def test_whole_layer_is_the_base_shape_on_the_cat_sentence() -> None:
     w = mechanism.whole_layer()
     assert w.sizes == {"n": 8, "d_model": 512, "h": 8, "d_k": 64}
     assert w.tokens == ("the", "cat", "sat", "on", "the", "warm", "mat", ".")
-    assert w.matches_layer
     out, weights = w.layer(w.x)
     assert np.allclose(w.out, out) and np.allclose(w.weights, weights)
 

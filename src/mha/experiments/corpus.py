@@ -1,17 +1,10 @@
 """Sentences written for this project, in triples, to probe a real model.
 
-Each triple is a sentence, a paraphrase of it in mostly different words, and a decoy
-that shares its key word (often in another sense: a river bank, a cricket duck) but
-means something else. The head atlas reads every sentence. The retrieval task asks,
-for each sentence and each paraphrase, whether its nearest neighbour among all the
-others is its partner: a model that matched words instead of meanings would pick the
-decoy. The first two triples open with the site's two seed sentences.
-
-```python
-from mha.experiments.corpus import SEEDS, TRIPLES, sentences
-
-assert sentences()[:1] == SEEDS[:1] and len(sentences()) == 3 * len(TRIPLES)
-```
+Each triple is a sentence, a paraphrase in mostly different words, and a decoy that
+shares its key word (often in another sense: a river bank, a cricket duck). The head
+atlas reads every sentence; the retrieval task asks whether each sentence's and each
+paraphrase's nearest neighbour is its partner (a model matching words, not meanings,
+would pick the decoy). The first two triples open with the site's two seed sentences.
 """
 
 from __future__ import annotations
@@ -94,9 +87,9 @@ def sentences() -> tuple[str, ...]:
     """Every sentence, triple by triple: sentence, paraphrase, decoy.
 
     ```python
-    from mha.experiments.corpus import sentences
+    from mha.experiments.corpus import SEEDS, TRIPLES, sentences
 
-    assert len(sentences()) >= 30
+    assert sentences()[:1] == SEEDS[:1] and len(sentences()) == 3 * len(TRIPLES) >= 30
     ```
     """
     return tuple(text for triple in TRIPLES for text in triple)

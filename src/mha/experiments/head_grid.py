@@ -10,19 +10,11 @@ Weights are stored as 8-bit integers, ``round(255 w)`` (an error of at most 1/51
 base64: for a causal model only the visible part of each row (query t keeps keys
 0..t), row after row, head after head, layer after layer.
 
-SmolLM2's heads get kinds by the atlas's rule (``mha.pages.real_heads``) on the
-statistics that apply to a causal model: over every query but the first (which can
-only see itself), the mean weight on the previous token and on the first token (the
-"sink" that plays [CLS]'s part), and the spread, the entropy as a fraction of the
-uniform distribution's over the keys the query sees.
-
-```python
-from mha.experiments.head_grid import quantise, unquantise
-import numpy as np
-
-w = np.array([0.0, 0.2, 0.8])
-assert np.abs(unquantise(quantise(w)) - w).max() <= 1 / 510
-```
+Heads get kinds by the atlas's rule (``classify``, used by ``mha.pages.real_heads``);
+SmolLM2's on the statistics that apply to a causal model: over every query but the
+first (which can only see itself), the mean weight on the previous token and on the
+first token (the "sink" that plays [CLS]'s part), and the spread, the entropy as a
+fraction of the uniform distribution's over the keys the query sees.
 """
 
 from __future__ import annotations
@@ -43,8 +35,8 @@ MAX_TOKENS = 16  # a sentence's tokens, in either model: its map fits a phone
 COUNT = 6  # sentences per widget
 LEVELS = 255  # 8-bit weights: round(LEVELS * w)
 BUDGET = 150_000  # bytes of JSON per widget
-MAJORITY = 0.5  # the atlas's thresholds (mha.pages.real_heads; tested to agree)
-BROAD = 0.75
+MAJORITY = 0.5  # a target kind needs at least half of the head's attention on average
+BROAD = 0.75  # a broad head's entropy is at least this fraction of the uniform one
 
 # a causal model's kinds: the statistic that defines each, as in the atlas
 CAUSAL_KINDS: dict[str, str] = {
@@ -77,16 +69,8 @@ class Sentence:
     weights: np.ndarray  # (layers, heads, n, n), rows sum to 1
 
 
-def quantise(weights: np.ndarray) -> np.ndarray:
-    """Weights in [0, 1] as 8-bit integers, ``round(255 w)``.
-
-    ```python
-    import numpy as np
-    from mha.experiments.head_grid import quantise
-
-    assert quantise(np.array([0.0, 0.5, 1.0])).tolist() == [0, 128, 255]
-    ```
-    """
+def _quantise(weights: np.ndarray) -> np.ndarray:
+    """Weights in [0, 1] as 8-bit integers, ``round(255 w)``."""
     w = np.asarray(weights, dtype=np.float64)
     if not np.isfinite(w).all() or (
         w.size and not -1e-6 <= w.min() <= w.max() <= 1 + 1e-6
@@ -98,36 +82,9 @@ def quantise(weights: np.ndarray) -> np.ndarray:
     return np.rint(np.clip(w, 0, 1) * LEVELS).astype(np.uint8)
 
 
-def unquantise(levels: np.ndarray) -> np.ndarray:
-    """The weights 8-bit ``levels`` stand for, ``levels / 255`` (float64).
-
-    ```python
-    import numpy as np
-    from mha.experiments.head_grid import unquantise
-
-    assert unquantise(np.array([0, 255], dtype=np.uint8)).tolist() == [0.0, 1.0]
-    ```
-    """
-    levels = np.asarray(levels)
-    if levels.dtype != np.uint8:
-        raise TypeError(f"levels: expected uint8, got {levels.dtype}")
-    return levels / LEVELS
-
-
-def short_texts(
-    texts: Sequence[str], count: int = COUNT, limit: int = MAX_TOKENS
-) -> tuple[str, ...]:
+def _short_texts(texts: Sequence[str], count: int, limit: int) -> tuple[str, ...]:
     """The first ``count`` of ``texts`` with at most ``limit`` tokens in both models
-    (MiniLM's count includes [CLS] and [SEP]).
-
-    ```python
-    from mha.experiments.head_grid import short_texts
-
-    assert short_texts(["the cat sat on the warm mat ."], 1) == ("the cat sat on the warm mat .",)
-    ```
-    """
-    if count < 1 or limit < 3:
-        raise ValueError(f"count, limit: expected >= 1 and >= 3, got {count}, {limit}")
+    (MiniLM's count includes [CLS] and [SEP])."""
     encoder, decoder = minilm.load(), smollm2.load()
     chosen = [
         text
@@ -147,7 +104,7 @@ def texts() -> tuple[str, ...]:
     assert len(texts()) == COUNT and texts()[0] == "the cat sat on the warm mat ."
     ```
     """
-    return cached(short_texts, sentences(), COUNT, MAX_TOKENS)
+    return cached(_short_texts, sentences(), COUNT, MAX_TOKENS)
 
 
 def minilm_sentences(texts: Sequence[str]) -> tuple[Sentence, ...]:
@@ -167,27 +124,6 @@ def minilm_sentences(texts: Sequence[str]) -> tuple[Sentence, ...]:
         Sentence(text, tuple(toks), weights[:, s, :, : len(toks), : len(toks)])
         for s, (text, toks) in enumerate(zip(texts, batch.tokens, strict=True))
     )
-
-
-def smollm2_sentences(texts: Sequence[str]) -> tuple[Sentence, ...]:
-    """SmolLM2-135M-Instruct's tokens (each decoded alone) and causal attention.
-
-    ```python
-    from mha.experiments.head_grid import smollm2_sentences
-
-    (s,) = smollm2_sentences(["the cat sat ."])
-    assert s.tokens == ("the", " cat", " sat", " .") and s.weights.shape[:2] == (30, 9)
-    ```
-    """
-    model = smollm2.load()
-    out = []
-    for text in texts:
-        ids = model.encode(text)
-        tokens = tuple(model.decode([i]) for i in ids)
-        out.append(
-            Sentence(text, tokens, np.asarray(model.attentions(ids), np.float64))
-        )
-    return tuple(out)
 
 
 def causal_statistics(sentences: Sequence[Sentence]) -> dict[str, np.ndarray]:
@@ -228,47 +164,26 @@ def causal_statistics(sentences: Sequence[Sentence]) -> dict[str, np.ndarray]:
     return {name: total / n_queries for name, total in sums.items()}
 
 
-def classify_causal(statistics: dict[str, np.ndarray]) -> np.ndarray:
-    """The kind of every head of a causal model, by the atlas's rule: a target that
-    gets ``MAJORITY`` of the weight names it, else ``broad`` (spread >= ``BROAD``) or
-    ``mixed``.
+def classify(statistics: dict[str, np.ndarray], kinds: dict[str, str]) -> np.ndarray:
+    """The kind of every head, ``(layers, heads)`` strings, by the atlas's rule: the
+    target kind (``kinds`` maps each to its statistic) that gets ``MAJORITY`` of the
+    weight (the largest, if several), else ``broad`` (spread >= ``BROAD``) or ``mixed``.
 
     ```python
     import numpy as np
-    from mha.experiments.head_grid import classify_causal
+    from mha.experiments.head_grid import CAUSAL_KINDS, classify
 
     stats = {"previous": np.array([[0.9, 0.1, 0.1]]), "first": np.array([[0.1, 0.8, 0.2]]),
              "spread": np.array([[0.1, 0.2, 0.9]])}
-    assert classify_causal(stats).tolist() == [["previous token", "first token", "broad"]]
+    found = classify(stats, CAUSAL_KINDS)
+    assert found.tolist() == [["previous token", "first token", "broad"]]
     ```
     """
-    names = [
-        kind for kind, stat in CAUSAL_KINDS.items() if stat in ("previous", "first")
-    ]
-    targets = np.stack([statistics["previous"], statistics["first"]])
+    names = [kind for kind, stat in kinds.items() if stat not in ("spread", "")]
+    targets = np.stack([statistics[kinds[kind]] for kind in names])  # (targets, L, H)
     strongest = np.array(names, dtype=object)[targets.argmax(axis=0)]
     rest = np.where(statistics["spread"] >= BROAD, "broad", "mixed")
     return np.where(targets.max(axis=0) >= MAJORITY, strongest, rest).astype(object)
-
-
-def packed(weights: np.ndarray, causal: bool) -> bytes:
-    """A sentence's ``(layers, heads, n, n)`` weights as the widget reads them: 8-bit,
-    row by row; a causal model's rows keep only the keys the query sees.
-
-    ```python
-    import numpy as np
-    from mha.experiments.head_grid import packed
-
-    w = np.array([[[[1.0, 0.0], [0.5, 0.5]]]])
-    assert packed(w, causal=True) == bytes([255, 128, 128])
-    assert len(packed(w, causal=False)) == 4
-    ```
-    """
-    levels = quantise(weights)
-    if not causal:
-        return levels.tobytes()
-    rows, cols = np.tril_indices(levels.shape[-1])
-    return levels[..., rows, cols].tobytes()
 
 
 def payload(
@@ -279,7 +194,8 @@ def payload(
     causal: bool,
 ) -> dict:
     """The widget's data: the model, every head's kind, each sentence's tokens and
-    packed weights (base64).
+    weights, 8-bit, row by row (a causal model's rows keep only the keys the query
+    sees), in base64.
 
     ```python
     import numpy as np
@@ -287,8 +203,9 @@ def payload(
 
     w = np.full((1, 2, 2, 2), 0.5)
     data = payload("toy", [Sentence("a b", ("a", "b"), w)],
-                   np.array([["broad", "mixed"]], dtype=object), ["broad", "mixed"], False)
+                   np.array([["broad", "mixed"]], dtype=object), ["broad", "mixed"], True)
     assert data["kinds"] == [[0, 1]] and data["sentences"][0]["tokens"] == ["a", "b"]
+    assert data["sentences"][0]["weights"] == "gICAgICA"  # 2 heads x 3 visible weights
     ```
     """
     kind_names = list(kind_names)
@@ -296,6 +213,7 @@ def payload(
     unknown = sorted(set(kinds.ravel()) - set(kind_names))
     if unknown:
         raise ValueError(f"kinds: {unknown} not among kind_names {kind_names}")
+    packed = []
     for s, sentence in enumerate(sentences):
         n = len(sentence.tokens)
         if sentence.weights.shape != (layers, heads, n, n):
@@ -303,6 +221,10 @@ def payload(
                 f"sentences[{s}].weights: expected {(layers, heads, n, n)}, got "
                 f"{sentence.weights.shape}"
             )
+        levels = _quantise(sentence.weights)
+        if causal:
+            levels = levels[..., *np.tril_indices(n)]
+        packed.append(base64.b64encode(levels.tobytes()).decode("ascii"))
     return {
         "model": model,
         "layers": layers,
@@ -313,12 +235,8 @@ def payload(
         "meanings": [MEANINGS[k] for k in kind_names],
         "kinds": [[kind_names.index(k) for k in row] for row in kinds],
         "sentences": [
-            {
-                "text": s.text,
-                "tokens": list(s.tokens),
-                "weights": base64.b64encode(packed(s.weights, causal)).decode("ascii"),
-            }
-            for s in sentences
+            {"text": s.text, "tokens": list(s.tokens), "weights": weights}
+            for s, weights in zip(sentences, packed, strict=True)
         ],
     }
 
@@ -334,26 +252,6 @@ def payload_json(data: dict) -> str:
     """
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False).replace(
         "</", "<\\/"
-    )
-
-
-def widget(data: dict, label: str, caption: str, note: str) -> str:
-    """The widget's HTML: a container named ``label`` with ``data`` embedded as JSON,
-    ``note`` for readers without JavaScript, and ``caption`` below it.
-
-    ```python
-    from mha.experiments.head_grid import widget
-
-    html = widget({"model": "toy"}, "Every head of toy", "Choose a head.", "Needs JS.")
-    assert '<div class="mha-heads" role="group"' in html and "application/json" in html
-    ```
-    """
-    return (
-        f'<div class="mhg-figure"><div class="mha-heads" role="group" '
-        f'aria-label="{html.escape(label)}">'
-        f'<script type="application/json" class="mhg-data">{payload_json(data)}'
-        f"</script><noscript><p>{html.escape(note)}</p></noscript></div>"
-        f'<p class="mhg-caption">{html.escape(caption)}</p></div>'
     )
 
 
@@ -374,9 +272,8 @@ def minilm_payload(texts: Sequence[str], kinds: tuple, kind_names: tuple) -> dic
 
 
 def smollm2_payload(texts: Sequence[str], model_digest: str) -> dict:
-    """SmolLM2-135M-Instruct's widget data on ``texts``, its heads classified here.
-
-    ``model_digest`` (``smollm2.gguf_digest()``) names the model file in the cache key.
+    """SmolLM2-135M-Instruct's widget data on ``texts`` (each token decoded alone),
+    its heads classified here; ``model_digest`` names the model file in the cache key.
 
     ```python
     from mha.experiments.head_grid import CAUSAL_KINDS, smollm2_payload
@@ -385,6 +282,7 @@ def smollm2_payload(texts: Sequence[str], model_digest: str) -> dict:
     data = smollm2_payload(["the cat sat ."], smollm2.gguf_digest())
     assert (data["layers"], data["heads"], data["causal"]) == (30, 9, True)
     assert data["kindNames"] == list(CAUSAL_KINDS)
+    assert data["sentences"][0]["tokens"] == ["the", " cat", " sat", " ."]
     ```
     """
     if model_digest != smollm2.gguf_digest():
@@ -392,11 +290,14 @@ def smollm2_payload(texts: Sequence[str], model_digest: str) -> dict:
             f"model_digest: expected the installed file's {smollm2.gguf_digest()}, "
             f"got {model_digest}"
         )
-    chosen = smollm2_sentences(texts)
-    kinds = classify_causal(causal_statistics(chosen))
-    return payload(
-        "SmolLM2-135M-Instruct", chosen, kinds, list(CAUSAL_KINDS), causal=True
-    )
+    model, chosen = smollm2.load(), []
+    for text in texts:
+        ids = model.encode(text)
+        tokens = tuple(model.decode([i]) for i in ids)
+        weights = np.asarray(model.attentions(ids), np.float64)
+        chosen.append(Sentence(text, tokens, weights))
+    kinds = classify(causal_statistics(chosen), CAUSAL_KINDS)
+    return payload("SmolLM2-135M-Instruct", chosen, kinds, list(CAUSAL_KINDS), True)
 
 
 @dataclass(frozen=True)
@@ -419,8 +320,16 @@ class Widget:
 
     @property
     def html(self) -> str:
-        """The HTML the page prints (``widget``)."""
-        return widget(self.data, self.label, self.caption, self.note)
+        """The HTML the page prints: a container named ``label`` with ``data``
+        embedded as JSON, ``note`` for readers without JavaScript, ``caption`` below."""
+        return (
+            f'<div class="mhg-figure"><div class="mha-heads" role="group" '
+            f'aria-label="{html.escape(self.label)}">'
+            f'<script type="application/json" class="mhg-data">'
+            f"{payload_json(self.data)}</script><noscript><p>"
+            f"{html.escape(self.note)}</p></noscript></div>"
+            f'<p class="mhg-caption">{html.escape(self.caption)}</p></div>'
+        )
 
     @property
     def nbytes(self) -> int:

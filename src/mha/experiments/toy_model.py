@@ -1,21 +1,13 @@
 """One multi-head attention layer and a linear readout, trained in NumPy by hand.
 
-The model reads the one-hot tokens of ``mha.experiments.toy_task`` and, for every
-token, predicts the two target words::
-
-    x (batch, n, d_model)
-      -> multi-head self-attention (W_Q, W_K, W_V, W_O; the core's split_heads,
-         scaled_dot_product_attention and merge_heads)
-      -> y (batch, n, d_model) @ W_out (d_model, 2 * n_words)
-      -> two softmaxes over the words: previous token's word, referenced token's word
-
-There is no residual path, MLP or layer norm: everything a token outputs must come
-through attention. The backward pass is written out by hand (checked against finite
-differences in the tests), and Adam updates the weights.
-
-Several models are trained side by side: every parameter has a leading ``models``
-axis, so one NumPy call advances every (seed, learning rate) pair at once. Models are
-independent; the axis only saves Python overhead.
+The model reads the one-hot tokens of ``mha.experiments.toy_task`` through one
+self-attention layer (the core's ``split_heads``, ``scaled_dot_product_attention`` and
+``merge_heads``), then ``W_out (d_model, 2 * n_words)`` and two softmaxes: the previous
+token's word and the referenced token's. There is no residual path, MLP or layer norm:
+everything a token outputs comes through attention. The backward pass is written out
+by hand (checked against finite differences in the tests) and Adam updates the
+weights. Every parameter has a leading ``models`` axis, so one NumPy call advances
+several independent models (seeds, learning rates) at once.
 """
 
 from __future__ import annotations
@@ -37,11 +29,9 @@ PARAM_NAMES = (*ATTENTION_WEIGHTS, "w_out")
 
 
 def init_params(n_heads: int, seeds: Sequence[int], dtype: type = np.float32) -> Params:
-    """One freshly initialised model per seed, stacked on a leading ``models`` axis.
-
-    The attention weights are drawn by the core's ``MultiHeadAttention``, whose
-    matrices are ``d_model x d_model`` whatever the number of heads: the same seed
-    gives the same initial weights for every h, only their split into heads differs.
+    """One freshly initialised model per seed, stacked on a leading ``models`` axis:
+    the core's ``MultiHeadAttention`` draws the same ``d_model x d_model`` matrices
+    for every h from the same seed; only their split into heads differs.
 
     ```python
     import numpy as np
@@ -122,10 +112,8 @@ def forward(params: Params, x: np.ndarray, n_heads: int) -> Forward:
 def loss_and_grads(
     params: Params, x: np.ndarray, targets: np.ndarray, n_heads: int
 ) -> tuple[np.ndarray, Params]:
-    """Mean cross-entropy of each model ``(M,)`` and its gradients, by backpropagation.
-
-    ``targets (B, n, 2)`` or ``(M, B, n, 2)`` word indices. The loss averages over
-    sequences, positions and the two targets.
+    """Mean cross-entropy of each model ``(M,)`` over sequences, positions and the two
+    ``targets (B, n, 2)`` or ``(M, B, n, 2)``, and its gradients, by backpropagation.
 
     ```python
     import numpy as np
@@ -275,12 +263,9 @@ def train(
     steps: int,
     batch_size: int,
 ) -> Training:
-    """Train one model per ``(seeds[i], learning_rates[i])`` pair.
-
-    A seed fixes both the initial weights and the stream of training batches (fresh
-    sequences every step, never repeated), so two models with the same seed and
-    different learning rates start alike and see the same data. Training runs in
-    float32.
+    """Train one model per ``(seeds[i], learning_rates[i])`` pair, in float32. A seed
+    fixes the initial weights and the stream of fresh training batches: two models
+    with the same seed start alike and see the same data.
 
     ```python
     from mha.experiments.toy_model import train

@@ -1,24 +1,13 @@
 """The two-relation task: every token must fetch two words, found in two unrelated ways.
 
-In the spirit of the cricket sentence ("his" must find "Kohli", "century" belongs with
-"over"), each sequence has ``N_POSITIONS`` tokens and each token is a small record:
-
-- its **position** i,
-- its **name**, one of ``NAMES`` (every name appears at most once in a sequence),
-- the name it **refers to**: the name of another token, never itself nor its
-  predecessor,
-- its **word**, one of ``WORDS`` (drawn with replacement).
-
-For the token at position i the model must output two words:
-
-1. the word of the previous token, at position i - 1 (cyclically: position 0's
-   predecessor is the last token): a *positional* relation;
-2. the word of the token whose name equals i's reference: a *content* relation,
-   found by matching names, wherever that token happens to sit.
-
-The two target positions always differ, so one attention distribution cannot sit on
-both at full weight. A token is fed to the model as a one-hot vector with four
-blocks, ``[position | name | refers-to | word]``, of width ``D_MODEL``.
+Each sequence has ``N_POSITIONS`` tokens, each a record: its position i, its
+**name** (one of ``NAMES``, at most once a sequence), the name it **refers to** (another
+token's, never its own nor its predecessor's) and its **word** (one of ``WORDS``). The
+token at position i must output the word of the previous token (cyclically: a
+*positional* relation) and the word of the token whose name it refers to (a *content*
+relation, found by matching names wherever that token sits). The two targets always
+differ, so one attention distribution cannot sit on both at full weight. A token is
+fed to the model as four one-hot blocks, ``[position | name | refers-to | word]``.
 """
 
 from __future__ import annotations
@@ -41,15 +30,11 @@ CHANCE_LOSS = float(np.log(N_WORDS))  # cross-entropy of the uniform guess, in n
 
 @dataclass(frozen=True)
 class Batch:
-    """``n`` sequences of the task, as integer arrays ``(n, N_POSITIONS)``.
+    """``n`` sequences of the task, as integer arrays ``(n, N_POSITIONS)``."""
 
-    ``names`` are indices into ``NAMES``, ``words`` into ``WORDS``; ``ref_positions``
-    holds, for each token, the position of the token it refers to.
-    """
-
-    names: np.ndarray  # (n, N_POSITIONS), distinct within a row
-    ref_positions: np.ndarray  # (n, N_POSITIONS), never i nor i - 1
-    words: np.ndarray  # (n, N_POSITIONS)
+    names: np.ndarray  # indices into NAMES, distinct within a row
+    ref_positions: np.ndarray  # where each token's reference sits: never i nor i - 1
+    words: np.ndarray  # indices into WORDS
 
     @property
     def prev_positions(self) -> np.ndarray:
@@ -106,11 +91,9 @@ class Batch:
 
 
 def generate(n: int, rng: np.random.Generator | None = None) -> Batch:
-    """Draw ``n`` independent sequences of the task.
-
-    Names are a random arrangement of distinct names; each token refers to a token
-    drawn uniformly from the ``N_POSITIONS - 2`` positions that are neither itself
-    nor its predecessor; words are drawn uniformly with replacement.
+    """Draw ``n`` independent sequences of the task: distinct names in a random order,
+    references uniform over the positions that are neither the token nor its
+    predecessor, words uniform with replacement.
 
     ```python
     import numpy as np

@@ -31,12 +31,9 @@ RANK_D_MODEL = 64
 # Vaswani et al. (2017), section 3.1: each encoder layer has a self-attention
 # sublayer, each decoder layer a masked one and an encoder-decoder one. BERT is one
 # encoder stack, GPT-2 one decoder stack.
+ENCODER, DECODER = "encoder self-attention", "masked decoder self-attention"
 SUBLAYERS_PER_LAYER = {
-    "Transformer base": (
-        "encoder self-attention",
-        "masked decoder self-attention",
-        "encoder-decoder attention",
-    ),
+    "Transformer base": (ENCODER, DECODER, "encoder-decoder attention"),
     "BERT-base": ("self-attention",),
     "BERT-large": ("self-attention",),
     "GPT-2 small": ("masked self-attention",),
@@ -55,7 +52,7 @@ def page() -> Page:
     ```
     """
     rows, ranks, t = cached(sweep), cached(score_ranks), timings()  # computed once
-    costs, parts = published_costs(), model_parts()
+    costs, parts = published_costs(), _model_parts()
     base, bert = published.model("Transformer base"), published.model("BERT-base")
     by_share = sorted(parts, key=lambda p: p.attention_share)
     by_name = {p.name: p for p in parts}
@@ -65,7 +62,7 @@ def page() -> Page:
         rows=rows,
         formula=(4 * D_MODEL**2, 4 * D_MODEL**2 + 4 * D_MODEL),  # no layer at all
         costs=costs,
-        sublayers=attention_sublayers(base),
+        sublayers=[(kind, base.n_layers) for kind in SUBLAYERS_PER_LAYER[base.name]],
         bert=bert,
         bert_one_head=param_count(bert.d_model, 1),
         parts=parts,
@@ -107,19 +104,14 @@ def sweep(
     assert rows[1].params_bias == 4 * 512**2 + 4 * 512
     ```
     """
-    return tuple(
-        HeadCount(
-            n_heads=h,
-            d_k=d_model // h,
-            params=MultiHeadAttention(d_model, h).param_count,
-            params_bias=MultiHeadAttention(d_model, h, bias=True).param_count,
-            per_head_multiply_adds=n * n * (d_model // h),
-            multiply_adds=score_multiply_adds(n, d_model, h),
-            flops=score_flops(n, d_model, h),
-            scores=h * n * n,
-        )
-        for h in heads
-    )
+    rows = []
+    for h in heads:
+        plain, biased = (MultiHeadAttention(d_model, h, bias=b) for b in (False, True))
+        params = (plain.param_count, biased.param_count)
+        madds = (n * n * (d_model // h), score_multiply_adds(n, d_model, h))
+        counts = (*params, *madds, score_flops(n, d_model, h), h * n * n)
+        rows.append(HeadCount(h, d_model // h, *counts))
+    return tuple(rows)
 
 
 @dataclass(frozen=True)
@@ -147,28 +139,10 @@ def published_costs() -> tuple[PublishedCost, ...]:
     costs = []
     for s in published.MODELS:
         bias = param_count(s.d_model, s.n_heads, bias=True)
-        sublayers = sum(n for _, n in attention_sublayers(s))
+        sublayers = len(SUBLAYERS_PER_LAYER[s.name]) * s.n_layers
         params = param_count(s.d_model, s.n_heads)
         costs.append(PublishedCost(s, params, bias, sublayers, bias * sublayers))
     return tuple(costs)
-
-
-def attention_sublayers(shape: published.ModelShape) -> tuple[tuple[str, int], ...]:
-    """Each kind of multi-head attention sublayer of ``shape`` and how many it has.
-
-    ```python
-    from mha.data.published import model
-    from mha.pages.cost import attention_sublayers
-
-    assert [n for _, n in attention_sublayers(model("Transformer base"))] == [6, 6, 6]
-    ```
-    """
-    kinds = SUBLAYERS_PER_LAYER.get(shape.name)
-    if kinds is None:
-        raise ValueError(
-            f"shape: expected one of {sorted(SUBLAYERS_PER_LAYER)}, got {shape.name!r}"
-        )
-    return tuple((kind, shape.n_layers) for kind in kinds)
 
 
 @dataclass(frozen=True)
@@ -186,16 +160,8 @@ class ModelParts:
     source: published.Source  # where the stated total was read
 
 
-def model_parts() -> tuple[ModelParts, ...]:
-    """Every published model counted part by part (``mha.data.totals.breakdown``).
-
-    ```python
-    from mha.pages.cost import model_parts
-
-    gpt2 = next(p for p in model_parts() if p.name == "GPT-2 small")
-    assert gpt2.total_m == 124 and 0.2 < gpt2.attention_share < 0.25
-    ```
-    """
+def _model_parts() -> tuple[ModelParts, ...]:
+    """Every published model counted part by part (``mha.data.totals.breakdown``)."""
     parts = []
     for name in totals.ARCHITECTURES:
         b = totals.breakdown(name)
@@ -229,9 +195,8 @@ def score_ranks(
     n: int = N,
     rng: np.random.Generator | None = None,
 ) -> tuple[ScoreRank, ...]:
-    """Rank of every head's score matrix for random tokens, one layer per head count.
-
-    Each head's scores are ``Qᵢ Kᵢᵀ`` with ``Qᵢ, Kᵢ (n, d_k)``: rank at most d_k.
+    """Rank of every head's score matrix ``Qᵢ Kᵢᵀ`` (at most d_k) for random tokens,
+    one layer per head count.
 
     ```python
     from mha.pages.cost import score_ranks
@@ -285,19 +250,15 @@ class Timings:
     rows: tuple[Timing, ...]
     machine: dict
 
-    def row(self, n_heads: int) -> Timing:
-        """The timing of ``n_heads`` heads."""
-        for r in self.rows:
-            if r.n_heads == n_heads:
-                return r
-        heads = [r.n_heads for r in self.rows]
-        raise ValueError(f"n_heads: expected one of {heads}, got {n_heads}")
-
     def ratio(self, n_heads: int, baseline: int, part: str = "layer") -> float:
         """How many times longer ``part`` (``"layer"``, or ``"attention"``: the core)
         takes with ``n_heads`` heads than with ``baseline``."""
-        times = [getattr(self.row(h), f"{part}_ms") for h in (n_heads, baseline)]
-        return times[0] / times[1]
+        times = {r.n_heads: getattr(r, f"{part}_ms") for r in self.rows}
+        if not {n_heads, baseline} <= times.keys():
+            raise ValueError(
+                f"n_heads: expected two of {list(times)}, got {n_heads} and {baseline}"
+            )
+        return times[n_heads] / times[baseline]
 
     @property
     def projection_range(self) -> tuple[float, float]:
@@ -323,7 +284,7 @@ def timings() -> Timings:
     from mha.pages.cost import timings
 
     t = timings()
-    assert t.row(1).d_k == t.d_model and t.slowest.layer_ms >= t.fastest.layer_ms
+    assert t.rows[0].d_k == t.d_model and t.slowest.layer_ms >= t.fastest.layer_ms
     ```
     """
     data = measured.load("heads")

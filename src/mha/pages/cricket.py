@@ -7,7 +7,6 @@ comparing sentences state, and its two figures.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -34,14 +33,14 @@ def page() -> Page:
     ```
     """
     example, extended = cricket.solve(), cricket.solve_extended()
-    tripled = cricket.solve(v=cricket.tripled_century())
+    tripled = cricket.solve(v=cricket.V_TRIPLED)
     return Page(
         example=example,
         split=cricket.split_only(),
         extended=extended,
         tripled=tripled,
         tokens=cricket.TOKENS,
-        cost=cost(),
+        cost=_cost(),
         widget=heads_explorer.widget("cricket"),
         facts=facts(example, extended, tripled),
         figures=figures(example, extended),
@@ -82,7 +81,7 @@ def facts(
         f"one head's weights on Kohli, his, century: {_r(full)}",
     )
     his, century = extended["his"], extended["century"]
-    c_full, runs, c = century.full.weights, ("full", "head_a", "head_b"), cost()
+    c_full, runs, c = century.full.weights, ("full", "head_a", "head_b"), _cost()
     return {
         "tie": tie,
         "tie_verdict": tie,
@@ -132,7 +131,8 @@ def facts(
             f"head B output {tripled.head_b.output.tolist()}",
         ),
         "same_cost": Fact(
-            c.params_one == c.params_two and c.madds_one == c.madds_many, f"{c}"
+            c["params_one"] == c["params_two"] and c["madds_one"] == c["madds_many"],
+            f"{c}",
         ),
     }
 
@@ -173,37 +173,17 @@ def figures(example: Cricket, extended: dict[str, Cricket]) -> dict[str, Figure]
     }
 
 
-@dataclass(frozen=True)
-class Cost:
-    """What the second head costs: parameters of the example's layer, score work."""
-
-    params_one: int  # the d_model = 4 layer with one head
-    params_two: int  # ... with two heads
-    d_model: int  # the base Transformer's width, for the multiply-adds
-    n: int  # tokens
-    heads: int  # the base Transformer's head count
-    madds_one: int  # score multiply-adds with one head
-    madds_many: int  # ... with ``heads`` heads
-
-
-def cost() -> Cost:
-    """Parameters and score multiply-adds with one head and with several.
-
-    ```python
-    from mha.pages.cricket import cost
-
-    c = cost()
-    assert c.params_one == c.params_two and c.madds_one == c.madds_many
-    ```
-    """
-    d = cricket.K.shape[1]
-    n, width, heads = cricket.COST_N, cricket.COST_D_MODEL, cricket.COST_HEADS
-    return Cost(
-        params_one=param_count(d, 1),
-        params_two=param_count(d, 2),
-        d_model=width,
-        n=n,
-        heads=heads,
-        madds_one=score_multiply_adds(n, width, 1),
-        madds_many=score_multiply_adds(n, width, heads),
-    )
+def _cost() -> dict[str, int]:
+    """Parameters of the example's layer with one head and two; score multiply-adds
+    at the base Transformer's width with one head and with all of its heads."""
+    d, n = cricket.K.shape[1], cricket.COST_N
+    width, heads = cricket.COST_D_MODEL, cricket.COST_HEADS
+    return {
+        "params_one": param_count(d, 1),
+        "params_two": param_count(d, 2),
+        "d_model": width,
+        "n": n,
+        "heads": heads,
+        "madds_one": score_multiply_adds(n, width, 1),
+        "madds_many": score_multiply_adds(n, width, heads),
+    }

@@ -24,7 +24,6 @@ from mha.data import published
 from mha.heads import split_heads
 from mha.layer import MultiHeadAttention
 from mha.support.page import Fact, Page
-from mha.support.validate import generator
 from mha.worked import cricket
 from mha.worked.cricket import Cricket
 
@@ -54,11 +53,9 @@ class Verdict:
 
 
 def check_split_heads(candidate: Callable[[np.ndarray, int], np.ndarray]) -> Verdict:
-    """Check ``candidate(x, n_heads)``: ``(batch, seq, d_model) -> (batch, h, seq, d_k)``.
-
-    Head i of token t must hold columns ``i*d_k:(i+1)*d_k`` of token t, in x's dtype,
-    and x must be left as it was. The inputs are random (shapes, several d_k, float32
-    and float64, values), drawn from a seed that the candidate's code determines.
+    """Check ``candidate(x, n_heads)``: ``(batch, seq, d_model) -> (batch, h, seq, d_k)``,
+    head i of token t holding columns ``i*d_k:(i+1)*d_k`` of token t in x's dtype, x
+    left as it was, on random shapes, d_k, float32 and float64.
 
     ```python
     from mha.pages.exercises import check_split_heads
@@ -75,12 +72,9 @@ def check_split_heads(candidate: Callable[[np.ndarray, int], np.ndarray]) -> Ver
 
 
 def check_gqa_param_count(candidate: Callable[[int, int, int], int]) -> Verdict:
-    """Check ``candidate(d_model, n_heads, n_kv_heads)``: parameters of a GQA layer.
-
-    No biases: W_Q and W_O are ``d_model × d_model``, W_K and W_V have
-    ``n_kv_heads · d_k`` columns. The reference is ``mha.accounting.param_count``. The
-    shapes are random (several d_k, MHA to MQA), drawn from a seed that the
-    candidate's code determines; the answer must be an integer (NumPy's too).
+    """Check ``candidate(d_model, n_heads, n_kv_heads)``: parameters of a GQA layer
+    without biases (W_K and W_V have ``n_kv_heads · d_k`` columns), an integer, against
+    ``mha.accounting.param_count`` on random shapes from MHA to MQA.
 
     ```python
     from mha.pages.exercises import check_gqa_param_count
@@ -94,10 +88,9 @@ def check_gqa_param_count(candidate: Callable[[int, int, int], int]) -> Verdict:
 
 
 def best_kv_heads(n_heads: int, max_group: int) -> int:
-    """The reference answer to the KV-cache exercise (the checker compares with it).
-
-    The fewest K/V heads (the smallest KV cache) such that ``n_kv_heads`` divides
-    ``n_heads`` and no K/V head serves more than ``max_group`` query heads.
+    """The fewest K/V heads (the smallest KV cache) such that ``n_kv_heads`` divides
+    ``n_heads`` and no K/V head serves more than ``max_group`` query heads: the
+    reference answer to the KV-cache exercise.
 
     ```python
     from mha.pages.exercises import best_kv_heads
@@ -106,19 +99,15 @@ def best_kv_heads(n_heads: int, max_group: int) -> int:
     assert best_kv_heads(12, 5) == 3  # 12 / 2 = 6 is too many; 3 divides 12
     ```
     """
-    return min(
-        d
-        for d in range(1, n_heads + 1)
-        if n_heads % d == 0 and n_heads // d <= max_group
-    )
+    fits = (d for d in range(1, n_heads + 1) if n_heads // d <= max_group)
+    return min(d for d in fits if n_heads % d == 0)
 
 
 def check_best_kv_heads(candidate: Callable[[int, int], int]) -> Verdict:
-    """Check ``candidate(n_heads, max_group)``: the K/V head count of the smallest cache.
-
-    The cases are random, drawn from a seed that the candidate's code determines, and
-    always include ``max_group = 1`` (MHA), ``max_group >= n_heads`` (MQA) and a case
-    where ``ceil(n_heads / max_group)`` does not divide ``n_heads``.
+    """Check ``candidate(n_heads, max_group)``: the K/V head count of the smallest
+    cache, on random cases that always include ``max_group = 1`` (MHA),
+    ``max_group >= n_heads`` (MQA) and one where ``ceil(n_heads / max_group)`` does
+    not divide ``n_heads``.
 
     ```python
     from mha.pages.exercises import check_best_kv_heads
@@ -133,11 +122,8 @@ def check_best_kv_heads(candidate: Callable[[int, int], int]) -> Verdict:
     return _judged(_check_best_kv_heads, candidate, "best_kv_heads(n_heads, max_group)")
 
 
-# --- how the checkers work ---------------------------------------------------------
-# Each draws its cases from a generator seeded by the candidate's code: the same
-# function gets the same cases, so the same verdict, on every run and every build,
-# and an answer fitted to some fixed cases meets others. A checker never raises
-# because of the reader's code (only an interrupt, Ctrl-C, goes through).
+# --- how the checkers work: the same function gets the same cases, so the same
+# verdict, on every run; an answer fitted to some fixed cases meets others.
 
 SPLIT_D_KS = (1, 2, 3, 4, 6, 8)  # one case each, in a random order
 GQA_D_KS = (1, 2, 3, 5, 8, 16, 24, 40, 64)  # with 2 to 12 heads
@@ -219,10 +205,8 @@ def _check_gqa_param_count(candidate: Callable, rng: np.random.Generator) -> Ver
         n_kv_heads = (n_heads, 1, int(rng.choice(divisors)))[min(i, 2)]  # MHA, MQA, any
         d_model = n_heads * int(d_k)
         expected = param_count(d_model, n_heads, n_kv_heads=n_kv_heads)
-        got, error = _call(candidate, d_model, n_heads, n_kv_heads)
         case = f"d_model={d_model}, n_heads={n_heads}, n_kv_heads={n_kv_heads}"
-        count, problem = _count(got)
-        problem = error or problem
+        count, problem = _count(*_call(candidate, d_model, n_heads, n_kv_heads))
         if not problem and count != expected:
             hint = ""
             if count == 4 * d_model**2:
@@ -251,10 +235,8 @@ def _check_best_kv_heads(candidate: Callable, rng: np.random.Generator) -> Verdi
         cases.append((n_heads, int(rng.integers(2, n_heads + 1))))
     for n_heads, max_group in cases:
         expected = best_kv_heads(n_heads, max_group)
-        got, error = _call(candidate, n_heads, max_group)
         case = f"n_heads={n_heads}, max_group={max_group}"
-        count, problem = _count(got)
-        problem = error or problem
+        count, problem = _count(*_call(candidate, n_heads, max_group))
         if not problem and count != expected:
             if count > 0 and n_heads % count:
                 why = f"{count} does not divide {n_heads}: the heads cannot be grouped evenly"
@@ -282,8 +264,11 @@ def _call(fn: Callable, *args: object) -> tuple[object, str | None]:
         return None, _raised(error)
 
 
-def _count(got: object) -> tuple[int, str | None]:
-    """``got`` as a Python int if it is an integer (Python or NumPy), or a problem."""
+def _count(got: object, error: str | None) -> tuple[int, str | None]:
+    """``got`` as a Python int if it is an integer (Python or NumPy), or a problem
+    (``error``, what the call raised, first)."""
+    if error:
+        return 0, error
     if isinstance(got, (bool, np.bool_)):
         return 0, f"got {got!r}, expected an integer"
     if isinstance(got, (float, np.floating)):
@@ -371,7 +356,7 @@ def page() -> Page:
         "four_d_squared": 4 * shape.d_model**2,
         "d_squared": shape.d_model**2,
     }
-    before, after = cricket.solve(), cricket.solve(v=cricket.tripled_century())
+    before, after = cricket.solve(), cricket.solve(v=cricket.V_TRIPLED)
     voita = published.VOITA_2019  # question 5
     pruned = published.model(voita.model)
     per_head = 4 * pruned.d_model * pruned.d_k  # columns of W_Q, W_K, W_V, rows of W_O
@@ -393,7 +378,7 @@ def page() -> Page:
         example=before,
         tripled=after,
         moved=np.flatnonzero(~np.isclose(before.full.output, after.full.output)),
-        variance=score_variance(),
+        variance=_score_variance(),
         pruning={
             "result": voita,
             "d_model": pruned.d_model,
@@ -410,43 +395,19 @@ def page() -> Page:
     )
 
 
-@dataclass(frozen=True)
-class ScoreVariance:
-    """Sampled variance of q·k, raw and scaled by 1/√d_k, for one head count."""
-
-    n_heads: int
-    d_k: int
-    raw: float  # theory: d_k σ⁴
-    scaled: float  # theory: σ⁴
-    theory_raw: float
-
-
-def score_variance(
-    d_model: int = 512,
-    heads: tuple[int, ...] = (1, 8, 64),
-    samples: int = 4000,
-    sigma: float = 1.0,
-    rng: np.random.Generator | None = None,
-) -> tuple[ScoreVariance, ...]:
-    """Question 4: sample q, k with independent N(0, σ²) entries for each head width.
-
-    ```python
-    from mha.pages.exercises import score_variance
-
-    rows = score_variance(d_model=64, heads=(1, 16), samples=2000)
-    assert all(abs(r.scaled - 1) < 0.15 for r in rows)
-    ```
-    """
-    rng = generator(rng)
-    rows = []
+def _score_variance(heads=(1, 8, 64), d_model=512, samples=4000) -> list[dict]:
+    """Question 4: the sampled variance of q·k, raw and scaled by 1/√d_k, for q and k
+    with independent N(0, 1) entries, at each head width (theory: d_k and 1)."""
+    rng, rows = np.random.default_rng(0), []
     for h in heads:
         d_k = d_model // h
-        q = rng.normal(0.0, sigma, size=(samples, d_k))
-        k = rng.normal(0.0, sigma, size=(samples, d_k))
+        q = rng.normal(0.0, 1.0, size=(samples, d_k))
+        k = rng.normal(0.0, 1.0, size=(samples, d_k))
         dots = (q * k).sum(axis=1)  # (samples,)
         raw, scaled = float(dots.var()), float((dots / np.sqrt(d_k)).var())
-        rows.append(ScoreVariance(h, d_k, raw, scaled, d_k * sigma**4))
-    return tuple(rows)
+        row = {"n_heads": h, "d_k": d_k, "raw": raw, "scaled": scaled}
+        rows.append(row | {"theory_raw": float(d_k)})  # d_k σ⁴
+    return rows
 
 
 def facts(

@@ -1,46 +1,20 @@
 """The heads explorer: the widget's data, and what ``docs/heads-explorer.md`` prints.
 
-The cricket page (``docs/cricket.md``) embeds the same widget on its own example with
-``widget("cricket")``; ``page()`` hands the heads-explorer page the constructed
-sentence (``mha.worked.cat_mat``), the widget, the facts its sentences state and its
-figure.
-
-The page's JavaScript (``docs/assets/js/heads-explorer.js``) only renders the payload
-that ``widget`` embeds in the page as JSON; it does no attention arithmetic. Every
-number is computed here by the core at build time (through the content-hash cache)
-and rounded to what the widget shows.
+The cricket page embeds the same widget on its own example (``widget("cricket")``).
+The page's script (``docs/assets/js/heads-explorer.js``) only renders the payload
+that ``widget`` embeds as JSON: every number is computed here by the core at build
+time and rounded to what the widget shows.
 
 Schema of one example (``example(name)``; floats rounded to ``DECIMALS`` places,
-positions counted from 0)::
-
-    {
-      "version": 2,
-      "title": str,
-      "queries": [{"token": str, "position": int}, ...],   # n_q rows
-      "keys":    [{"token": str, "position": int}, ...],   # n_k columns
-      "relations": [str, ...],          # what q·k is the sum of, in column blocks
-      "sinks": [float, ...],            # the slider's sink strengths ([] : no slider)
-      "default": int,                   # index of the variant shown first
-      "variants": [{                    # one per sink strength (one if no slider)
-        "sink": float | null,
-        "summary": str,                 # what the one-head map does, from the values
-        "contributions": [[[float] * n_k] * n_q] * n_relations,  # per relation q·k
-        "configs": [{                   # one per head count, ascending
-          "n_heads": int, "label": str, "d_k": int, "scale": float,   # scale = √d_k
-          "heads": [{
-            "name": str,
-            "relations": [int, ...],    # the relations whose columns the head holds
-            "rows": [{                  # one per query
-              "dots": [float] * n_k,    # q·k, the sum of the head's contributions
-              "scores": [float] * n_k,  # q·k / √d_k
-              "exps": [float] * n_k,    # exp(score)
-              "sum": float,             # Σ exp(score)
-              "weights": [float] * n_k  # softmax, from the core
-            }]
-          }]
-        }]
-      }]
-    }
+positions from 0): ``version`` (2), ``title``, ``queries`` and ``keys`` (``{"token",
+"position"}`` each), ``relations`` (what q·k is the sum of, in column blocks),
+``sinks`` (the slider's strengths; ``[]``: no slider), ``default`` (the variant shown
+first) and ``variants``, one per sink strength: ``sink``, ``summary`` (what the one-head
+map does), ``contributions`` (``(n_relations, n_q, n_k)``: each relation's q·k) and
+``configs``, one per head count, ascending: ``n_heads``, ``label``, ``d_k``, ``scale``
+(√d_k) and ``heads``, each with its ``name``, ``relations`` (the blocks it holds) and
+``rows``, one per query: ``dots`` (q·k), ``scores`` (q·k / √d_k), ``exps``, ``sum``
+(Σ exp) and ``weights`` (the core's softmax).
 """
 
 from __future__ import annotations
@@ -73,41 +47,10 @@ def _numbers(values: np.ndarray) -> list | float:
     return rounded.tolist()
 
 
-def config(
-    q: np.ndarray,
-    k: np.ndarray,
-    n_heads: int,
-    names: tuple[str, ...],
-    n_relations: int | None = None,
-) -> dict:
-    """One head count's arithmetic for projected ``q (n_q, d)`` and ``k (n_k, d)``.
-
-    The width d is split into ``n_heads`` heads (``split_heads``) and each head runs
-    the core's ``scaled_dot_product_attention``; ``names`` names the heads. The width
-    holds ``n_relations`` equal column blocks (default ``n_heads``), and each head
-    lists the blocks it holds.
-
-    ```python
-    import numpy as np
-    from mha.pages.heads_explorer import config
-
-    q, k = np.array([[1.0, 0.0]]), np.array([[1.0, 0.0], [0.0, 1.0]])
-    one = config(q, k, 1, ("only head",), n_relations=2)
-    row = one["heads"][0]["rows"][0]
-    assert row["dots"] == [1.0, 0.0] and one["scale"] == 1.4142
-    assert one["heads"][0]["relations"] == [0, 1]
-    assert abs(sum(row["weights"]) - 1) < 1e-4
-    ```
-    """
-    if len(names) != n_heads:
-        raise ValueError(
-            f"names: expected {n_heads} head names, got {len(names)}: {names!r}"
-        )
-    n_relations = n_heads if n_relations is None else n_relations
-    if n_relations % n_heads:
-        raise ValueError(
-            f"n_relations: expected a multiple of n_heads={n_heads}, got {n_relations}"
-        )
+def _config(q, k, n_heads: int, names: tuple[str, ...], n_relations: int) -> dict:
+    """One head count's arithmetic for projected ``q (n_q, d)`` and ``k (n_k, d)``:
+    the width split into ``n_heads`` heads, each run by the core's
+    ``scaled_dot_product_attention``, each holding ``n_relations / n_heads`` blocks."""
     q_h, k_h = split_heads(q, n_heads), split_heads(k, n_heads)  # (h, n, d_k)
     _, weights = scaled_dot_product_attention(q_h, k_h, k_h)  # (h, n_q, n_k)
     d_k = q_h.shape[-1]
@@ -142,20 +85,9 @@ def config(
     }
 
 
-def contributions(q: np.ndarray, k: np.ndarray, n_relations: int) -> np.ndarray:
-    """Each relation's share of q·k: ``(n_relations, n_q, n_k)``, summing to ``q @ k.T``.
-
-    Relation r owns the r-th of ``n_relations`` equal column blocks of q and k.
-
-    ```python
-    import numpy as np
-    from mha.pages.heads_explorer import contributions
-
-    q, k = np.array([[1.0, 2.0]]), np.array([[3.0, 4.0]])
-    parts = contributions(q, k, 2)
-    assert parts[:, 0, 0].tolist() == [3.0, 8.0] and parts.sum(0) == q @ k.T
-    ```
-    """
+def _contributions(q: np.ndarray, k: np.ndarray, n_relations: int) -> np.ndarray:
+    """Each relation's share of q·k, ``(n_relations, n_q, n_k)``, summing to q kᵀ:
+    relation r owns the r-th of ``n_relations`` equal column blocks of q and k."""
     q_r, k_r = split_heads(q, n_relations), split_heads(k, n_relations)
     return q_r @ np.swapaxes(k_r, -1, -2)
 
@@ -218,9 +150,9 @@ def _cat_mat_variant(sink: float) -> dict:
     return {
         "sink": strength["sink"],
         "summary": _summary(dominance(sink)),
-        "contributions": _numbers(contributions(q, k, n_rel)),
+        "contributions": _numbers(_contributions(q, k, n_rel)),
         "configs": [
-            config(q, k, h, cat_mat.head_names(h), n_rel) for h in cat_mat.HEAD_COUNTS
+            _config(q, k, h, cat_mat.head_names(h), n_rel) for h in cat_mat.HEAD_COUNTS
         ],
     }
 
@@ -259,8 +191,8 @@ def _cricket() -> dict:
             {
                 "sink": None,
                 "summary": "",
-                "contributions": _numbers(contributions(q, k, 2)),
-                "configs": [config(q, k, h, names[h], 2) for h in names],
+                "contributions": _numbers(_contributions(q, k, 2)),
+                "configs": [_config(q, k, h, names[h], 2) for h in names],
             }
         ],
     }
@@ -289,10 +221,8 @@ def example(name: str) -> dict:
 
 
 def widget(name: str) -> str:
-    """The widget's HTML for a page: its container with its data embedded as JSON.
-
-    The data travels inside the page (no request: it works from a file), and the
-    page's script draws it. Without JavaScript, the ``noscript`` note shows.
+    """The widget's HTML for a page: its container with its data embedded as JSON
+    (no request: it works from a file), and a ``noscript`` note.
 
     ```python
     from mha.pages.heads_explorer import widget
@@ -333,7 +263,7 @@ def page() -> Page:
     levels = tuple(dominance(v) for v in cat_mat.SINK_STRENGTHS)
     patterns = cat_mat.solve()
     x, w = cat_mat.features(), cat_mat.projections()
-    parts = contributions(x @ w.w_q, x @ w.w_k, len(cat_mat.HEADS))
+    parts = _contributions(x @ w.w_q, x @ w.w_k, len(cat_mat.HEADS))
     parts = parts[:, tokens.index("cat"), tokens.index(".")]
     ex, default = example("cat_mat"), dominance()
     static = {key: ex[key] for key in ("queries", "keys")}  # the figure's data

@@ -1,6 +1,5 @@
-"""The KV cache of published decoders, and what fits beside their weights.
-
-Page: ``docs/kv-cache.md``. Every size is computed from a model's layers, K/V heads and
+"""The KV cache of published decoders, and what fits beside their weights:
+``docs/kv-cache.md``. Every size is computed from a model's layers, K/V heads and
 head width (``mha.data.published.DECODERS``), never from d_model: cache bytes =
 2 · layers · h_kv · head_dim · tokens · batch · bytes per value. "With full MHA" is the
 same model with h_kv = h. The calculator's script (``docs/assets/js/kv-calculator.js``)
@@ -43,20 +42,9 @@ EXAMPLE_MEMORY = EXAMPLE_MEMORY_GIB * GIB
 CALCULATOR_MODEL = "Llama-3 8B"  # the model the calculator opens with
 CONTEXT_MODEL = "Llama-2 70B"  # the model of the "cache against context" figure
 CONTEXTS = tuple(2**i for i in range(9, 18))  # 512 ... 131,072 tokens, for the curve
-# The models of similar size compared in the "what fits" figure.
-FIT_MODELS = (
-    "Llama-2 7B",
-    "Llama-3 8B",
-    "Mistral 7B",
-    "Qwen2.5 7B",
-    "Falcon-7B",
-    "Gemma 2B",
-)
-# The head-sharing figure: 8 query heads with 8 (MHA), 2 (GQA) and 1 (MQA) K/V heads.
-SHARING_HEADS = 8
-SHARING_KV_HEADS = (8, 2, 1)
-# Where Ainslie et al. give speed and quality by model (Table 1), time by groups (Fig. 6)
-GQA_CITED = {"table": 1, "figure": 6}
+# The models of similar size compared in the "what fits" figure, two of them MQA.
+FIT_MODELS = ("Llama-2 7B", "Llama-3 8B", "Mistral 7B", "Qwen2.5 7B")
+FIT_MODELS += ("Falcon-7B", "Gemma 2B")
 
 
 @functools.cache
@@ -71,20 +59,26 @@ def page() -> Page:
     assert p.models["Falcon-7B"].saving == 71 and p.view["kv-kind"] == "GQA-8"
     ```
     """
-    rows = table()
+    rows = []  # the table of published models, in the order of DECODERS
+    for c in DECODERS:
+        per_token, mha = cache_bytes(c, 1), cache_bytes(c, 1, n_kv_heads=c.n_heads)
+        kind, width = attention_kind(c.n_heads, c.n_kv_heads), c.n_heads * c.head_dim
+        rows.append(Row(c, kind, per_token, mha, mha / per_token, width))
     models = {r.config.name: r for r in rows}
     c = models[CONTEXT_MODEL].config
     start = Shape.of(CALCULATOR_MODEL)
     fits = {}  # sequences whose caches fit beside the weights: as published, with MHA
     for d in map(decoder, FIT_MODELS):
         free = max(EXAMPLE_MEMORY - d.params * BYTES_PER_VALUE, 0)
-        per_sequence = [
-            cache_bytes(d, EXAMPLE_CONTEXT, n_kv_heads=h)
+        fits[d.name] = tuple(
+            free // cache_bytes(d, EXAMPLE_CONTEXT, n_kv_heads=h)
             for h in (d.n_kv_heads, d.n_heads)
-        ]
-        fits[d.name] = (free // per_sequence[0], free // per_sequence[1])
-    tradeoffs = gqa_tradeoff()
-    tradeoff = {t.row.model: t for t in tradeoffs}
+        )
+    base = next(r for r in GQA_TABLE_1 if r.model == "MHA-XXL")  # what GQA came from
+    tradeoff = {}
+    for r in GQA_TABLE_1:
+        speedup = base.seconds_per_sample / r.seconds_per_sample
+        tradeoff[r.model] = Tradeoff(r, speedup, base.average_score - r.average_score)
     mqa, gqa = tradeoff["MQA-XXL"], tradeoff["GQA-8-XXL"]
     naive = {}  # the trap: d_model / h as head width, and that width / the real one
     for name in ("PaLM 540B", "Gemma 7B"):
@@ -110,14 +104,15 @@ def page() -> Page:
         view=calculator_view(start),
         options=[(r, r.config.name == CALCULATOR_MODEL) for r in rows],
         calculator_json=calculator_json(),
-        tradeoffs=tradeoffs,
+        tradeoffs=list(tradeoff.values()),
         tradeoff=tradeoff,
         speed_share=gqa.speedup / mqa.speedup,
         recovered=(mqa.score_drop - gqa.score_drop) / mqa.score_drop,
         groups=GQA_GROUPS,
         uptrain=GQA_UPTRAIN_FRACTION,
         gqa_source=GQA_SOURCE,
-        cited=GQA_CITED,
+        # where Ainslie et al. give speed and quality by model, time by groups
+        cited={"table": 1, "figure": 6},
         facts=facts(models, naive, fits, tradeoff),
         figures=figures(models, fits),
     )
@@ -143,28 +138,6 @@ def attention_kind(n_heads: int, n_kv_heads: int) -> str:
     return "MQA" if n_kv_heads == 1 else f"GQA-{n_kv_heads}"
 
 
-def bytes_per_token(
-    config: DecoderConfig,
-    itemsize: int = BYTES_PER_VALUE,
-    n_kv_heads: int | None = None,
-) -> int:
-    """Cache bytes one token adds, all layers: 2 · layers · h_kv · head_dim · itemsize.
-
-    ``n_kv_heads`` replaces the model's own (``config.n_heads`` gives full MHA).
-
-    ```python
-    from mha.pages.kv_cache import bytes_per_token
-    from mha.data.published import decoder
-
-    llama = decoder("Llama-2 70B")  # 80 layers, 8 K/V heads of 128
-    assert bytes_per_token(llama) == 2 * 80 * 8 * 128 * 2 == 327_680
-    assert bytes_per_token(llama, n_kv_heads=llama.n_heads) == 8 * 327_680
-    ```
-    """
-    h_kv = config.n_kv_heads if n_kv_heads is None else n_kv_heads
-    return config.n_layers * kv_cache_bytes(1, h_kv, config.head_dim, 1, itemsize)
-
-
 def cache_bytes(
     config: DecoderConfig,
     context: int,
@@ -173,21 +146,24 @@ def cache_bytes(
     n_kv_heads: int | None = None,
 ) -> int:
     """The whole cache of ``batch`` sequences of ``context`` tokens, all layers (a
-    sliding window caps the tokens held).
+    sliding window caps the tokens held); ``n_kv_heads`` replaces the model's own.
 
     ```python
-    from mha.pages.kv_cache import bytes_per_token, cache_bytes
+    from mha.pages.kv_cache import cache_bytes
     from mha.data.published import decoder
 
-    gpt3, mistral = decoder("GPT-3 175B"), decoder("Mistral 7B")  # a 4,096-token window
-    assert cache_bytes(gpt3, 2048, batch=4) == 4 * 2048 * bytes_per_token(gpt3)
-    assert cache_bytes(mistral, 10**6) == cache_bytes(mistral, 4096)
+    llama = decoder("Llama-2 70B")  # 80 layers, 8 K/V heads of 128
+    assert cache_bytes(llama, 1) == 2 * 80 * 8 * 128 * 2 == 327_680
+    assert cache_bytes(llama, 1, n_kv_heads=llama.n_heads) == 8 * 327_680
+    mistral = decoder("Mistral 7B")  # a 4,096-token window
+    assert cache_bytes(mistral, 10**6, batch=4) == cache_bytes(mistral, 4096, batch=4)
     ```
     """
     held = positive_int("context", context)
     if config.sliding_window is not None:
         held = min(held, config.sliding_window)
-    per_token = bytes_per_token(config, itemsize, n_kv_heads)
+    h_kv = config.n_kv_heads if n_kv_heads is None else n_kv_heads
+    per_token = config.n_layers * kv_cache_bytes(1, h_kv, config.head_dim, 1, itemsize)
     return per_token * held * positive_int("batch", batch)
 
 
@@ -199,51 +175,8 @@ class Row:
     kind: str  # "MHA", "GQA-8", "MQA"
     per_token: int  # bytes per token, 16-bit, all layers
     per_token_mha: int  # the same with h_kv = h
+    saving: float  # how many times smaller than full MHA the cache is (h / h_kv)
     query_width: int  # n_heads * head_dim, next to d_model
-
-    @property
-    def saving(self) -> float:
-        """How many times smaller than full MHA the cache is (h / h_kv)."""
-        return self.per_token_mha / self.per_token
-
-
-def table() -> list[Row]:
-    """One `Row` per published decoder, in the order of ``DECODERS``.
-
-    ```python
-    from mha.pages.kv_cache import table
-
-    rows = {row.config.name: row for row in table()}
-    assert rows["Falcon-7B"].kind == "MQA" and rows["Falcon-7B"].saving == 71
-    ```
-    """
-    return [
-        Row(
-            config=c,
-            kind=attention_kind(c.n_heads, c.n_kv_heads),
-            per_token=bytes_per_token(c),
-            per_token_mha=bytes_per_token(c, n_kv_heads=c.n_heads),
-            query_width=c.n_heads * c.head_dim,
-        )
-        for c in DECODERS
-    ]
-
-
-def kv_head_of_query(n_heads: int, n_kv_heads: int) -> list[int]:
-    """The K/V head each query head reads, read off ``repeat_kv`` itself: K/V head
-    ``j`` is filled with ``j`` and repeated as a GQA layer repeats it.
-
-    ```python
-    from mha.pages.kv_cache import kv_head_of_query
-
-    assert kv_head_of_query(8, 2) == [0, 0, 0, 0, 1, 1, 1, 1]
-    assert kv_head_of_query(4, 4) == [0, 1, 2, 3] and kv_head_of_query(4, 1) == [0] * 4
-    ```
-    """
-    attention_kind(n_heads, n_kv_heads)  # validates: n_kv_heads divides n_heads
-    numbered = np.arange(n_kv_heads, dtype=float).reshape(n_kv_heads, 1, 1)
-    repeated = repeat_kv(numbered, n_heads // n_kv_heads)  # (n_heads, 1, 1)
-    return [int(j) for j in repeated[:, 0, 0]]
 
 
 def size_text(n_bytes: int) -> str:
@@ -284,13 +217,11 @@ class Fit:
     cache: int  # all layers, ``batch`` sequences of ``context`` tokens
     weights: int  # parameters × bytes per value
     memory: int
+    free: (
+        int  # memory left for the cache once the weights are in (0 if they do not fit)
+    )
     longest_context: int  # tokens a sequence that fit beside the weights, at the batch
     largest_batch: int  # sequences of the context that fit beside the weights
-
-    @property
-    def free(self) -> int:
-        """Memory left for the cache once the weights are in (0 when they do not fit)."""
-        return max(self.memory - self.weights, 0)
 
 
 def what_fits(
@@ -303,10 +234,9 @@ def what_fits(
     params: int,
     memory: int,
 ) -> Fit:
-    """The cache of a shape, and the longest context and largest batch that fit.
-
-    Weights and cache take ``itemsize`` bytes per value, ``memory`` is in bytes;
-    activations are ignored (upper bounds). The calculator's script is a port of this.
+    """The cache of a shape, and the longest context and largest batch that fit in
+    ``memory`` bytes beside the weights (``itemsize`` bytes per value; activations
+    ignored: upper bounds). The calculator's script is a port of this.
 
     ```python
     from mha.pages.kv_cache import GIB, what_fits
@@ -325,7 +255,7 @@ def what_fits(
     per_sequence = layers * kv_cache_bytes(1, kv_heads, head_dim, context, itemsize)
     weights = params * itemsize
     free = max(memory - weights, 0)
-    return Fit(cache, weights, memory, free // per_token, free // per_sequence)
+    return Fit(cache, weights, memory, free, free // per_token, free // per_sequence)
 
 
 @dataclass(frozen=True)
@@ -384,14 +314,12 @@ def calculator_view(shape: Shape) -> dict[str, str]:
         view[f"kv-cache-{column}"] = size_text(fit.cache)
         view[f"kv-context-{column}"] = _count(fit.longest_context, "token")
         view[f"kv-batch-{column}"] = _count(fit.largest_batch, "sequence")
+    room = "which they alone exceed: no cache fits."
+    if fit.free:
+        room = f"which leaves {size_text(fit.free)} for the cache."
     view["kv-weights"] = (
         f"Weights: {size_text(fit.weights)} ({shape.params:,} parameters × "
-        f"{shape.itemsize} bytes) in {size_text(fit.memory)} of memory, "
-        + (
-            f"which leaves {size_text(fit.free)} for the cache."
-            if fit.free
-            else "which they alone exceed: no cache fits."
-        )
+        f"{shape.itemsize} bytes) in {size_text(fit.memory)} of memory, {room}"
     )
     view["kv-warning"] = ""
     c = None if shape.model is None else decoder(shape.model)
@@ -404,30 +332,23 @@ def calculator_view(shape: Shape) -> dict[str, str]:
     return view
 
 
-CALCULATOR_FIELDS = {  # the calculator's name of each field of a DecoderConfig
-    "name": "name",
-    "layers": "n_layers",
-    "query_heads": "n_heads",
-    "kv_heads": "n_kv_heads",
-    "head_dim": "head_dim",
-    "params": "params",
-    "max_context": "max_context",
-}
-
-
-def calculator_data() -> dict:
-    """The calculator's data: every published decoder's shape and context, and the
-    defaults.
+def calculator_json() -> str:
+    """The calculator's data, as JSON that is safe inside a ``<script>`` element:
+    every published decoder's shape and context, and the defaults.
 
     ```python
-    from mha.pages.kv_cache import calculator_data
+    import json
+    from mha.pages.kv_cache import calculator_json
 
-    data = calculator_data()
+    data = json.loads(calculator_json())
     smol = next(m for m in data["models"] if m["name"] == "SmolLM2-135M")
     assert (smol["layers"], smol["kv_heads"], smol["head_dim"]) == (30, 3, 64)
+    assert "<" not in calculator_json()
     ```
     """
-    return {
+    fields = {"layers": "n_layers", "query_heads": "n_heads", "kv_heads": "n_kv_heads"}
+    fields |= {f: f for f in ("name", "head_dim", "params", "max_context")}
+    data = {
         "default": {
             "model": CALCULATOR_MODEL,
             "context": EXAMPLE_CONTEXT,
@@ -437,31 +358,13 @@ def calculator_data() -> dict:
         },
         "units": list(UNITS),
         "gib": GIB,
-        "models": [
-            {key: getattr(c, field) for key, field in CALCULATOR_FIELDS.items()}
-            | {
-                "context_source": {
-                    "title": c.context_source.title,
-                    "where": c.context_source.where,
-                }
-            }
-            for c in DECODERS
-        ],
+        "models": [],
     }
-
-
-def calculator_json() -> str:
-    """``calculator_data()`` as JSON that is safe inside a ``<script>`` element.
-
-    ```python
-    import json
-    from mha.pages.kv_cache import calculator_data, calculator_json
-
-    assert json.loads(calculator_json()) == calculator_data()
-    assert "<" not in calculator_json()
-    ```
-    """
-    text = json.dumps(calculator_data(), sort_keys=True, separators=(",", ":"))
+    for c in DECODERS:
+        source = {"title": c.context_source.title, "where": c.context_source.where}
+        model = {key: getattr(c, field) for key, field in fields.items()}
+        data["models"].append(model | {"context_source": source})
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
@@ -474,31 +377,6 @@ class Tradeoff:
     score_drop: float  # MHA-XXL's average score minus this row's
 
 
-def gqa_tradeoff(baseline: str = "MHA-XXL") -> list[Tradeoff]:
-    """Speed-up and quality lost against ``baseline`` for each row of the GQA paper.
-
-    ```python
-    from mha.pages.kv_cache import gqa_tradeoff
-
-    rows = {t.row.model: t for t in gqa_tradeoff()}
-    assert round(rows["GQA-8-XXL"].score_drop, 1) == 0.1
-    assert rows["MQA-XXL"].speedup > rows["GQA-8-XXL"].speedup > 5
-    ```
-    """
-    base = next((r for r in GQA_TABLE_1 if r.model == baseline), None)
-    if base is None:
-        names = ", ".join(repr(r.model) for r in GQA_TABLE_1)
-        raise ValueError(f"baseline: expected one of {names}, got {baseline!r}")
-    return [
-        Tradeoff(
-            row=r,
-            speedup=base.seconds_per_sample / r.seconds_per_sample,
-            score_drop=base.average_score - r.average_score,
-        )
-        for r in GQA_TABLE_1
-    ]
-
-
 def facts(
     models: dict[str, Row],
     naive: dict[str, tuple[int, float]],
@@ -508,7 +386,6 @@ def facts(
     """The facts the page states about the published models, fits and the GQA paper.
 
     ```python
-    from dataclasses import replace
     from mha.pages.kv_cache import facts, page
 
     p = page()
@@ -516,9 +393,8 @@ def facts(
     assert not facts(p.models, p.naive, fits, p.tradeoff)["fit_llama"].holds
     ```
     """
-    falcon, llama2, llama3 = (
-        models[n].config for n in ("Falcon-7B", "Llama-2 7B", "Llama-3 8B")
-    )
+    names = ("Falcon-7B", "Llama-2 7B", "Llama-3 8B")
+    falcon, llama2, llama3 = (models[n].config for n in names)
     c = models[CONTEXT_MODEL].config
     longest = cache_bytes(c, CONTEXTS[-1], n_kv_heads=c.n_heads)
     weights = c.params * BYTES_PER_VALUE
@@ -578,9 +454,12 @@ def figures(
     assert "KV0" in found["head_sharing"].alt
     ```
     """
-    h, panels, said = SHARING_HEADS, [], []
-    for h_kv in SHARING_KV_HEADS:
-        reads, kind = kv_head_of_query(h, h_kv), attention_kind(h, h_kv)
+    h, sharing, panels, said = 8, (8, 2, 1), [], []  # 8 query heads: MHA, GQA, MQA
+    for h_kv in sharing:
+        kind = attention_kind(h, h_kv)  # validates: h_kv divides h
+        # the K/V head each query head reads, from repeat_kv itself: K/V head j holds j
+        numbered = np.arange(h_kv, dtype=float).reshape(h_kv, 1, 1)
+        reads = [int(j) for j in repeat_kv(numbered, h // h_kv)[:, 0, 0]]
         panels.append((kind, h_kv, reads))
         first = [i for i, j in enumerate(reads) if j == 0]
         said.append(
@@ -619,7 +498,7 @@ def figures(
             caption="Which K/V head each query head reads, taken from repeat_kv: count "
             "the lines that meet at each square. The cache holds only the squares, so "
             "it shrinks by the factor h / h_kv ("
-            + ", ".join(str(h // g) for g in SHARING_KV_HEADS)
+            + ", ".join(str(h // g) for g in sharing)
             + " lines a square here).",
         ),
         "cache_vs_context": Figure(

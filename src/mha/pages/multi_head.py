@@ -73,9 +73,8 @@ def head_outputs(layer: MultiHeadAttention, x: np.ndarray) -> np.ndarray:
 
 
 def head_writes(layer: MultiHeadAttention, x: np.ndarray) -> np.ndarray:
-    """What each head adds to the output: ``head_i @ W_O[rows of head i]``, ``(..., h, seq, d_model)``.
-
-    Their sum, plus b_O, is the layer's output.
+    """What each head adds to the output, ``head_i @ W_O[rows of head i]``:
+    ``(..., h, seq, d_model)``; their sum, plus b_O, is the layer's output.
 
     ```python
     import numpy as np
@@ -116,11 +115,9 @@ class Dependence:
 def dependence(
     layer: MultiHeadAttention, x: np.ndarray, rng: np.random.Generator | None = None
 ) -> Dependence:
-    """How far each output slice moves when one head's projections change.
-
-    Entry ``[j, i]`` of ``moved``: the largest change in output columns
-    ``i*d_k:(i+1)*d_k`` when head j's columns of W_Q, W_K and W_V get random noise
-    (the same noise for every j's turn, drawn from ``rng``).
+    """How far each output slice moves when one head's projections change: entry
+    ``[j, i]`` of ``moved`` is the largest change in output columns ``i*d_k:(i+1)*d_k``
+    when head j's columns of W_Q, W_K and W_V get the same random noise from ``rng``.
 
     ```python
     from mha.pages.multi_head import dependence, example, without_w_o
@@ -195,9 +192,8 @@ class Contrast:
 
 
 def one_vs_many(layer: MultiHeadAttention, x: np.ndarray) -> Contrast:
-    """The query of ``x (seq, d_model)`` whose heads disagree most, against one wide head.
-
-    "Disagree most": the most distinct top keys among the heads (first on ties).
+    """The query of ``x (seq, d_model)`` whose heads disagree most (the most distinct
+    top keys, first on ties), against one wide head.
 
     ```python
     from mha.pages.multi_head import example, one_vs_many
@@ -219,14 +215,6 @@ def one_vs_many(layer: MultiHeadAttention, x: np.ndarray) -> Contrast:
 BASE = published.model("Transformer base")
 
 
-def _positions(n: int, d_model: int) -> np.ndarray:
-    """The base Transformer's sinusoidal position encodings, ``(n, d_model)``."""
-    angles = np.arange(n)[:, None] / 10000 ** (np.arange(0, d_model, 2) / d_model)
-    encoding = np.zeros((n, d_model))
-    encoding[:, 0::2], encoding[:, 1::2] = np.sin(angles), np.cos(angles)
-    return encoding
-
-
 @dataclass(frozen=True)
 class WholeLayer:
     """Every array of one forward pass, step by step, through the layer's weights."""
@@ -242,48 +230,37 @@ class WholeLayer:
     heads: np.ndarray  # (h, n, d_k) each head's output
     concat: np.ndarray  # (n, h d_k)
     out: np.ndarray  # (n, d_model) concat W_O
-
-    @property
-    def matches_layer(self) -> bool:
-        """Whether the steps give what the layer's own call gives."""
-        out, weights = self.layer(self.x)
-        return bool(np.allclose(out, self.out) and np.allclose(weights, self.weights))
-
-    @property
-    def sizes(self) -> dict[str, int]:
-        """n, d_model, h, d_k, read off the arrays."""
-        h, n, d_k = self.q_heads.shape
-        return {"n": n, "d_model": self.x.shape[-1], "h": h, "d_k": d_k}
+    sizes: dict[str, int]  # n, d_model, h, d_k, read off the arrays
 
 
 def whole_layer(rng: np.random.Generator | None = None) -> WholeLayer:
     """One seeded ``MultiHeadAttention`` at the base Transformer's shape on the cat
-    sentence: each step of its forward pass, from the layer's public weights.
-
-    The embeddings are a seeded random vector per word (the two "the" share one) plus
-    the sinusoidal position encoding, as in the base Transformer.
+    sentence (a random embedding per word plus the sinusoidal position encoding):
+    each step of its forward pass, from the layer's public weights.
 
     ```python
     from mha.pages.multi_head import whole_layer
 
     w = whole_layer()
-    assert w.sizes == {"n": 8, "d_model": 512, "h": 8, "d_k": 64} and w.matches_layer
+    assert w.sizes == {"n": 8, "d_model": 512, "h": 8, "d_k": 64}
     ```
     """
     rng = np.random.default_rng(SEED) if rng is None else rng
     d_model, h = BASE.d_model, BASE.n_heads
     layer = MultiHeadAttention(d_model, h, rng=rng)
     words = {word: rng.standard_normal(d_model) for word in cat_mat.VOCAB}
-    x = np.stack([words[t] for t in cat_mat.TOKENS])
-    x = x + _positions(len(cat_mat.TOKENS), d_model)
+    n = len(cat_mat.TOKENS)  # + the base Transformer's sinusoidal position encodings
+    angles = np.arange(n)[:, None] / 10000 ** (np.arange(0, d_model, 2) / d_model)
+    positions = np.zeros((n, d_model))
+    positions[:, 0::2], positions[:, 1::2] = np.sin(angles), np.cos(angles)
+    x = np.stack([words[t] for t in cat_mat.TOKENS]) + positions
     q, k, v = x @ layer.w_q, x @ layer.w_k, x @ layer.w_v
     q_heads, k_heads, v_heads = (split_heads(a, h) for a in (q, k, v))
     heads, weights = scaled_dot_product_attention(q_heads, k_heads, v_heads)
     concat = merge_heads(heads)
-    out = concat @ layer.w_o
-    return WholeLayer(
-        layer, cat_mat.TOKENS, x, q, k, v, q_heads, weights, heads, concat, out
-    )
+    arrays = (x, q, k, v, q_heads, weights, heads, concat, concat @ layer.w_o)
+    sizes = {"n": n, "d_model": d_model, "h": h, "d_k": q_heads.shape[-1]}
+    return WholeLayer(layer, cat_mat.TOKENS, *arrays, sizes)
 
 
 def column_block(w: np.ndarray, i: int, n_heads: int) -> np.ndarray:
@@ -306,12 +283,9 @@ def column_block(w: np.ndarray, i: int, n_heads: int) -> np.ndarray:
 def cross_attention(
     layer: MultiHeadAttention, x: np.ndarray, memory: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Cross-attention through ``layer``'s weights: queries from ``x (n, d_model)``,
-    keys and values from ``memory (m, d_model)``; returns ``(out (n, d_model),
-    weights (h, n, m))``. ``cross_attention(layer, x, x)`` is ``layer(x)``.
-
-    ``MultiHeadAttention.__call__`` is self-attention (one input); the same weights
-    read two sequences here.
+    """Cross-attention through ``layer``'s weights (the core's ``layer(x, kv=memory)``):
+    queries from ``x (n, d_model)``, keys and values from ``memory (m, d_model)``;
+    returns ``(out (n, d_model), weights (h, n, m))``.
 
     ```python
     import numpy as np
@@ -323,26 +297,11 @@ def cross_attention(
     assert np.allclose(cross_attention(layer, x, x)[0], layer(x)[0])
     ```
     """
-    if layer.n_kv_heads != layer.n_heads:
-        raise ValueError(
-            f"layer: expected one K/V head per query head, got n_heads={layer.n_heads} "
-            f"and n_kv_heads={layer.n_kv_heads}"
-        )
     if memory.shape[-1] != x.shape[-1]:
         raise ValueError(
             f"memory: expected width {x.shape[-1]} like x, got shape {memory.shape}"
         )
-
-    def project(a: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
-        return split_heads(a @ w + (0 if b is None else b), layer.n_heads)
-
-    heads, weights = scaled_dot_product_attention(
-        project(x, layer.w_q, layer.b_q),
-        project(memory, layer.w_k, layer.b_k),
-        project(memory, layer.w_v, layer.b_v),
-    )
-    out = merge_heads(heads) @ layer.w_o
-    return (out if layer.b_o is None else out + layer.b_o), weights
+    return layer(x, kv=memory)
 
 
 @functools.cache
@@ -395,9 +354,13 @@ def facts(
     ```
     """
     h, params = layer.n_heads, layer.param_count
+    out, weights = whole.layer(whole.x)
     own, every = bare.slices_moved.tolist(), mixed.slices_moved.tolist()
     return {
-        "whole_matches": Fact(whole.matches_layer, "whole_layer() against layer(x)"),
+        "whole_matches": Fact(
+            np.allclose(out, whole.out) and np.allclose(weights, whole.weights),
+            "whole_layer() against layer(x)",
+        ),
         "same_params": Fact(params_one == params, f"{params_one} vs {params}"),
         "bare_own": Fact(
             own == [1] * h and bare.outside_own_slice == 0, f"slices moved {own}"

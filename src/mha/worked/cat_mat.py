@@ -1,34 +1,24 @@
 """Four constructed heads on "the cat sat on the warm mat .", and what one or two heads do.
 
-These heads are built by hand from token features, not trained: each head's W_Q and
-W_K are written down openly so that it computes one relation and nothing else.
-
-Token features (``features()``, shape ``(8, d_model = 64)``) sit in four blocks of
-sixteen columns, one block per head (columns no feature uses stay zero):
-
-- columns 0-15: the position, one-hot (8 used);
-- columns 16-31: the part of speech, one-hot over ``POS_TAGS`` (6 used);
-- columns 32-47: the word, one-hot over ``VOCAB`` (7 used);
-- columns 48-63: the delimiter flag in column 48.
-
-The four heads (d_k = 16 each, head i owns columns ``16*i:16*(i+1)`` of W_Q and W_K):
+These heads are built by hand, not trained: each head's W_Q and W_K are written down
+so that it computes one relation and nothing else. The token features
+(``features()``, ``(8, d_model = 64)``) sit in four blocks of sixteen columns, one
+per head (unused columns stay zero): the position, one-hot (columns 0-15); the part
+of speech, one-hot over ``POS_TAGS`` (16-31); the word, one-hot over ``VOCAB``
+(32-47); the delimiter flag (48). Head i (d_k = 16) owns columns ``16*i:16*(i+1)``
+of W_Q and W_K:
 
 - neighbour: a query at position i matches keys at positions i-1 and i+1;
-- part of speech: a query matches keys with the same tag (the two determiners, the
-  two nouns, and each token itself);
-- same word: a query matches the *other* occurrences of its word (the two "the" each
-  other, nothing else): the query carries its word and its position, the key its word
-  and minus its position, so a token's match with itself cancels; a token whose word
-  occurs once matches nothing and spreads its weight evenly;
+- part of speech: a query matches keys with the same tag (itself included);
+- same word: a query matches the *other* occurrences of its word: the query carries
+  its word and its position, the key its word and minus its position, so a token's
+  match with itself cancels; a word that occurs once matches nothing and spreads;
 - sink: every query is the same vector, and only the delimiter's key points its way.
 
 ``STRENGTH`` is the dot product q·k of a match (0 otherwise). W_V and W_O are the
-identity, so each head hands over its own block of features.
-
-The one-head and two-head layers are the same d_model = 64 split into fewer, wider
-heads: the same W_Q, W_K, W_V, W_O read by ``MultiHeadAttention`` with n_heads 1 or 2,
-so the four-head projections are concatenated two by two (or all four) and each wider
-head has one softmax over the sum of its parts' dot products.
+identity. The one-head and two-head layers are the same matrices read by
+``MultiHeadAttention`` with n_heads 1 or 2: each wider head has one softmax over the
+sum of its parts' dot products.
 """
 
 from __future__ import annotations
@@ -81,27 +71,6 @@ def features() -> np.ndarray:
     return x
 
 
-def feature_names() -> tuple[str, ...]:
-    """A name for each of the 64 feature columns (``"unused"`` for padding).
-
-    ```python
-    from mha.worked.cat_mat import feature_names
-
-    names = feature_names()
-    assert names[0] == "position 0" and names[16] == "tag DET" and names[48] == "delimiter"
-    ```
-    """
-    blocks = (
-        [f"position {i}" for i in range(len(TOKENS))],
-        [f"tag {tag}" for tag in POS_TAGS],
-        [f'word "{word}"' for word in VOCAB],
-        ["delimiter"],
-    )
-    return tuple(
-        name for block in blocks for name in block + ["unused"] * (BLOCK - len(block))
-    )
-
-
 @dataclass(frozen=True)
 class Projections:
     """The layer's four matrices, each ``(d_model, d_model)``, applied as ``x @ w``."""
@@ -129,17 +98,6 @@ def strengths(sink: float | None = None) -> dict[str, float]:
             raise ValueError(f"sink: expected a finite number >= 0, got {sink!r}")
         chosen["sink"] = float(sink)
     return chosen
-
-
-def _strength(strength: Mapping[str, float] | None) -> dict[str, float]:
-    """``strength`` checked: a number for each of ``HEADS`` (``STRENGTH`` if None)."""
-    if strength is None:
-        return dict(STRENGTH)
-    if not isinstance(strength, Mapping) or set(strength) != set(HEADS):
-        raise ValueError(
-            f"strength: expected a mapping with keys {HEADS}, got {strength!r}"
-        )
-    return {head: float(strength[head]) for head in HEADS}
 
 
 def _head_block(head: str, s: float) -> tuple[np.ndarray, np.ndarray]:
@@ -171,9 +129,7 @@ def _head_block(head: str, s: float) -> tuple[np.ndarray, np.ndarray]:
 
 def projections(strength: Mapping[str, float] | None = None) -> Projections:
     """W_Q and W_K: the four heads' blocks side by side; W_V = W_O = identity.
-
-    ``strength`` maps each head of ``HEADS`` to its match strength (``STRENGTH`` if
-    None).
+    ``strength`` maps each of ``HEADS`` to its match strength (``STRENGTH`` if None).
 
     ```python
     import numpy as np
@@ -190,8 +146,12 @@ def projections(strength: Mapping[str, float] | None = None) -> Projections:
     assert not (x @ off.w_q)[:, 48:64].any()
     ```
     """
-    chosen = _strength(strength)
-    blocks = [_head_block(head, chosen[head]) for head in HEADS]
+    strength = STRENGTH if strength is None else strength
+    if not isinstance(strength, Mapping) or set(strength) != set(HEADS):
+        raise ValueError(
+            f"strength: expected a mapping with keys {HEADS}, got {strength!r}"
+        )
+    blocks = [_head_block(head, float(strength[head])) for head in HEADS]
     identity = np.eye(D_MODEL)
     return Projections(
         w_q=np.hstack([q for q, _ in blocks]),
@@ -211,10 +171,8 @@ def _head_count(n_heads: int) -> int:
 def layer(
     n_heads: int = 4, strength: Mapping[str, float] | None = None
 ) -> MultiHeadAttention:
-    """The ``MultiHeadAttention`` layer with the constructed weights and ``n_heads``.
-
-    The same four matrices for 1, 2 or 4 heads; only the split changes. ``strength``
-    as in ``projections``.
+    """The ``MultiHeadAttention`` layer with the constructed weights (``strength``
+    as in ``projections``): the same four matrices for 1, 2 or 4 heads.
 
     ```python
     import numpy as np
@@ -264,18 +222,8 @@ def head_names(n_heads: int = 4) -> tuple[str, ...]:
     return tuple(" + ".join(HEADS[i * group : (i + 1) * group]) for i in range(n_heads))
 
 
-def row_entropy(weights: np.ndarray) -> np.ndarray:
-    """Entropy in bits of each row of attention weights ``(..., n_q, n_k) -> (..., n_q)``.
-
-    0 bits: all weight on one key; 1 bit: split evenly between two; log2(n_k): uniform.
-
-    ```python
-    import numpy as np
-    from mha.worked.cat_mat import row_entropy
-
-    assert np.allclose(row_entropy(np.array([[0.5, 0.5], [1.0, 0.0]])), [1.0, 0.0])
-    ```
-    """
+def _entropy(weights: np.ndarray) -> np.ndarray:
+    """Entropy in bits of each row of attention weights ``(..., n_q, n_k) -> (..., n_q)``."""
     w = float_array("weights", weights)
     terms = np.where(w > 0, -w * np.log2(np.where(w > 0, w, 1.0)), 0.0)
     return terms.sum(axis=-1)
@@ -286,17 +234,11 @@ class Patterns:
     """The numbers the page quotes about the heads (weights are attention weights)."""
 
     sink_min: float  # least weight any row of the sink head puts on "."
-    neighbour_min: (
-        float  # least total weight a row of the neighbour head gives its neighbours
-    )
+    neighbour_min: float  # least total weight a neighbour-head row gives its neighbours
     the_to_the: tuple[float, ...]  # first "the" -> second "the", per head of four
     cat_to_mat: tuple[float, ...]  # "cat" -> "mat", per head of four
-    two_heads_the_to_the: tuple[
-        float, ...
-    ]  # first "the" -> second "the", per head of two
-    one_head_on_delimiter: float  # mean weight on "." over the rows of the single head
+    two_heads_the_to_the: tuple[float, ...]  # first "the" -> second, per head of two
     entropy_bits: dict[int, float]  # head count -> mean row entropy over heads and rows
-    head_entropy_bits: tuple[float, ...]  # mean row entropy of each of the four heads
 
 
 def solve() -> Patterns:
@@ -321,7 +263,5 @@ def solve() -> Patterns:
         the_to_the=tuple(float(v) for v in w[4][:, the, second_the]),
         cat_to_mat=tuple(float(v) for v in w[4][:, cat, mat]),
         two_heads_the_to_the=tuple(float(v) for v in w[2][:, the, second_the]),
-        one_head_on_delimiter=float(w[1][0, :, stop].mean()),
-        entropy_bits={h: float(row_entropy(w[h]).mean()) for h in HEAD_COUNTS},
-        head_entropy_bits=tuple(float(e) for e in row_entropy(w[4]).mean(axis=-1)),
+        entropy_bits={h: float(_entropy(w[h]).mean()) for h in HEAD_COUNTS},
     )

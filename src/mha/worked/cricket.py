@@ -30,13 +30,8 @@ K = np.array(
         [0.0, 0.0, 2.0, 1.0],  # century
     ]
 )
-V = np.array(
-    [
-        [1.0, 0.0, 0.0, 0.0],  # Kohli
-        [0.0, 1.0, 0.0, 0.0],  # his
-        [0.0, 0.0, 1.0, 0.0],  # century
-    ]
-)
+V = np.eye(3, 4)  # each token's value: a coordinate of its own (Kohli, his, century)
+V_TRIPLED = V * [[1.0], [1.0], [3.0]]  # v(century) tripled: the recall question
 # The seed's cost example: n tokens at the base Transformer's width and head count.
 COST_N = 100
 COST_D_MODEL = published.model("Transformer base").d_model
@@ -52,20 +47,6 @@ W_O = np.array(
         [0.0, 0.5, 0.0, 1.0],
     ]
 )
-
-
-def tripled_century() -> np.ndarray:
-    """The values with v(century) tripled (the recall question); queries and keys stay.
-
-    ```python
-    from mha.worked.cricket import V, tripled_century
-
-    assert (tripled_century()[2] == 3 * V[2]).all()
-    ```
-    """
-    values = V.copy()
-    values[2] *= 3
-    return values
 
 
 @dataclass(frozen=True)
@@ -95,29 +76,24 @@ class Cricket:
     writes: tuple[np.ndarray, np.ndarray]  # out_A @ W_O[:2], out_B @ W_O[2:]
 
 
-def _run(
-    name: str,
-    q: np.ndarray,
-    k: np.ndarray,
-    v: np.ndarray,
-    dims,
-    scale: float | None = None,
-) -> HeadRun:
+def _run(name: str, q, k, v, dims, scale: float | None = None) -> HeadRun:
     """One head's run for the query ``q``, its scores divided by ``scale`` (√d_k)."""
     d_k = q.shape[-1]
     scale = float(np.sqrt(d_k)) if scale is None else float(scale)
     scores = k @ q / scale
     weights = softmax(scores)
-    return HeadRun(
-        name=name,
-        dims=tuple(dims),
-        d_k=d_k,
-        dots=k @ q,
-        scale=scale,
-        scores=scores,
-        weights=weights,
-        output=weights @ v,
-    )
+    return HeadRun(name, tuple(dims), d_k, k @ q, scale, scores, weights, weights @ v)
+
+
+def _heads(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale=None) -> list[HeadRun]:
+    """Heads A (columns 0-1) and B (columns 2-3), each with its own softmax."""
+    q_heads = split_heads(q[None], 2)[:, 0]  # (2 heads, 2)
+    k_heads, v_heads = split_heads(k, 2), split_heads(v, 2)  # (2 heads, keys, 2)
+    dims = ((0, 1), (2, 3))
+    return [
+        _run(f"head {n} (columns {a}-{b})", *qkv, (a, b), scale)
+        for n, (a, b), *qkv in zip("AB", dims, q_heads, k_heads, v_heads, strict=True)
+    ]
 
 
 def solve(
@@ -127,19 +103,16 @@ def solve(
 
     ```python
     import numpy as np
-    from mha.worked.cricket import solve, tripled_century
+    from mha.worked.cricket import V_TRIPLED, solve
 
     ex = solve()
     assert ex.head_a.weights.argmax() == 0  # head A picks "Kohli"
-    tripled = solve(v=tripled_century())  # V(century) x 3: weights do not move
+    tripled = solve(v=V_TRIPLED)  # v(century) x 3: the weights do not move
     assert np.allclose(tripled.head_b.weights, ex.head_b.weights)
     ```
     """
     full = _run("one head (d_k = 4)", q, k, v, range(4))
-    q_heads = split_heads(q[None], 2)  # (2 heads, 1 query, 2)
-    k_heads, v_heads = split_heads(k, 2), split_heads(v, 2)  # (2 heads, 3 keys, 2)
-    head_a = _run("head A (columns 0-1)", q_heads[0, 0], k_heads[0], v_heads[0], (0, 1))
-    head_b = _run("head B (columns 2-3)", q_heads[1, 0], k_heads[1], v_heads[1], (2, 3))
+    head_a, head_b = _heads(q, k, v)
     concat = np.concatenate([head_a.output, head_b.output])
     writes = (head_a.output @ w_o[:2], head_b.output @ w_o[2:])
     return Cricket(full, head_a, head_b, concat, w_o, concat @ w_o, writes)
@@ -147,11 +120,9 @@ def solve(
 
 def split_only(
     q: np.ndarray = Q_HIS, k: np.ndarray = K, v: np.ndarray = V
-) -> tuple[HeadRun, HeadRun]:
-    """Heads A and B with the full head's scale √4 = 2 instead of their own √2.
-
-    Splitting alone (two softmaxes, the scale kept) against splitting and rescaling
-    (``solve``): what each of the two changes.
+) -> list[HeadRun]:
+    """Heads A and B with the full head's scale √4 = 2 instead of their own √2:
+    splitting alone, against splitting and rescaling (``solve``).
 
     ```python
     from mha.worked.cricket import solve, split_only
@@ -162,13 +133,7 @@ def split_only(
     assert head_a.weights[0] < solve().head_a.weights[0]  # √2 sharpens it further
     ```
     """
-    scale = float(np.sqrt(q.shape[-1]))
-    q_heads = split_heads(q[None], 2)
-    k_heads, v_heads = split_heads(k, 2), split_heads(v, 2)
-    return (
-        _run("head A at scale 2", q_heads[0, 0], k_heads[0], v_heads[0], (0, 1), scale),
-        _run("head B at scale 2", q_heads[1, 0], k_heads[1], v_heads[1], (2, 3), scale),
-    )
+    return _heads(q, k, v, float(np.sqrt(q.shape[-1])))
 
 
 # The extended example: a fourth token, "over", and a query for "century". The first
@@ -185,10 +150,8 @@ def solve_extended(
     k: np.ndarray = K_EXTENDED,
     v: np.ndarray = V_EXTENDED,
 ) -> dict[str, Cricket]:
-    """The extended example: for each query ("his", "century"), the run of ``solve``.
-
-    Keys and values are those of ``EXTENDED_TOKENS``; ``q_century`` is the query of
-    "century" (the query of "his" is ``Q_HIS``).
+    """The extended example: for each query ("his", "century"), the run of ``solve``
+    over the keys and values of ``EXTENDED_TOKENS``.
 
     ```python
     from mha.worked.cricket import EXTENDED_TOKENS, solve_extended

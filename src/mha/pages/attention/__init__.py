@@ -35,17 +35,15 @@ class VarianceStudy:
     scaled: np.ndarray  # (m,) empirical Var(q·k / √d_k)
 
     @property
-    def theory_unscaled(self) -> np.ndarray:
+    def theory_unscaled(self) -> np.ndarray:  # d_k σ⁴
         return self.d_k * self.sigma**4
 
     @property
-    def theory_scaled(self) -> np.ndarray:
-        """σ⁴ for each d_k: the scale removes the dependence on d_k."""
+    def theory_scaled(self) -> np.ndarray:  # σ⁴ for each d_k: the scale removes d_k
         return np.full(self.d_k.shape, self.sigma**4)
 
     @property
-    def ratio_unscaled(self) -> np.ndarray:
-        """Measured Var(q·k) divided by its theory d_k σ⁴ (1 when they agree)."""
+    def ratio_unscaled(self) -> np.ndarray:  # measured / theory (1 when they agree)
         return self.unscaled / self.theory_unscaled
 
     @property
@@ -94,9 +92,8 @@ def variance_study(
 
 
 def softmax_jacobian(weights: np.ndarray) -> np.ndarray:
-    """∂softmax(s)/∂s = diag(p) - p pᵀ for each weight row p: ``(..., n) -> (..., n, n)``.
-
-    A gradient g on the weights reaches the scores as ``J @ g``: none when saturated.
+    """∂softmax(s)/∂s = diag(p) - p pᵀ for each weight row p: ``(..., n) -> (..., n, n)``;
+    a gradient g on the weights reaches the scores as ``J @ g``: none when saturated.
 
     ```python
     import numpy as np
@@ -111,9 +108,8 @@ def softmax_jacobian(weights: np.ndarray) -> np.ndarray:
 
 
 def entropy_bits(weights: np.ndarray) -> np.ndarray:
-    """Entropy in bits of each weight row (0 log 0 = 0): ``(..., n) -> (...)``.
-
-    Uniform weights over n keys give log₂ n bits; all weight on one key gives 0.
+    """Entropy in bits of each weight row (0 log 0 = 0): ``(..., n) -> (...)``;
+    log₂ n bits for uniform weights over n keys, 0 for all weight on one key.
 
     ```python
     import numpy as np
@@ -168,9 +164,8 @@ def saturation_study(
     n_tokens: int = N_TOKENS,
     rng: np.random.Generator | None = None,
 ) -> SaturationStudy:
-    """Self-attention on standard-normal q and k, with and without the 1/√d_k scale.
-
-    For each d_k: the median largest weight, entropy and Jacobian norm over every
+    """Self-attention on standard-normal q and k, with and without the 1/√d_k scale:
+    for each d_k, the median largest weight, entropy and Jacobian norm over every
     query of ``n_sequences`` sequences of ``n_tokens`` tokens.
 
     ```python
@@ -298,21 +293,14 @@ def page() -> Page:
         spread=gradient_spread(),
     )
     u, sc = s.unscaled, s.scaled
+    columns = (v.d_k, v.theory_unscaled, np.round(v.unscaled), v.ratio_unscaled)
+    columns += (v.theory_scaled, v.scaled)  # the measured Var(q·k) printed whole
     return Page(
         **values,
         counter_q=SELF_COUNTER_Q,
         shuffled_tokens=[cat_sat.TOKENS[i] for i in SHUFFLE],
         typical=s.index(TYPICAL_D_K),
-        variance_rows=np.column_stack(
-            (
-                v.d_k,
-                v.theory_unscaled,
-                np.round(v.unscaled),  # printed as a whole number
-                v.ratio_unscaled,
-                v.theory_scaled,
-                v.scaled,
-            )
-        ),
+        variance_rows=np.column_stack(columns),
         saturation_rows=np.column_stack(
             (s.d_k, u.max_weight, sc.max_weight, u.entropy, sc.entropy)
         ),

@@ -1,15 +1,8 @@
 """Three tokens, "the cat sat": Q, K and V as three projections of the same embeddings.
 
-Input data: each token's embedding marks its part of speech (determiner, noun,
-verb), d_model = 3. Three hand-set projections to d_k = 2 give each token a
-different role in each:
-
-- W_Q, what a token looks for: "sat" looks for a noun, "cat" for a determiner,
-  "the" for nothing in particular.
-- W_K, what a token advertises: "the" that it is a determiner, "cat" that it is a
-  noun, "sat" nothing.
-- W_V, what a token hands over when attended to: "cat" an animal, "sat" an action,
-  "the" nothing.
+Each embedding marks a part of speech (d_model = 3); three hand-set projections to
+d_k = 2 give each token a role in each: what it looks for (W_Q), what it advertises
+(W_K) and what it hands over when attended to (W_V).
 """
 
 from __future__ import annotations

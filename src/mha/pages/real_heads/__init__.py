@@ -4,17 +4,10 @@ Each head's statistics are averaged over every word token of the corpus
 (``mha.experiments.corpus``) as a query ([CLS] and [SEP] are keys, not queries): its
 weight on the previous and next token, [CLS], [SEP], punctuation, other occurrences
 of its own word (``same_word``), and its entropy, in nats and as ``spread``, a fraction
-of log n. ``classify`` names each head by the rule of ``KINDS``: a target that gets
-``MAJORITY`` of its weight on average (the largest, if several), else ``broad`` (spread
->= ``BROAD``) or ``mixed``. The pruning studies are ``mha.pages.real_heads.pruning``.
-
-```python
-from mha.pages.real_heads import atlas
-
-result = atlas()
-assert result.kinds.shape == (6, 12)
-assert result.count("previous token") >= 1
-```
+of log n. ``head_grid.classify`` names each head by the rule of ``KINDS``: a target
+that gets ``MAJORITY`` of its weight on average (the largest, if several), else
+``broad`` (spread >= ``BROAD``) or ``mixed``. The pruning studies are
+``mha.pages.real_heads.pruning``.
 """
 
 from __future__ import annotations
@@ -29,6 +22,7 @@ import numpy as np
 from mha.data import clark2019, michel2019, voita2019
 from mha.experiments import head_grid
 from mha.experiments.corpus import SEEDS, sentences
+from mha.experiments.head_grid import BROAD, MAJORITY, Sentence
 from mha.pages.real_heads import pruning
 from mha.pages.real_heads.pruning import STEP, Pruning, literature_counts
 from mha.pretrained import minilm
@@ -36,8 +30,6 @@ from mha.support import measured
 from mha.support.cache import cached
 from mha.support.page import Fact, Figure, Page
 
-MAJORITY = 0.5  # a target kind needs at least half of the head's attention on average
-BROAD = 0.75  # a broad head's entropy is at least this fraction of the uniform one
 CRICKET, CAT = range(2)  # positions in Atlas.examples (SEEDS order)
 
 # kind -> the statistic that defines it, in the order the page lists them
@@ -55,26 +47,12 @@ TARGETS = ("previous", "next", "cls", "sep", "punctuation", "same_word")
 STATISTICS = (*TARGETS, "entropy", "spread")
 
 
-def head_name(layer: int, head: int) -> str:
-    """A head's name on this site, ``L<layer>H<head>``, both counted from 0.
-
-    ```python
-    from mha.pages.real_heads import head_name
-
-    assert head_name(1, 8) == "L1H8"  # layer index 1, head index 8
-    ```
-    """
-    return f"L{layer}H{head}"
-
-
 def head_statistics(
     tokens: Sequence[Sequence[str]], weights: Sequence[np.ndarray]
 ) -> dict[str, np.ndarray]:
-    """Every statistic of ``STATISTICS`` per head, ``(layers, heads)`` each.
-
-    ``tokens[s]`` are sentence s's n tokens, [CLS] first and [SEP] last;
-    ``weights[s]`` its attention ``(layers, heads, n, n)``. Averages are taken over
-    all word-token queries of all sentences together.
+    """Every statistic of ``STATISTICS`` per head, ``(layers, heads)`` each, averaged
+    over the word-token queries of all sentences: ``tokens[s]`` are sentence s's n
+    tokens, [CLS] first and [SEP] last, ``weights[s]`` its ``(layers, heads, n, n)``.
 
     ```python
     import numpy as np
@@ -126,63 +104,29 @@ def head_statistics(
     return means
 
 
-def classify(statistics: dict[str, np.ndarray]) -> np.ndarray:
-    """The kind of every head, ``(layers, heads)`` strings, by the rule of ``KINDS``.
-
-    ```python
-    import numpy as np
-    from mha.pages.real_heads import STATISTICS, classify
-
-    stats = {name: np.zeros((1, 3)) for name in STATISTICS}
-    stats["previous"][0, 0] = 0.9
-    stats["spread"][0, 1] = 0.8
-    assert classify(stats).tolist() == [["previous token", "broad", "mixed"]]
-    ```
-    """
-    targets = np.stack([statistics[name] for name in TARGETS])  # (targets, L, H)
-    names = [kind for kind, stat in KINDS.items() if stat in TARGETS]
-    strongest = np.array(names, dtype=object)[targets.argmax(axis=0)]
-    broad = np.where(statistics["spread"] >= BROAD, "broad", "mixed")
-    kinds = np.where(targets.max(axis=0) >= MAJORITY, strongest, broad)
-    return kinds.astype(object)
-
-
-@dataclass(frozen=True)
-class Example:
-    """One seed sentence's tokens and every head's attention on it."""
-
-    text: str
-    tokens: tuple[str, ...]
-    weights: np.ndarray  # (layers, heads, n, n)
-
-
 @dataclass(frozen=True)
 class Atlas:
     """The statistics and kinds of every head, and its attention on the seeds."""
 
     statistics: dict[str, np.ndarray]  # name -> (layers, heads)
     kinds: np.ndarray  # (layers, heads) of str
-    examples: tuple[Example, ...]  # the seed sentences
+    examples: tuple[Sentence, ...]  # the seed sentences
     n_sentences: int
     n_queries: int  # word tokens over the corpus
 
     def count(self, kind: str) -> int:
         """How many heads are of ``kind`` (one of ``KINDS``)."""
-        _check(kind, KINDS)
+        if kind not in KINDS:
+            raise ValueError(f"kind: expected one of {list(KINDS)}, got {kind!r}")
         return int((self.kinds == kind).sum())
-
-    def heads(self, kind: str) -> list[tuple[int, int]]:
-        """``(layer, head)`` of every head of ``kind``, layer by layer."""
-        _check(kind, KINDS)
-        return [(int(i), int(j)) for i, j in np.argwhere(self.kinds == kind)]
 
     def count_in_layer(self, kind: str, layer: int) -> int:
         """How many of ``layer``'s heads are of ``kind``."""
-        return sum(1 for lyr, _ in self.heads(kind) if lyr == layer)
+        return int((self.kinds[layer] == kind).sum())
 
     def layers(self, kind: str) -> list[int]:
         """The layers that have at least one head of ``kind``, in order."""
-        return sorted({layer for layer, _ in self.heads(kind)})
+        return [int(i) for i in np.flatnonzero((self.kinds == kind).any(axis=1))]
 
     def present(self) -> list[str]:
         """The kinds that at least one head has, in the order of ``KINDS``."""
@@ -191,7 +135,7 @@ class Atlas:
     def typical(self, kind: str) -> tuple[int, int]:
         """The head of ``kind`` with the highest value of the statistic defining it
         (for ``mixed``: the most focused, the lowest spread)."""
-        heads = self.heads(kind)
+        heads = [(int(i), int(j)) for i, j in np.argwhere(self.kinds == kind)]
         if not heads:
             raise ValueError(f"kind: no head is of kind {kind!r}")
         score = self.statistics[KINDS[kind] or "spread"]
@@ -200,52 +144,23 @@ class Atlas:
 
     def strongest(self, statistic: str) -> tuple[int, int]:
         """``(layer, head)`` with the highest mean of ``statistic``."""
-        values = self.statistics[_check(statistic, STATISTICS)]
+        values = self.statistics[statistic]
         return tuple(int(i) for i in np.unravel_index(values.argmax(), values.shape))
-
-    def layer_means(self, statistic: str) -> np.ndarray:
-        """``(layers,)``: ``statistic`` averaged over each layer's heads."""
-        return self.statistics[_check(statistic, STATISTICS)].mean(axis=1)
 
     def value(self, kind: str) -> float:
         """The defining statistic (for ``mixed``: the spread) of ``kind``'s typical head."""
         return float(self.statistics[KINDS[kind] or "spread"][self.typical(kind)])
 
 
-def _check(name: str, allowed) -> str:
-    if name not in allowed:
-        what = "kind" if allowed is KINDS else "statistic"
-        raise ValueError(f"{what}: expected one of {list(allowed)}, got {name!r}")
-    return name
-
-
-def compute(texts: Sequence[str], seeds: Sequence[str]) -> Atlas:
-    """Run all-MiniLM-L6-v2 on ``texts`` and build the atlas (a second or two).
-
-    ``seeds`` (a subset of ``texts``) are kept whole for the heatmaps.
-
-    ```python
-    from mha.pages.real_heads import compute
-
-    small = compute(["the cat sat .", "a dog ran to the gate ."], ["the cat sat ."])
-    assert small.n_queries == 4 + 7 and small.examples[0].tokens[1] == "the"
-    ```
-    """
-    model = minilm.load()
-    batch = model.batch(list(texts))
-    weights = model.forward(batch).weights  # (layers, B, h, n, n)
-    per_sentence = [
-        weights[:, s, :, : len(toks), : len(toks)]
-        for s, toks in enumerate(batch.tokens)
-    ]
-    stats = head_statistics(batch.tokens, per_sentence)
-    examples = tuple(
-        Example(text, batch.tokens[i], per_sentence[i])
-        for text in seeds
-        for i in [list(texts).index(text)]
-    )
-    n_queries = sum(len(toks) - 2 for toks in batch.tokens)
-    return Atlas(stats, classify(stats), examples, len(texts), n_queries)
+def _compute(texts: Sequence[str], seeds: Sequence[str]) -> Atlas:
+    """Run all-MiniLM-L6-v2 on ``texts`` and build the atlas (a second or two),
+    keeping ``seeds`` (a subset of ``texts``) whole for the heatmaps."""
+    found = head_grid.minilm_sentences(texts)
+    stats = head_statistics([s.tokens for s in found], [s.weights for s in found])
+    examples = tuple(found[list(texts).index(text)] for text in seeds)
+    n_queries = sum(len(s.tokens) - 2 for s in found)
+    kinds = head_grid.classify(stats, KINDS)
+    return Atlas(stats, kinds, examples, len(texts), n_queries)
 
 
 def atlas() -> Atlas:
@@ -254,10 +169,17 @@ def atlas() -> Atlas:
     ```python
     from mha.pages.real_heads import atlas
 
-    assert atlas().n_sentences >= 30
+    result = atlas()
+    assert result.n_sentences >= 30 and result.kinds.shape == (6, 12)
+    assert result.count("previous token") >= 1
     ```
     """
-    return cached(compute, sentences(), SEEDS)
+    return cached(_compute, sentences(), SEEDS)
+
+
+def _name(layer: int, head: int) -> str:
+    """A head's name on this site, ``L<layer>H<head>``, both counted from 0."""
+    return f"L{layer}H{head}"
 
 
 def _prose(layers: Sequence[int]) -> str:
@@ -280,7 +202,7 @@ def page() -> Page:
     ```
     """
     a, p = atlas(), pruning.pruning()
-    typical = {kind: head_name(*a.typical(kind)) for kind in a.present()}
+    typical = {kind: _name(*a.typical(kind)) for kind in a.present()}
     layer, head = a.typical("previous token")
     cls_layers = a.layers("[CLS]")
     worst = int(np.argmin(p.layer_cosine))
@@ -323,20 +245,25 @@ def page() -> Page:
         positional_layers=_prose(
             sorted(set(a.layers("previous token") + a.layers("next token")))
         ),
-        cls_layer_shares=tuple(float(a.layer_means("cls")[lyr]) for lyr in cls_layers),
-        strongest={s: head_name(*a.strongest(s)) for s in strongest},
+        cls_layer_shares=tuple(
+            float(a.statistics["cls"].mean(axis=1)[lyr]) for lyr in cls_layers
+        ),
+        strongest={s: _name(*a.strongest(s)) for s in strongest},
         strongest_value={s: float(a.statistics[s].max()) for s in strongest},
         baseline_correct=round(p.baseline_retrieval * p.n_queries),
         worst_layer=worst,
         worst_cosine=p.layer_cosine[worst],
         other_layers_cosine=float(np.delete(p.layer_cosine, worst).min()),
         single_cosine_min=float(p.single_cosine.min()),
-        least=head_name(*p.least_damaging()),
-        most=head_name(*p.most_damaging()),
-        least_damage=p.damage[p.least_damaging()],
-        most_damage=p.damage[p.most_damaging()],
+        least=_name(*p.order[0]),  # the least damaging head alone, and the most
+        most=_name(*p.order[-1]),
+        least_damage=p.damage[p.order[0]],
+        most_damage=p.damage[p.order[-1]],
         moves=p.largest_retrieval_move(),
-        changes=p.single_retrieval_changes(),
+        changes=(  # single-head removals that raise and lower retrieval accuracy
+            int((p.single_retrieval > p.baseline_retrieval).sum()),
+            int((p.single_retrieval < p.baseline_retrieval).sum()),
+        ),
         literature=tuple(  # (heads, share, cosine, retrieval): Michel's, Voita's, all
             (count, count / p.n_heads, *p.at(count))
             for count in (*literature_counts(p.n_heads), p.n_heads)
@@ -367,7 +294,7 @@ def facts(a: Atlas, p: Pruning) -> dict[str, Fact]:
     shift = a.value("previous token") if counts["previous token"] else 0.0
     positional = a.layers("previous token") + a.layers("next token")
     broad0 = a.count_in_layer("broad", 0)
-    means = {s: a.layer_means(s) for s in ("cls", "sep", "punctuation")}
+    means = {s: a.statistics[s].mean(axis=1) for s in ("cls", "sep", "punctuation")}
     worst = int(np.argmin(p.layer_cosine))
     others = np.delete(p.layer_cosine, worst)
     damage = 1 - p.layer_cosine
@@ -433,7 +360,7 @@ def figures(a: Atlas, p: Pruning) -> dict[str, Figure]:
         per_layer.append(
             f"layer {layer}: " + ", ".join(f"{n[i]} {kinds[i]}" for i in order)
         )
-    brightest = "; ".join(f"{s} {head_name(*a.strongest(s))}" for s in TARGETS)
+    brightest = "; ".join(f"{s} {_name(*a.strongest(s))}" for s in TARGETS)
     papers = (
         (michel2019.BERT_PRUNABLE, michel2019.SHORT),
         (voita2019.pruned_share(), voita2019.SHORT),

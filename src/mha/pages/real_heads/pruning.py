@@ -1,27 +1,14 @@
 """Remove all-MiniLM-L6-v2's heads and measure what its sentence embeddings lose.
 
-A head is removed by zeroing its output before W_O (the core's ``head_mask``), at
-test time, with no retraining. A pruned model is measured on the sentences of
-``mha.experiments.corpus`` in two ways:
-
-- ``cosine``: the mean cosine similarity between each sentence's pruned and unpruned
-  embedding (1 = unchanged);
-- ``retrieval``: the share of the corpus's retrieval queries whose nearest neighbour
-  (by cosine, among all the other sentences) is their partner.
-
-Three studies: each of the 72 heads alone; each layer's heads together; then
-cumulative pruning, heads removed in the order of their single-head damage
-(1 - cosine), least damaging first, measured every ``STEP`` heads and at the shares
-that Michel et al. and Voita et al. report.
-
-```python
-from mha.pages.real_heads.pruning import pruning
-
-result = pruning()
-assert result.single_cosine.shape == (6, 12)
-cosine, retrieval = result.at(0)  # nothing removed yet
-assert abs(cosine - 1) < 1e-6 and retrieval == result.baseline_retrieval
-```
+A head is removed by zeroing its output before W_O (the core's ``head_mask``), at test
+time, with no retraining. A pruned model is measured on the sentences of
+``mha.experiments.corpus`` by ``cosine``, the mean cosine similarity between each
+sentence's pruned and unpruned embedding (1 = unchanged), and ``retrieval``, the share
+of the corpus's retrieval queries whose nearest neighbour (by cosine, among all the
+other sentences) is their partner. Three studies: each of the 72 heads alone; each
+layer's heads together; then heads removed one after another in the order of their
+single-head damage (1 - cosine), least damaging first, measured every ``STEP`` heads
+and at the shares that Michel et al. and Voita et al. report.
 """
 
 from __future__ import annotations
@@ -42,9 +29,8 @@ BATCH_SIZE = 12  # sentences per forward pass, grouped by length
 def retrieval_accuracy(
     embeddings: np.ndarray, queries: Sequence[tuple[int, int]]
 ) -> float:
-    """Share of ``(query, answer)`` pairs whose answer is the query's nearest neighbour.
-
-    ``embeddings (B, d)`` are unit vectors; a query's neighbours are all the other rows.
+    """Share of ``(query, answer)`` pairs whose answer is the query's nearest neighbour
+    among the other rows of ``embeddings (B, d)``, unit vectors.
 
     ```python
     import numpy as np
@@ -62,10 +48,9 @@ def retrieval_accuracy(
 
 
 class Evaluator:
-    """The corpus encoded once by the whole model, ready to be re-encoded pruned.
-
-    Sentences are grouped by length (less padding), and each group's layer inputs
-    are kept, so a pruned pass reruns only the layers from the first pruned one up.
+    """The corpus encoded once by the whole model, ready to be re-encoded pruned: the
+    sentences grouped by length (less padding), each group's layer inputs kept, so
+    a pruned pass reruns only the layers from the first pruned one up.
 
     ```python
     import numpy as np
@@ -160,20 +145,6 @@ class Pruning:
         i = where[0]
         return float(self.cumulative_cosine[i]), float(self.cumulative_retrieval[i])
 
-    def most_damaging(self) -> tuple[int, int]:
-        """``(layer, head)`` whose removal alone moves the embeddings most."""
-        return self.order[-1]
-
-    def least_damaging(self) -> tuple[int, int]:
-        """``(layer, head)`` whose removal alone moves the embeddings least."""
-        return self.order[0]
-
-    def single_retrieval_changes(self) -> tuple[int, int]:
-        """How many single-head removals ``(raise, lower)`` the retrieval accuracy."""
-        raised = int((self.single_retrieval > self.baseline_retrieval).sum())
-        lowered = int((self.single_retrieval < self.baseline_retrieval).sum())
-        return raised, lowered
-
     def largest_retrieval_move(self) -> int:
         """The most queries that any single-head removal turns (right or wrong)."""
         moves = np.abs(self.single_retrieval - self.baseline_retrieval)
@@ -247,7 +218,10 @@ def pruning() -> Pruning:
     ```python
     from mha.pages.real_heads.pruning import pruning
 
-    assert pruning().n_sentences >= 30
+    result = pruning()
+    assert result.n_sentences >= 30 and result.single_cosine.shape == (6, 12)
+    cosine, retrieval = result.at(0)  # nothing removed yet
+    assert abs(cosine - 1) < 1e-6 and retrieval == result.baseline_retrieval
     ```
     """
     return cached(study, sentences(), retrieval_queries())
