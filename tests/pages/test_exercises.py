@@ -55,7 +55,7 @@ def test_split_heads_checker_accepts_right_answers(right):
         (lambda x, h: None, "shape"),
         (lambda x, h: x.reshape(-1, h), "shape"),
         (lambda x, h: x[999], "raised IndexError"),
-        # issue 16: answers that ignore the input's values, or truncate them
+        # answers that ignore the input's values, or truncate them
         (
             lambda x, h: split_swapaxes(
                 np.arange(x.size, dtype=x.dtype).reshape(x.shape), h
@@ -153,7 +153,7 @@ def test_gqa_checker_accepts_right_answers(right):
         (lambda d, h, kv: gqa_formula(d, h, kv) + 4 * d, "expected"),  # biases
         (lambda d, h, kv: str(gqa_formula(d, h, kv)), "expected an integer"),
         (lambda d, h: 0, "raised TypeError"),
-        # issue 16: d_k fixed at 64 (every old case had d_k = 64)
+        # d_k fixed at 64 (a checker tried only with d_k = 64 passes it)
         (lambda d, h, kv: 2 * d * d + 2 * d * kv * 64, "expected"),
         (lambda d, h, kv: 2 * d * d + 2 * d * kv * (d / h), "a float"),
         (lambda d, h, kv: np.array([gqa_formula(d, h, kv)] * 2), "expected an integer"),
