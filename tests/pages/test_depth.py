@@ -19,21 +19,92 @@ from mha.pretrained import smollm2
 from tests.reference import reference_module
 
 
-def brute_force_targets(tokens: list[int]) -> list[int]:
-    """The token after the most recent earlier occurrence, by a plain loop."""
-    answers = []
+def brute_force(tokens: list[int]) -> tuple[list[int], list[int]]:
+    """The token after the most recent earlier occurrence, and how far back that
+    occurrence is, by a plain loop."""
+    answers, offsets = [], []
     for t, token in enumerate(tokens):
         earlier = [j for j in range(t) if tokens[j] == token]
         answers.append(tokens[earlier[-1] + 1] if earlier else -1)
-    return answers
+        offsets.append(t - earlier[-1] if earlier else -1)
+    return answers, offsets
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(0, 5), min_size=1, max_size=30))
 def test_targets_are_the_token_after_the_most_recent_earlier_occurrence(tokens):
-    assert induction.targets_of(np.array(tokens)).tolist() == brute_force_targets(
-        tokens
+    answers, offsets = brute_force(tokens)
+    assert induction.targets_of(np.array(tokens)).tolist() == answers
+    assert induction.offsets_of(np.array(tokens)).tolist() == offsets
+
+
+def test_the_exclusion_baseline_is_a_uniform_guess_among_the_other_tokens():
+    """By construction the answer is never the current token nor the first one; a
+    guess uniform over the remaining tokens is right 1 / (12 - 2) of the time, or
+    1 / (12 - 1) where the current token is the first."""
+    task = depth.task()
+    batch = induction.sample(depth.N_TEST, np.random.default_rng([depth.SEED, 1]))
+    odds = []
+    for row, answers in zip(batch.tokens, batch.targets, strict=True):
+        for t, answer in enumerate(answers):
+            if answer >= 0:
+                assert answer not in (row[t], row[0])
+                odds.append(1 / (induction.VOCAB - len({row[t], row[0]})))
+    assert task.exclusion == pytest.approx(np.mean(odds))
+    assert task.exclusion == pytest.approx(0.099, abs=0.001)
+    assert task.chance < task.exclusion and task.excluded_answers == 0
+    facts = depth.facts(task, repeated_tokens.scan())
+    assert facts["never_excluded"].holds and facts["one_near_exclusion"].holds
+    leaky = depth.facts(
+        dataclasses.replace(task, excluded_answers=1), repeated_tokens.scan()
     )
+    assert not leaky["never_excluded"].holds
+    better = dataclasses.replace(task.one, accuracy=task.one.accuracy + 0.05)
+    far = depth.facts(dataclasses.replace(task, one=better), repeated_tokens.scan())
+    assert not far["one_near_exclusion"].holds
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(st.integers(2, 9), min_size=1, max_size=3, unique=True),
+    st.integers(0, 2**32 - 1),
+)
+def test_one_layer_answers_exactly_at_the_offsets_it_has_heads_for(offsets, seed):
+    """Sequences of the task's kind (two shuffles, cut): wherever the earlier
+    occurrence lies at a covered offset, the answer; elsewhere no answer at all."""
+    batch = induction.sample(20, np.random.default_rng(seed), vocab=6, length=10)
+    circuit = induction.build_one_layer(tuple(offsets), vocab=6, length=10)
+    assert circuit.layers[0].n_heads == len(offsets) + 1 and len(circuit.layers) == 1
+    stream, _ = circuit.run(batch.tokens)
+    logits = stream[-1] @ circuit.unembed
+    where = np.isin(induction.offsets_of(batch.tokens), offsets)
+    assert (logits.argmax(axis=-1)[where] == batch.targets[where]).all()
+    assert (logits.max(axis=-1)[where] > 0.5).all()
+    assert (logits.max(axis=-1)[~where] < 0.5).all()  # no answer
+
+
+def test_one_layer_covers_more_offsets_only_with_more_heads():
+    task = depth.task()
+    rows = task.built_one
+    assert [len(r.offsets) for r in rows] == [*depth.BUILT_HEADS, len(task.offsets)]
+    assert [r.n_heads for r in rows] == [len(r.offsets) + 1 for r in rows]
+    assert all(r.covered == 1.0 for r in rows) and rows[-1].overall == 1.0
+    assert [r.share for r in rows] == sorted(r.share for r in rows)
+    assert all(r.elsewhere == 0.0 and r.overall == r.share for r in rows[:-1])
+    assert task.offsets == tuple(range(2, induction.LENGTH))  # offset 1 cannot occur
+    scan = repeated_tokens.scan()
+    facts = depth.facts(task, scan)
+    assert facts["built_exact"].holds and facts["built_all"].holds
+    miss = dataclasses.replace(rows[0], covered=0.99)
+    wrong = depth.facts(dataclasses.replace(task, built_one=(miss, *rows[1:])), scan)
+    assert not wrong["built_exact"].holds
+    partial = dataclasses.replace(rows[-1], overall=0.99)
+    short = depth.facts(
+        dataclasses.replace(task, built_one=(*rows[:-1], partial)), scan
+    )
+    assert not short["built_all"].holds
+    with pytest.raises(ValueError, match="offsets"):
+        induction.build_one_layer((23,))
 
 
 def test_sequences_are_two_shuffles_and_only_the_second_is_scored():
@@ -116,13 +187,46 @@ def test_the_scan_facts_turn_false_with_other_values():
     assert facts["second_copy"].holds and facts["ablation"].holds
     assert facts["sinks"].holds and facts["below_even"].holds and facts["louder"].holds
     no_copy = dataclasses.replace(scan, loss_second=scan.loss_first)
-    harmless = dataclasses.replace(scan, loss_top=scan.loss_clean)
+    harmless = dataclasses.replace(scan, loss_top=scan.loss_random.max())
     no_sink = dataclasses.replace(scan, first_token=0 * scan.first_token)
     assert not depth.facts(depth.task(), no_copy)["second_copy"].holds
     assert not depth.facts(depth.task(), harmless)["ablation"].holds
     assert not depth.facts(depth.task(), no_sink)["sinks"].holds
     assert depth.page().louder == ["L0", "L29"]
     assert depth.page().below_even == ["L0", "L1", "L11"]
+
+
+def test_the_sinks_sit_where_the_first_token_stands_out_not_by_how_far():
+    scan = repeated_tokens.scan()
+    ratio = scan.first_stream_norm / scan.stream_norm
+    groups = depth.page().sinks
+    quiet = np.flatnonzero(ratio[:-1] < depth.OUTSIZED)
+    assert groups["quiet"]["span"] == "L0, L1, L10 and L11" == depth._span(quiet)
+    assert groups["jump"] == "L11" and groups["jump_to"] == ratio[12] == ratio.max()
+    assert groups["before"]["span"] == "L2–L9" and groups["after"]["span"] == "L12–L29"
+    assert groups["quiet"]["share"][1] == scan.first_token[quiet].max()
+    facts = depth.facts(depth.task(), scan)
+    assert facts["massive"].holds and facts["co_occur"].holds
+    assert facts["not_by_size"].holds
+    # a sink in a layer whose first token does not stand out: no longer co-occurring
+    share = scan.first_token.copy()
+    share[quiet[0]] = 0.9
+    lone = depth.facts(depth.task(), dataclasses.replace(scan, first_token=share))
+    assert not lone["co_occur"].holds
+    # sinks growing with the ratio: the later layers give the first token more
+    share = scan.first_token.copy()
+    share[12:] = 0.95
+    growing = depth.facts(depth.task(), dataclasses.replace(scan, first_token=share))
+    assert not growing["not_by_size"].holds
+    flat = dataclasses.replace(scan, first_stream_norm=scan.stream_norm * 1.5)
+    assert not depth.facts(depth.task(), flat)["massive"].holds
+
+
+@pytest.mark.parametrize(
+    "layers, span", [([2, 3, 4], "L2–L4"), ([0, 1], "L0 and L1"), ([5], "L5")]
+)
+def test_layer_spans_are_written_compactly(layers, span):
+    assert depth._span(layers) == span
 
 
 def test_scores_on_hand_made_patterns():
@@ -137,6 +241,31 @@ def test_scores_on_hand_made_patterns():
         repeated_tokens.induction_scores(np.ones((3, 4)), 2)
 
 
+def test_the_batched_ablation_equals_one_pass_per_sequence_with_a_head_mask(model):
+    """``ablated_loss`` runs all sequences at once, and from the first changed layer
+    when it is handed the unchanged streams; both equal ``logits(ids, head_mask)``."""
+    ids = repeated_tokens.repeated_sequences(model)[:2]
+    heads = [(17, 3), (18, 6)]
+    keep = np.ones((30, 9))
+    keep[17, 3] = keep[18, 6] = 0
+    half = repeated_tokens.HALF
+    expected = np.mean(
+        [
+            np.log(
+                smollm2.perplexity_of(model.logits(row, keep)[half:-1], row[half + 1 :])
+            )
+            for row in ids
+        ]
+    )
+    entering = np.stack([model.trace(row).stream for row in ids], axis=1)
+    assert repeated_tokens.ablated_loss(model, ids, heads) == pytest.approx(
+        expected, abs=1e-3
+    )
+    assert repeated_tokens.ablated_loss(model, ids, heads, entering) == pytest.approx(
+        expected, abs=1e-3
+    )
+
+
 def test_smollm2_has_induction_heads_and_they_carry_the_repeat():
     scan = repeated_tokens.scan()
     top = repeated_tokens.strongest(scan.induction, repeated_tokens.N_ABLATED)
@@ -144,6 +273,15 @@ def test_smollm2_has_induction_heads_and_they_carry_the_repeat():
     assert scores == sorted(scores, reverse=True)
     assert scan.loss_second < scan.loss_first
     assert scan.loss_top > scan.loss_random.max()
+    page = depth.page()
+    worst = scan.random_sets[np.argmax(scan.loss_random)]
+    assert page.worst_set == [f"L{layer}H{head}" for layer, head in worst]
+    assert page.random == [
+        np.median(scan.loss_random),
+        scan.loss_random.min(),
+        scan.loss_random.max(),
+    ]
+    assert page.ablation_ratio == scan.loss_top / scan.loss_second
     assert (
         len({tuple(map(tuple, s)) for s in scan.random_sets})
         == repeated_tokens.N_RANDOM_SETS

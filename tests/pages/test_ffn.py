@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +21,9 @@ from mha.pages.ffn import (
     in_convex_polygon,
     page,
     relu_demo,
+    sink_relu_demo,
 )
+from mha.support.formatting import significant
 
 
 @settings(max_examples=40, deadline=None)
@@ -93,9 +96,40 @@ def test_the_ffn_pages_facts_hold_and_turn_false_on_other_values():
         "8 outputs as crosses, all of which fall inside" in p.figures["convex_hull"].alt
     )
     outside = replace(p.hull, inside=np.array([True] * 7 + [False]))
-    assert not facts(outside, p.bounds, p.relu)["all_within"].holds
+    assert not facts(outside, p.bounds, p.relu, p.sink)["all_within"].holds
     assert "7 of which fall inside" in figures(outside)["convex_hull"].alt
     negative = replace(p.bounds, min_weight=-1e-3)
-    assert not facts(p.hull, negative, p.relu)["never_negative"].holds
+    assert not facts(p.hull, negative, p.relu, p.sink)["never_negative"].holds
     affine = replace(p.relu, attention_error=0.0)  # as if an affine map were ReLU
-    assert not facts(p.hull, p.bounds, affine)["ffn_exact"].holds
+    assert not facts(p.hull, p.bounds, affine, p.sink)["ffn_exact"].holds
+
+
+def test_the_lone_tokens_gap_is_printed_as_what_it_is():
+    """0.0e+00 (exact), never a rounded 0.000; a tiny gap reads as not exact."""
+    p = page()
+    assert p.relu.linear_gap == 0.0 and p.linear_gap == "0.0e+00"
+    assert p.facts["linear"].holds and p.facts["linear_exact"].holds
+    rounding = facts(p.hull, p.bounds, replace(p.relu, linear_gap=4e-16), p.sink)
+    assert rounding["linear"].holds and not rounding["linear_exact"].holds
+    coarse = facts(p.hull, p.bounds, replace(p.relu, linear_gap=1e-3), p.sink)
+    assert not coarse["linear"].holds
+
+
+def test_a_sink_lets_a_head_approach_relu():
+    """With a zero-valued sink beside it, head i outputs x_i sigmoid(beta x_i)."""
+    demo = sink_relu_demo()
+    x = np.random.default_rng(0).normal(size=(2000, 4))  # relu_demo's tokens
+    target = np.maximum(x, 0)
+    spread = ((target - target.mean(axis=0)) ** 2).sum()
+    for beta, error in zip(demo.scales, demo.errors, strict=True):
+        smooth = x / (1 + np.exp(-beta * x))
+        assert error == pytest.approx(((smooth - target) ** 2).sum() / spread)
+    assert list(demo.errors) == sorted(demo.errors, reverse=True)
+    assert demo.errors[-1] < 1e-6 < demo.errors[0] < relu_demo().attention_error
+    p = page()
+    assert p.facts["sink_closer"].holds
+    errors = [f"{significant(100 * e)}%" for e in demo.errors]
+    assert p.sink_errors == f"{errors[0]}, {errors[1]} and {errors[2]}"
+    assert p.sink_scales == "1, 10 and 100"
+    blunt = replace(demo, errors=(0.3, 0.2, 0.1))  # no better than the affine fit
+    assert not facts(p.hull, p.bounds, p.relu, blunt)["sink_closer"].holds

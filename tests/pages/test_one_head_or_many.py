@@ -384,3 +384,17 @@ def test_the_page_quotes_the_site_sweep():
         "head_heatmaps",
         "head_roles",
     }
+
+
+def test_the_printed_sequence_is_the_tables():
+    """The page's code block prints the first tokens of the test set: the sequence of
+    the token table above it (and of the heatmaps), not another one."""
+    config = head_sweep.SweepConfig()
+    table = page_module.page().tokens
+    assert (
+        table
+        == toy_task.describe(config.test_set())
+        == toy_task.describe(config.example())
+    )
+    other = toy_task.generate(1000, np.random.default_rng(7))  # what it printed before
+    assert toy_task.describe(other) != table

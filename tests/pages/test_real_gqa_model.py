@@ -47,6 +47,46 @@ def test_nine_kv_heads_give_the_same_model_and_one_breaks_it(page):
     assert len(r.mqa_layer_perplexity) == 30
     assert r.mqa_layer_perplexity[r.worst_layer] == max(r.mqa_layer_perplexity)
     assert r.mqa_layer_perplexity[r.best_layer] == min(r.mqa_layer_perplexity)
+    # the per-token losses are the perplexities', token by token
+    assert r.mqa_layer_loss.shape == (30, r.n_tokens - 1)
+    np.testing.assert_allclose(
+        np.exp(r.mqa_layer_loss.mean(axis=1)), r.mqa_layer_perplexity, rtol=1e-12
+    )
+    assert np.exp(r.token_loss.mean()) == pytest.approx(r.perplexity, rel=1e-9)
+
+
+def test_one_paragraph_cannot_rank_the_kindest_layers(page):
+    """The paired standard error of a layer's per-token loss change is larger than the
+    change of the kindest layers: they tie within noise; the worst does not."""
+    r, rank = page.study, page.ranking
+    assert (
+        rank["best"]["layer"] == r.best_layer
+        and rank["worst"]["layer"] == r.worst_layer
+    )
+    difference = r.mqa_layer_loss[r.best_layer] - r.token_loss
+    error = difference.std(ddof=1) / np.sqrt(len(difference))
+    assert rank["best"]["change"] == pytest.approx(np.expm1(difference.mean()))
+    assert rank["best"]["error"] == pytest.approx(np.expm1(error))
+    assert abs(rank["best"]["change"]) < rank["best"]["error"]
+    assert (
+        rank["tied"][:3]
+        == sorted(range(30), key=lambda i: r.mqa_layer_perplexity[i])[:3]
+    )
+    assert r.worst_layer not in rank["tied"] and len(rank["tied"]) > 2
+    assert page.facts["best_is_noise"].holds and page.facts["worst_is_not"].holds
+    # a paragraph on which the best layer is clearly kinder, token by token: no tie
+    kinder = r.mqa_layer_loss.copy()
+    kinder[r.best_layer] = r.token_loss - 0.5
+    clear = dataclasses.replace(r, mqa_layer_loss=kinder)
+    stale = gqa.facts(clear, page.bench, page.every.counts)
+    assert not stale["best_is_noise"].holds
+    # the worst layer as noisy as its change: no longer outside the noise
+    noisy = r.mqa_layer_loss.copy()
+    shift = noisy[r.worst_layer].mean() - r.token_loss.mean()  # the same change
+    noise = np.resize([-10.0, 10.0], len(r.token_loss))
+    noisy[r.worst_layer] = r.token_loss + shift + noise
+    blurred = dataclasses.replace(r, mqa_layer_loss=noisy)
+    assert not gqa.facts(blurred, page.bench, page.every.counts)["worst_is_not"].holds
 
 
 def test_expand_kv_heads_keeps_a_biased_layers_outputs():

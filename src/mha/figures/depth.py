@@ -1,5 +1,5 @@
 """Figures of the depth page: the residual stream, the induction circuit, the trained
-models, and SmolLM2's induction heads and attention sinks.
+models, and SmolLM2's induction heads and attention sinks beside the first token's norm.
 
 Layers and heads are numbered from 0 (``L17H3``).
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
+from matplotlib.ticker import FixedLocator, NullLocator
 
 from mha.figures.style import CMAP, INK, PALETTE, new_figure
 from mha.pages.depth import Scan, Task
@@ -87,16 +88,19 @@ def circuit_attention(weights: tuple[np.ndarray, ...], tokens: np.ndarray) -> Fi
 
 
 def training(task: Task) -> Figure:
-    """Held-out accuracy of each trained model, per seed, against chance and twice it.
+    """Held-out accuracy of each trained model, per seed, on a log scale, against
+    chance, the exclusion baseline and twice chance.
 
     ```python
     from mha.figures.depth import training
     from mha.pages.depth import task
 
-    assert len(training(task()).axes[0].patches) == 6  # 2 shapes x 3 seeds
+    fig = training(task())
+    assert len(fig.axes[0].patches) == 6  # 2 shapes x 3 seeds
+    assert len(fig.axes[0].lines) == 3  # chance, exclusion, twice chance
     ```
     """
-    fig, ax = new_figure(5.4, 2.6)
+    fig, ax = new_figure(5.4, 2.8)
     runs = (task.one, task.two)
     width = 0.8 / len(runs[0].accuracy)
     for i, run in enumerate(runs):
@@ -107,15 +111,23 @@ def training(task: Task) -> Figure:
                 width * 0.9,
                 color=PALETTE[i],
             )
-    ax.axhline(task.chance, color=INK, linestyle=":", linewidth=1, label="chance")
-    ax.axhline(
-        2 * task.chance, color=INK, linestyle="--", linewidth=1, label="twice chance"
+    lines = (
+        (task.chance, ":", "chance"),
+        (task.exclusion, "-.", "exclusion baseline"),
+        (2 * task.chance, "--", "twice chance"),
     )
+    for level, style, label in lines:
+        ax.axhline(level, color=INK, linestyle=style, linewidth=1, label=label)
     ax.legend(loc="upper left", fontsize=9)
     ax.set_xticks(range(len(runs)), [run.shape.name for run in runs], fontsize=10)
     ax.set_xlim(-0.5, 1.5)
-    ax.set_ylim(0, 1)
-    ax.set_ylabel("held-out accuracy")
+    ax.set_yscale("log")
+    ax.set_ylim(0.05, 1.05)
+    ticks = [0.05, 0.1, 0.2, 0.5, 1.0]
+    ax.yaxis.set_major_locator(FixedLocator(ticks))
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.set_yticklabels([f"{t:.0%}" for t in ticks])
+    ax.set_ylabel("held-out accuracy (log scale)")
     return fig
 
 
@@ -158,29 +170,37 @@ def head_scores(scan: Scan, top: list[tuple[int, int]]) -> Figure:
     return fig
 
 
-def attention_sinks(scan: Scan) -> Figure:
-    """Per layer, the share of attention that queries put on the first token.
+def sinks_and_norms(
+    share: np.ndarray, ratio: np.ndarray, even: float, outsized: float
+) -> Figure:
+    """Two curves over the layers, one above the other: the ``share`` of attention on
+    the first token (against ``even``, an even spread), and the ``ratio`` of the first
+    token's residual stream to the others' where each layer reads it (log scale,
+    against ``outsized``).
 
     ```python
-    from mha.figures.depth import attention_sinks
+    from mha.figures.depth import sinks_and_norms
     from mha.pages.depth import page
 
-    assert len(attention_sinks(page().scan).axes[0].patches) == 30
+    fig = sinks_and_norms(*page().figures["sinks_and_norms"].data)
+    assert len(fig.axes) == 2 and len(fig.axes[0].lines) == len(fig.axes[1].lines) == 2
     ```
     """
-    fig, ax = new_figure(5.4, 2.6)
-    layers = np.arange(len(scan.first_token))
-    ax.bar(layers, scan.first_token, color=PALETTE[0])
-    ax.axhline(
-        scan.uniform_first_token,
-        color=INK,
-        linestyle="--",
-        linewidth=1,
-        label="an even spread",
+    fig, (top, bottom) = new_figure(5.4, 4.2, nrows=2, sharex=True)
+    layers = np.arange(len(share))
+    top.plot(layers, share, "o-", color=PALETTE[0], ms=3, label="first token's share")
+    top.axhline(even, color=INK, linestyle="--", linewidth=1, label="an even spread")
+    top.set_ylim(0, 1)
+    top.set_ylabel("weight on\nthe first token")
+    top.legend(loc="upper right", fontsize=9)
+    bottom.plot(layers, ratio, "s-", color=PALETTE[1], ms=3, label="first / others")
+    bottom.axhline(
+        outsized, color=INK, linestyle=":", linewidth=1, label=f"{outsized:.0f} times"
     )
-    ax.legend(loc="upper right", fontsize=9)
-    ax.set_xticks(layers[::3], [str(i) for i in layers[::3]], fontsize=9)
-    ax.set_xlabel("layer")
-    ax.set_ylabel("weight on the first token")
-    ax.set_ylim(0, 1)
+    bottom.set_yscale("log")
+    bottom.set_ylabel("first token's norm\n/ others' (log)")
+    bottom.legend(loc="lower right", fontsize=9)
+    bottom.set_xticks(layers[::3], [str(i) for i in layers[::3]], fontsize=9)
+    bottom.set_xlabel("layer (the stream it reads)")
+    fig.align_ylabels((top, bottom))
     return fig

@@ -3,6 +3,9 @@
 A head's output is a convex combination of its values, so it lies in their hull; a
 token that attends only to itself gets ``x W_V W_O``, affine in ``x``: no attention
 layer computes ReLU of it, a one-hidden-layer ReLU feed-forward network (FFN) does.
+The argument reaches that token only: a token that also sees a key with a zero value
+(a sink) gets ``x sigmoid(beta x)`` from a head built for it, close to ReLU for a
+large ``beta`` (``sink_relu_demo``).
 """
 
 from __future__ import annotations
@@ -15,8 +18,11 @@ import numpy as np
 from mha.attention import causal_mask
 from mha.heads import split_heads
 from mha.layer import MultiHeadAttention
+from mha.support.formatting import significant
 from mha.support.page import Fact, Figure, Page
 from mha.support.validate import generator
+
+SINK_SCALES = (1.0, 10.0, 100.0)  # beta: the sink heads' score per unit of x
 
 
 @functools.cache
@@ -31,29 +37,51 @@ def page() -> Page:
     ```
     """
     hull, bounds, relu = hull_demo(), bounds_check(), relu_demo()
+    sink = sink_relu_demo()
     return Page(
         hull=hull,
         inside=(int(hull.inside.sum()), len(hull.inside)),  # outputs in the hull, all
         bounds=bounds,
         min_weight=f"{bounds.min_weight:.1e}",
         relu=relu,
-        facts=facts(hull, bounds, relu),
+        linear_gap=f"{relu.linear_gap:.1e}",
+        sink=sink,
+        sink_errors=_words([f"{significant(100 * e)}%" for e in sink.errors]),
+        sink_scales=_words([f"{beta:.0f}" for beta in sink.scales]),
+        facts=facts(hull, bounds, relu, sink),
         figures=figures(hull),
     )
 
 
-def facts(hull: HullDemo, bounds: BoundsCheck, relu: ReluDemo) -> dict[str, Fact]:
-    """The facts the page's sentences state about the three demonstrations.
+def _words(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def facts(
+    hull: HullDemo, bounds: BoundsCheck, relu: ReluDemo, sink: SinkDemo
+) -> dict[str, Fact]:
+    """The facts the page's sentences state about the four demonstrations.
 
     ```python
     from dataclasses import replace
-    from mha.pages.ffn import bounds_check, facts, hull_demo, relu_demo
+    from mha.pages.ffn import bounds_check, facts, hull_demo, relu_demo, sink_relu_demo
 
     lucky = replace(relu_demo(samples=100), attention_error=0.0)  # an affine ReLU?
-    assert not facts(hull_demo(), bounds_check(), lucky)["ffn_exact"].holds
+    sink = sink_relu_demo(samples=100)
+    assert not facts(hull_demo(), bounds_check(), lucky, sink)["ffn_exact"].holds
     ```
     """
+    errors = np.array(sink.errors)
     return {
+        "linear": Fact(relu.linear_gap < 1e-12, f"largest gap {relu.linear_gap}"),
+        "linear_exact": Fact(relu.linear_gap == 0, f"largest gap {relu.linear_gap}"),
+        "sink_closer": Fact(
+            (np.diff(errors) < 0).all()
+            and (errors < relu.attention_error).all()
+            and errors[-1] < 1e-4 * relu.attention_error,
+            f"sink heads {sink.errors} at beta {sink.scales}, "
+            f"best affine map {relu.attention_error}",
+        ),
         "never_negative": Fact(
             bounds.min_weight >= 0, f"smallest weight {bounds.min_weight}"
         ),
@@ -294,3 +322,63 @@ def relu_demo(
     ffn = feed_forward(x, eye, zero, eye, zero)
     ffn_error = float(((ffn - target) ** 2).sum() / spread)
     return ReluDemo(samples, d_model, linear_gap, attention_error, ffn_error)
+
+
+@dataclass(frozen=True)
+class SinkDemo:
+    """ReLU of a token that also sees a sink: one head per coordinate, per scale."""
+
+    samples: int
+    d_model: int
+    scales: tuple[float, ...]  # beta
+    errors: tuple[float, ...]  # unexplained share of ReLU's variance, per beta
+
+
+def sink_relu_demo(
+    samples: int = 2000,
+    d_model: int = 4,
+    scales: tuple[float, ...] = SINK_SCALES,
+    rng: np.random.Generator | None = None,
+) -> SinkDemo:
+    """How close a head gets to ReLU once its token also sees a sink (a key whose
+    value is zero): the core's layer, weights set by hand, on two-token sequences.
+
+    The sink comes first, flagged by an extra coordinate; each token ``x`` (the same
+    random tokens as ``relu_demo``) comes second. Head ``i`` scores ``beta x_i`` on
+    the token and 0 on the sink (its key is 1 on the token, 0 on the sink: a key bias
+    minus the flag), so it puts ``sigmoid(beta x_i)`` on the token, and its value is
+    ``x_i``: the output is ``x_i sigmoid(beta x_i)``, ReLU's smooth twin.
+
+    ```python
+    from mha.pages.ffn import relu_demo, sink_relu_demo
+
+    demo = sink_relu_demo(samples=500, scales=(1.0, 100.0))
+    assert demo.errors[1] < 1e-5 < demo.errors[0] < relu_demo(samples=500).attention_error
+    ```
+    """
+    rng = generator(rng)
+    x = rng.normal(size=(samples, d_model))  # the tokens relu_demo draws first
+    target = np.maximum(x, 0)
+    spread = ((target - target.mean(axis=0)) ** 2).sum()
+    width = 2 * d_model  # the tokens' coordinates, the sink's flag, then zeros
+    d_k = width // d_model  # one head per coordinate
+    sequences = np.zeros((samples, 2, width))
+    sequences[:, 0, d_model] = 1.0  # the sink: the flag, and a zero value
+    sequences[:, 1, :d_model] = x
+    errors = []
+    for beta in scales:
+        layer = MultiHeadAttention(width, d_model, bias=True)
+        layer.w_q, layer.w_k, layer.w_v, layer.w_o = (
+            np.zeros((width, width)) for _ in range(4)
+        )
+        layer.b_k = np.zeros(width)
+        for i in range(d_model):
+            column = i * d_k  # the head's first coordinate
+            layer.w_q[i, column] = beta * np.sqrt(d_k)  # undo the 1/sqrt(d_k)
+            layer.b_k[column], layer.w_k[d_model, column] = 1.0, -1.0
+            layer.w_v[i, column] = 1.0
+            layer.w_o[column, i] = 1.0
+        out, _ = layer(sequences, mask=causal_mask(2))
+        fit = out[:, 1, :d_model]
+        errors.append(float(((fit - target) ** 2).sum() / spread))
+    return SinkDemo(samples, d_model, tuple(scales), tuple(errors))

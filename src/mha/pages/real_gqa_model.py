@@ -6,7 +6,8 @@ NumPy, the bytes its KV cache holds while it answers, against the formula; that
 repeating each K/V head 3 times (multi-head attention) gives the same logits with 3
 times the cache; and what mean-pooling them into 1 (multi-query attention, Ainslie et
 al. 2023's conversion) does to perplexity without retraining, in every layer at once
-and in one layer at a time.
+and in one layer at a time, token by token, so that the page can tell a difference
+from the noise of one paragraph.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ PARAGRAPH = (
 )
 QUESTION = "What is the capital of France?"
 NEW_TOKENS = 12
+NOISE = 2.0  # "within noise": closer than this many standard errors of the difference
 CACHE_ITEMSIZE = np.dtype(np.float32).itemsize  # the model computes in float32
 
 
@@ -163,33 +165,54 @@ def trace_cache(model: smollm2.SmolLM2, prompt: str, max_new_tokens: int) -> Cac
     )
 
 
+def token_losses(logits: np.ndarray, targets) -> np.ndarray:
+    """Each target's negative log-likelihood (nats) under ``logits (n, vocab)``: the
+    mean of them is the log of the perplexity.
+
+    ```python
+    import numpy as np
+    from mha.pages.real_gqa_model import token_losses
+
+    losses = token_losses(np.zeros((2, 4)), [1, 3])  # uniform over 4 tokens
+    assert np.allclose(losses, np.log(4))
+    ```
+    """
+    rows = np.asarray(logits, dtype=np.float64)
+    peak = rows.max(axis=-1, keepdims=True)
+    log_z = peak[:, 0] + np.log(np.exp(rows - peak).sum(axis=-1))
+    return log_z - rows[np.arange(len(rows)), np.asarray(targets)]
+
+
 def one_layer_at_a_time(
     model: smollm2.SmolLM2,
     change: Callable[[MultiHeadAttention], MultiHeadAttention],
     text: str,
-) -> tuple[float, ...]:
-    """Perplexity of ``text`` with ``change`` applied to layer 0 only, then 1 only, ...
+) -> np.ndarray:
+    """Per-token losses ``(layers, tokens - 1)`` of ``text`` (nats, each token after the
+    first) with ``change`` applied to layer 0 only, then 1 only, ...
 
     The blocks before the changed one compute what they always do, so the residual
     stream entering each block is computed once, and each variant runs from its
     changed block on.
 
     ```python
+    import numpy as np
     from mha.pages.real_gqa_model import one_layer_at_a_time
     from mha.pretrained import smollm2
 
     model = smollm2.load()
     text = "The cat sat on the mat."
     unchanged = one_layer_at_a_time(model, lambda attention: attention, text)
-    assert len(unchanged) == 30
-    assert max(unchanged) - min(unchanged) < 1e-6 * model.perplexity(text)
+    assert unchanged.shape == (30, len(model.encode(text)) - 1)
+    perplexity = np.exp(unchanged.mean(axis=1))
+    assert np.ptp(perplexity) < 1e-6 * model.perplexity(text)
     ```
     """
     ids = model.encode(text)
     tokens, targets = ids[:-1], ids[1:]
     x = model.embed(tokens)  # (1, n, d_model)
     entering = []  # the residual stream entering each block
-    perplexities = []
+    losses = []
     with one_blas_thread():
         for block, cache in zip(
             model.blocks, model.new_caches(len(tokens)), strict=True
@@ -201,8 +224,8 @@ def one_layer_at_a_time(
             caches = variant.new_caches(len(tokens))[layer:]
             for block, cache in zip(variant.blocks[layer:], caches, strict=True):
                 x = block(x, cache)
-            perplexities.append(smollm2.perplexity_of(variant.head(x[0]), targets))
-    return tuple(perplexities)
+            losses.append(token_losses(variant.head(x[0]), targets))
+    return np.array(losses)
 
 
 @dataclass(frozen=True)
@@ -222,6 +245,8 @@ class Study:
     mqa_perplexity: float  # MQA in every layer
     swapped_rope_perplexity: float  # the wrong RoPE pairing for these weights
     mqa_layer_perplexity: tuple[float, ...]  # MQA in layer i only
+    token_loss: np.ndarray  # (n_tokens - 1,) nats, as published
+    mqa_layer_loss: np.ndarray  # (layers, n_tokens - 1) nats, MQA in layer i only
 
     @property
     def worst_layer(self) -> int:
@@ -252,6 +277,7 @@ def _study(text: str, question: str, new_tokens: int, model_digest: str) -> Stud
     ids = model.encode(text)
     logits = model.logits(ids)  # (n, vocab); row i predicts token i + 1
     mha_logits = mha_model.logits(ids)
+    layer_loss = one_layer_at_a_time(model, _to_mqa, text)
     return Study(
         config=model.config,
         param_count=model.param_count,
@@ -265,7 +291,9 @@ def _study(text: str, question: str, new_tokens: int, model_digest: str) -> Stud
         mha_perplexity=smollm2.perplexity_of(mha_logits[:-1], ids[1:]),
         mqa_perplexity=mqa_model.perplexity(text),
         swapped_rope_perplexity=model.map_attention(swap_rope_pairing).perplexity(text),
-        mqa_layer_perplexity=one_layer_at_a_time(model, _to_mqa, text),
+        mqa_layer_perplexity=tuple(np.exp(layer_loss.mean(axis=1)).tolist()),
+        token_loss=token_losses(logits[:-1], ids[1:]),
+        mqa_layer_loss=layer_loss,
     )
 
 
@@ -281,6 +309,51 @@ def results() -> Study:
     ```
     """
     return cached(_study, PARAGRAPH, QUESTION, NEW_TOKENS, smollm2.gguf_digest())
+
+
+def ranking(r: Study) -> dict:
+    """How far apart one paragraph can tell the layers converted alone: per-token
+    differences of loss, paired on the same tokens, against their standard error.
+
+    For the ``best`` and ``worst`` layer: the change of perplexity against the
+    published model (``change``, a fraction) and the standard error of that paired
+    difference (``error``, as a fraction of perplexity); ``tied``, the layers whose
+    difference from the best is within NOISE standard errors (the best among them).
+
+    ```python
+    from mha.pages.real_gqa_model import ranking, results
+
+    rank = ranking(results())
+    assert abs(rank["best"]["change"]) < rank["best"]["error"]
+    assert rank["worst"]["change"] > 2 * rank["worst"]["error"]
+    ```
+    """
+    losses, published = r.mqa_layer_loss, r.token_loss
+    n = published.shape[-1]
+
+    def paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+        difference = a - b
+        return float(difference.mean()), float(difference.std(ddof=1) / np.sqrt(n))
+
+    def against_published(layer: int) -> dict:
+        mean, error = paired(losses[layer], published)
+        change, spread = np.expm1([mean, error]).tolist()
+        return {"layer": layer, "change": change, "error": spread}
+
+    def tied_with(best: int, layer: int) -> bool:
+        mean, error = paired(losses[layer], losses[best])
+        return layer == best or abs(mean) < NOISE * error
+
+    order = np.argsort(losses.mean(axis=1), kind="stable").tolist()
+    best, worst = order[0], order[-1]
+    tied = [layer for layer in order if tied_with(best, layer)]
+    return {
+        "best": against_published(best),
+        "worst": against_published(worst),
+        "tied": tied,
+        "n_tied": len(tied),
+        "n": n,
+    }
 
 
 @functools.cache
@@ -335,6 +408,8 @@ def page() -> Page:
             "w_o_mb": c.d_model * c.n_heads * c.d_k * itemsize / 1e6,
         },
         every=every,
+        ranking=ranking(r),
+        noise=NOISE,
         facts=facts(r, bench, every.counts),
         figures=figures(r),
     )
@@ -363,7 +438,16 @@ def facts(r: Study, bench: dict, kinds: dict[str, int]) -> dict[str, Fact]:
     b = {name: bench[name] for name in ("products_gb_per_s", "read_bandwidth_gb_per_s")}
     prefill, decode = bench["prefill_tokens_per_s"], bench["decode_tokens_per_s"]
     ratio, budget = bench["decode_bound_ratio"], bench["budget_decode_bound_ratio"]
+    rank = ranking(r)
+    best, worst = rank["best"], rank["worst"]
     return {
+        "best_is_noise": Fact(
+            abs(best["change"]) < best["error"] and len(rank["tied"]) > 1,
+            f"best layer {best}, tied with it: {rank['tied']}",
+        ),
+        "worst_is_not": Fact(
+            worst["change"] > NOISE * worst["error"], f"worst layer {worst}"
+        ),
         "rows_agree": Fact(g.nbytes == g.formula, f"{g.nbytes} vs {g.formula}"),
         "same_answer": Fact(m.answer == g.answer, f"{m.answer!r} vs {g.answer!r}"),
         "mha_logits": Fact(diff < 1e-4 * r.logit_scale, f"{diff} of {r.logit_scale}"),

@@ -34,6 +34,8 @@ N_TEST = 2000  # held-out sequences
 REACH = 0.9  # what "every two-layer model reaches" says
 SHAPES = (Shape(1, 2), Shape(2, 1))
 EXAMPLE = np.array([3, 0, 5, 1, 4, 2, 1, 5, 0, 3])  # two shuffles of 6 tokens, cut
+BUILT_HEADS = (1, 2, 4)  # one-layer models built for this many offsets (the commonest)
+OUTSIZED = 2.0  # a first token whose stream is at least this many times the others'
 
 
 @functools.cache
@@ -48,6 +50,7 @@ def page() -> Page:
     ```
     """
     t, s, r = task(), repeated_tokens.scan(), repeated_tokens
+    worst = s.random_sets[int(np.argmax(s.loss_random))]
     return Page(
         task=t,
         scan=s,
@@ -57,6 +60,8 @@ def page() -> Page:
         d_k=D_K,
         d_model=D_MODEL,
         weights=SHAPES[0].attention_params(),
+        built_heads=_words([str(h) for h in BUILT_HEADS]),
+        n_offsets=len(t.offsets),
         reach=REACH,
         half=r.HALF,
         sequences=r.N_SEQUENCES,
@@ -65,13 +70,18 @@ def page() -> Page:
         one_accuracy=_words([percent(a) for a in t.one.accuracy]),
         two_accuracy=_words([percent(a) for a in t.two.accuracy]),
         growth=float(s.stream_norm[-1] / s.stream_norm[1]),
-        massive=float(np.max(s.first_stream_norm / s.stream_norm)),
+        massive=float(np.max(_norm_ratio(s))),
+        massive_layer=f"L{int(np.argmax(_norm_ratio(s)))}",
         louder=_louder(s),
         heads=_head_table(s),
-        ablation_ratio=s.loss_top / s.loss_clean,
+        ablation_ratio=s.loss_top / s.loss_second,
         random=[float(f(s.loss_random)) for f in (np.median, np.min, np.max)],
+        worst_set=[f"L{layer}H{head}" for layer, head in worst],
+        worst_induction=float(max(s.induction[layer, head] for layer, head in worst)),
         sink_ratio=float(np.median(s.first_token) / s.uniform_first_token),
         below_even=_below_even(s),
+        sinks=_sink_groups(s),
+        outsized=OUTSIZED,
         facts=facts(t, s),
         figures=figures(t, s),
     )
@@ -84,6 +94,8 @@ class Task:
     vocab: int
     length: int
     chance: float
+    exclusion: float  # a guess among the tokens that are neither x_t nor the first
+    excluded_answers: int  # scored positions whose answer is x_t or the first token
     n_test: int  # held-out sequences
     n_test_positions: int  # ... and their scored positions
     constructed: float  # accuracy of the built circuit on them
@@ -92,12 +104,17 @@ class Task:
     uniform_guess: float  # the same guess on uniform random sequences
     one: Trained  # one layer of two heads, every seed
     two: Trained  # two layers of one head
+    offsets: tuple[int, ...]  # how far back the earlier occurrences lie, held out
+    built_one: tuple[induction.OffsetScore, ...]  # one layer built per BUILT_HEADS
+    # ... then for every offset
 
 
 @functools.cache
 def task() -> Task:
-    """The induction task's numbers: chance, the built circuit, the order-free guess on
-    the task's and on uniform sequences, both shapes trained on every seed (cached).
+    """The induction task's numbers: chance and the exclusion baseline, the built
+    circuits (two layers; one layer for the commonest offsets, then for all), the
+    order-free guess on the task's and on uniform sequences, both shapes trained on
+    every seed (cached).
 
     ```python
     from mha.pages.depth import task
@@ -115,10 +132,20 @@ def task() -> Task:
         0, induction.VOCAB, size=(N_TEST, induction.LENGTH)
     )
     circuit = induction.build()
+    tokens, answers, scored = batch.tokens, batch.targets, batch.scored
+    first = tokens[:, :1]
+    offsets, counts = np.unique(
+        induction.offsets_of(tokens)[scored], return_counts=True
+    )
+    commonest = offsets[np.argsort(-counts, kind="stable")]
+    sets = [tuple(commonest[:h].tolist()) for h in BUILT_HEADS]
     return Task(
         vocab=induction.VOCAB,
         length=induction.LENGTH,
         chance=1 / induction.VOCAB,
+        # uniform over the tokens that are neither the query's nor the first
+        exclusion=float(np.mean(1 / (induction.VOCAB - 1 - (tokens != first))[scored])),
+        excluded_answers=int(((answers == tokens) | (answers == first))[scored].sum()),
         n_test=N_TEST,
         n_test_positions=int(batch.scored.sum()),
         constructed=circuit.accuracy(batch),
@@ -129,6 +156,11 @@ def task() -> Task:
         ),
         one=one,
         two=two,
+        offsets=tuple(offsets.tolist()),
+        built_one=tuple(
+            cached(induction.score_one_layer, batch, offsets)
+            for offsets in (*sets, tuple(offsets.tolist()))
+        ),
     )
 
 
@@ -144,6 +176,51 @@ def _louder(scan: Scan) -> list[str]:
     """The layers where a sublayer writes more than the stream it joins."""
     writes = np.maximum(scan.attention_norm, scan.mlp_norm)
     return _layers(np.flatnonzero(writes > scan.stream_norm[:-1]))
+
+
+def _span(layers) -> str:
+    """``"L2–L9"`` for consecutive layers, else ``"L0, L1 and L10"``."""
+    layers = [int(i) for i in layers]
+    if len(layers) > 2 and layers == list(range(layers[0], layers[-1] + 1)):
+        return f"L{layers[0]}–L{layers[-1]}"
+    return _words(_layers(layers))
+
+
+def _norm_ratio(scan: Scan) -> np.ndarray:
+    """``(layers + 1,)``: the first token's residual stream over the others' mean norm,
+    entering each layer (the stream its attention reads), then after the last."""
+    return scan.first_stream_norm / scan.stream_norm
+
+
+def _sink_groups(scan: Scan) -> dict:
+    """The layers by how far the first token's stream stands out where they read it:
+    ``quiet``, under OUTSIZED times the others'; ``jump``, the layer that multiplies
+    the ratio most; ``before`` and ``after`` it, the other layers. Each group: its
+    layers (``span``), its ratios and sink shares (``ratio``, ``share``: min, max, mean).
+    """
+    full = _norm_ratio(scan)
+    ratio, share = full[:-1], scan.first_token
+    layers = np.arange(len(share))
+    quiet = ratio < OUTSIZED
+    jump = int(np.argmax(full[1:] / full[:-1]))
+    groups = {
+        "quiet": quiet,
+        "loud": ~quiet,
+        "before": ~quiet & (layers < jump),
+        "after": layers > jump,
+    }
+    summary = {  # an empty group: no span, nan (no comparison holds)
+        name: {
+            "span": _span(layers[chosen]) if chosen.any() else "",
+            **{
+                key: [float(f(v[chosen])) if chosen.any() else np.nan for f in stats]
+                for key, v in (("ratio", ratio), ("share", share))
+            },
+        }
+        for name, chosen in groups.items()
+        for stats in [(np.min, np.max, np.mean)]
+    }
+    return {"jump": f"L{jump}", "jump_to": float(full[jump + 1]), **summary}
 
 
 def _below_even(scan: Scan) -> list[str]:
@@ -179,29 +256,55 @@ def facts(task: Task, scan: Scan) -> dict[str, Fact]:
     ```
     """
     one, two, twice = task.one.accuracy, task.two.accuracy, 2 * task.chance
+    excl, built = task.exclusion, task.built_one
     guesses = f"{task.count_guess} and {task.uniform_guess} against {twice}"
     writes = f"writes {np.maximum(scan.attention_norm, scan.mlp_norm)}"
     heads, below = _head_table(scan), _below_even(scan)
     losses = f"first {scan.loss_first}, second {scan.loss_second}"
     sinks = f"shares {scan.first_token}, even {scan.uniform_first_token}"
+    groups = _sink_groups(scan)
+    quiet, loud, before, after = (
+        groups[k] for k in ("quiet", "loud", "before", "after")
+    )
+    by_ratio = f"{groups}; ratios {_norm_ratio(scan)}"
     return {
+        "never_excluded": Fact(
+            task.excluded_answers == 0 and task.chance < excl,
+            f"{task.excluded_answers} answers are x_t or the first token; "
+            f"exclusion {excl}, chance {task.chance}",
+        ),
         "one_layer": Fact(one.max() < two.min(), f"one layer {one}, two layers {two}"),
         "one_below_twice": Fact((one < twice).all(), f"{one}, twice chance {twice}"),
+        "one_near_exclusion": Fact(
+            (np.abs(one - excl) < 0.01).all(), f"one layer {one}, exclusion {excl}"
+        ),
+        "built_exact": Fact(
+            all(row.covered == 1 for row in built)
+            and all(row.elsewhere == 0 for row in built[:-1]),
+            f"{built}",
+        ),
+        "built_all": Fact(
+            built[-1].overall == 1 and built[-1].n_heads == len(task.offsets) + 1,
+            f"{built[-1]}, {len(task.offsets)} offsets",
+        ),
         "two_reach": Fact((two >= REACH).all(), f"two layers {two}"),
         "count_guess": Fact(task.count_guess < twice < task.uniform_guess, guesses),
         "louder": Fact(bool(_louder(scan)), f"{writes}, stream {scan.stream_norm}"),
         "partners": Fact(all(row[3] >= 0.5 for row in heads), f"{heads}"),
         "second_copy": Fact(scan.loss_second < scan.loss_first / 2, losses),
-        "ablation_sequences": Fact(
-            repeated_tokens.N_ABLATION_SEQUENCES == 1,
-            f"{repeated_tokens.N_ABLATION_SEQUENCES} ablation sequences",
-        ),
         "ablation": Fact(
             scan.loss_top > scan.loss_random.max(),
             f"{scan.loss_top} vs {scan.loss_random}",
         ),
         "sinks": Fact(len(below) < len(scan.first_token) / 2, sinks),
         "below_even": Fact(bool(below), sinks),
+        "massive": Fact(_norm_ratio(scan).max() > 10 * OUTSIZED, by_ratio),
+        "co_occur": Fact(quiet["share"][1] < loud["share"][0], by_ratio),
+        "not_by_size": Fact(
+            before["ratio"][1] < after["ratio"][0]
+            and after["share"][2] < before["share"][2],
+            by_ratio,
+        ),
     }
 
 
@@ -224,7 +327,8 @@ def figures(task: Task, scan: Scan) -> dict[str, Figure]:
     top = strongest(scan.induction, N_ABLATED)
     n_layers, n_heads = scan.induction.shape
     top_layers = _layers(sorted({layer for layer, _ in top}))
-    low = _layers(np.flatnonzero(scan.first_token < 0.1))
+    groups, ratio = _sink_groups(scan), _norm_ratio(scan)[:-1]
+    quiet, loud = groups["quiet"], groups["loud"]
     return {
         "residual_norms": Figure(
             "depth.residual_norms",
@@ -247,8 +351,9 @@ def figures(task: Task, scan: Scan) -> dict[str, Figure]:
             "sits just left of the diagonal (the previous token). Right, layer 1: in "
             "the rows of repeated tokens the weight sits on the token after the "
             "earlier occurrence of the row's token.",
-            "The built circuit's two heads on a short example "
-            f"({circuit.space.vocab} tokens). L0H0 looks one position back. L1H0, "
+            f"The built circuit's two heads on a short example: {len(EXAMPLE)} "
+            f"positions over a vocabulary of {circuit.space.vocab} tokens. L0H0 looks "
+            "one position back. L1H0, "
             f"from the second {_words([str(EXAMPLE[t]) for t in scored])}, looks at "
             "the token that followed their first occurrence: "
             f"{_words([str(answers[t]) for t in scored])}.",
@@ -258,11 +363,13 @@ def figures(task: Task, scan: Scan) -> dict[str, Figure]:
             (task,),
             f"Bar chart of held-out accuracy, {len(SEEDS)} seeds per shape: the "
             f"one-layer bars reach {percent(task.one.accuracy.max())} at most, the "
-            f"two-layer bars {percent(task.two.accuracy.min())} at least; dotted and "
-            "dashed lines mark chance and twice chance.",
-            "Held-out accuracy of each trained model, one bar per seed. The two "
-            "shapes have the same attention weights; only stacking lets the second "
-            "head read what the first one wrote.",
+            f"two-layer bars {percent(task.two.accuracy.min())} at least, on a log "
+            f"scale; lines mark chance ({percent(task.chance)}), the exclusion "
+            f"baseline ({percent(task.exclusion)}) and twice chance.",
+            "Held-out accuracy of each trained model, one bar per seed (log scale). "
+            "The two shapes have the same attention weights; only stacking lets the "
+            "second head read what the first one wrote. The exclusion baseline "
+            "guesses among the tokens that are neither the current nor the first one.",
         ),
         "head_scores": Figure(
             "depth.head_scores",
@@ -276,16 +383,28 @@ def figures(task: Task, scan: Scan) -> dict[str, Figure]:
             "induction heads are framed. Look at where they sit: above the layers of "
             "the strong previous-token heads.",
         ),
-        "attention_sinks": Figure(
-            "depth.attention_sinks",
-            (scan,),
-            f"Bar chart over the {len(scan.first_token)} layers of the weight "
-            f"queries put on the first token: under 0.1 in "
-            f"{_words(low) if low else 'no layer'}, up to "
-            f"{scan.first_token.max():.2f} elsewhere, against "
-            f"{scan.uniform_first_token:.3f} for an even spread (dashed line).",
-            "The share of attention that goes to the first token, per layer, "
-            "averaged over heads and queries. The dashed line is what an even spread "
-            "over the visible tokens would give it.",
+        "sinks_and_norms": Figure(
+            "depth.sinks_and_norms",
+            (scan.first_token, ratio, scan.uniform_first_token, OUTSIZED),
+            f"Two line charts over SmolLM2's {len(ratio)} layers. Top: the weight "
+            f"queries put on the first token, at most {quiet['share'][1]:.2f} in "
+            f"{quiet['span']}, from {loud['share'][0]:.2f} to {loud['share'][1]:.2f} "
+            f"elsewhere, against {scan.uniform_first_token:.3f} for an even spread. "
+            "Bottom, on a log scale: the first token's residual stream over the "
+            f"others' mean norm, {groups['before']['ratio'][0]:.1f} to "
+            f"{groups['before']['ratio'][1]:.1f} in {groups['before']['span']}, "
+            f"under {OUTSIZED:.0f} in {quiet['span']}, {ratio.max():.0f} entering "
+            f"L{int(np.argmax(ratio))} and falling to {ratio[-1]:.1f} entering the "
+            "last layer.",
+            "Per layer: the share of attention that goes to the first token "
+            "(averaged over heads and queries; dashed, an even spread), and how many "
+            "times the others' mean norm the first token's residual stream is where "
+            f"the layer reads it (dotted, {OUTSIZED:.0f} times). Look at the layers "
+            "where the bottom curve is low: the top one is low there too. Then "
+            f"compare the two plateaus: in {groups['before']['span']} a first token "
+            f"{groups['before']['ratio'][0]:.1f} to {groups['before']['ratio'][1]:.1f} "
+            "times the others' gets more weight on average than in "
+            f"{groups['after']['span']}, where it is {groups['after']['ratio'][0]:.0f} "
+            f"to {groups['after']['ratio'][1]:.0f} times.",
         ),
     }

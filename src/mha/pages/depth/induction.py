@@ -63,6 +63,27 @@ def targets_of(tokens: np.ndarray) -> np.ndarray:
     ```
     """
     tokens = np.asarray(tokens)
+    seen = _earlier(tokens)
+    after = np.take_along_axis(tokens, np.minimum(seen + 1, tokens.shape[-1] - 1), -1)
+    return np.where(seen >= 0, after, -1)
+
+
+def offsets_of(tokens: np.ndarray) -> np.ndarray:
+    """How far back each position's token occurred last: ``t - j``, -1 where it is new.
+
+    ```python
+    import numpy as np
+    from mha.pages.depth.induction import offsets_of
+
+    assert offsets_of(np.array([0, 1, 2, 0, 1, 0])).tolist() == [-1, -1, -1, 3, 3, 2]
+    ```
+    """
+    seen = _earlier(np.asarray(tokens))
+    return np.where(seen >= 0, np.arange(seen.shape[-1]) - seen, -1)
+
+
+def _earlier(tokens: np.ndarray) -> np.ndarray:
+    """The position of each token's most recent earlier occurrence, -1 if none."""
     if tokens.ndim < 1 or tokens.dtype.kind not in "iu" or (tokens < 0).any():
         raise ValueError(
             f"tokens: expected non-negative ints (..., n), got {tokens.dtype} "
@@ -72,13 +93,11 @@ def targets_of(tokens: np.ndarray) -> np.ndarray:
     flat = tokens.reshape(-1, n)
     rows = np.arange(len(flat))
     last = np.full((len(flat), int(tokens.max(initial=0)) + 1), -1)  # token -> position
-    answers = np.full(flat.shape, -1)
+    seen = np.full(flat.shape, -1)
     for t in range(n):
-        seen = last[rows, flat[:, t]]  # the most recent earlier position, or -1
-        after = flat[rows, np.minimum(seen + 1, n - 1)]
-        answers[:, t] = np.where(seen >= 0, after, -1)
+        seen[:, t] = last[rows, flat[:, t]]
         last[rows, flat[:, t]] = t
-    return answers.reshape(tokens.shape)
+    return seen.reshape(tokens.shape)
 
 
 def sample(
@@ -118,31 +137,34 @@ def sample(
 class Subspaces:
     """The built circuit's residual stream of ``d_model`` coordinates: one-hots (slices)
     of the ``token``, the ``prev`` token (written by layer 0), the predicted token
-    (``out``, by layer 1) and the ``position``, and ``one``, a coordinate always 1."""
+    (``out``, by layer 1) and the ``position``, and ``one``, a coordinate always 1;
+    then zeros up to ``width``, if that is wider (a layer's heads must divide it)."""
 
     vocab: int
     length: int
+    width: int = 0
 
     def __post_init__(self) -> None:  # frozen: the parts are set once, here
         v, one = self.vocab, 3 * self.vocab + self.length
         token, prev, out = (slice(i * v, (i + 1) * v) for i in range(3))
         parts = {"token": token, "prev": prev, "out": out, "one": one}
-        vars(self).update(parts, position=slice(3 * v, one), d_model=one + 1)
+        d_model = max(one + 1, self.width)
+        vars(self).update(parts, position=slice(3 * v, one), d_model=d_model)
 
 
 @dataclass(frozen=True)
 class Circuit:
-    """Embedding, two single-head attention layers with residual adds, and a readout."""
+    """Embedding, attention layers with residual adds, and a readout."""
 
     space: Subspaces
-    layers: tuple[MultiHeadAttention, MultiHeadAttention]
+    layers: tuple[MultiHeadAttention, ...]
     unembed: np.ndarray  # (d_model, vocab): reads the out subspace
 
     def embed(self, tokens: np.ndarray) -> np.ndarray:
         """``(B, n)`` tokens -> ``(B, n, d_model)``: one-hot token, position and the 1."""
         s = self.space
         tokens = np.asarray(tokens)
-        x = np.zeros((*tokens.shape, s.d_model))
+        x = np.zeros((*tokens.shape, s.d_model), dtype=self.layers[0].w_q.dtype)
         x[..., s.token] = np.eye(s.vocab)[tokens]
         x[..., s.position] = np.eye(s.length)[: tokens.shape[-1]]
         x[..., s.one] = 1.0
@@ -244,3 +266,117 @@ def build(vocab: int = VOCAB, length: int = LENGTH) -> Circuit:
     unembed = np.zeros((d, vocab))
     unembed[s.out] = eye_v
     return Circuit(s, (previous, induction), unembed)
+
+
+def build_one_layer(
+    offsets: tuple[int, ...], vocab: int = VOCAB, length: int = LENGTH
+) -> Circuit:
+    """One attention layer, every weight set by hand, that answers where the earlier
+    occurrence lies ``d`` back for a ``d`` in ``offsets``: a head per offset, one more.
+
+    No key can say "the token before me matches": it is computed from its own token
+    and position. So head ``d`` scores keys by position, 2 ``SHARPNESS`` at ``t - d``
+    and ``SHARPNESS`` at ``t - d + 1``, minus 3 ``SHARPNESS`` where the key's token is
+    the query's: it reads ``t - d + 1`` if ``x[t - d] = x[t]``, else ``t - d``, and
+    copies the token into ``out``. The last head reads every ``t - d`` alike and
+    subtracts their tokens: what stays in ``out`` is the token after a match at a
+    covered offset (minus the query's own token), else nothing, and the readout is
+    ``out``. Before position ``d`` there is no ``t - d``: head ``d`` reads position
+    0 whatever it holds, and the last head subtracts it. Meant for the task's
+    sequences, where a token occurs at most twice.
+
+    ```python
+    import numpy as np
+    from mha.pages.depth.induction import build_one_layer
+
+    layer = build_one_layer((3,), vocab=4, length=6)
+    tokens = np.array([[0, 1, 2, 0, 3, 1]])  # position 3 repeats position 0: offset 3
+    assert layer.predict(tokens)[0, 3] == 1 and len(layer.layers) == 1
+    assert layer.layers[0].n_heads == 2  # one head for the offset, one to subtract
+    ```
+    """
+    vocab, length = positive_int("vocab", vocab), positive_int("length", length)
+    offsets = tuple(sorted({positive_int("offsets", d) for d in offsets}))
+    if not offsets or max(offsets) >= length:
+        raise ValueError(
+            f"offsets: expected at least one, each below length={length}, got {offsets}"
+        )
+    n_heads = len(offsets) + 1
+    # each head's query and key: the token's one-hot, then the position's
+    d_k = max(vocab + length, -(-Subspaces(vocab, length).d_model // n_heads))
+    s = Subspaces(vocab, length, width=n_heads * d_k)
+    d, undo_scale, t = s.d_model, np.sqrt(d_k), np.arange(length)
+    eye_v = np.eye(vocab)
+    # float32: the widest layer (a head for every offset) is 22 heads of 35
+    w_q, w_k, w_v, w_o = (np.zeros((d, d), dtype=np.float32) for _ in range(4))
+    behind = {dist: np.clip(t - dist, 0, None) for dist in offsets}  # t - d, or 0
+    for head in range(n_heads):
+        tok = np.arange(head * d_k, head * d_k + vocab)
+        pos = np.arange(head * d_k + vocab, head * d_k + vocab + length)
+        scores = np.zeros((length, length))  # query position t -> key position
+        if head < len(offsets):  # the head of offset d
+            dist = offsets[head]
+            scores[t, np.clip(t - dist + 1, 0, None)] = SHARPNESS
+            scores[t, behind[dist]] = 2 * SHARPNESS
+            scores[t < dist, 0] = 4 * SHARPNESS  # no t - d yet: 0, whatever it holds
+            w_q[s.token, tok] = -3 * SHARPNESS * eye_v * undo_scale  # own token: down
+            w_k[s.token, tok] = eye_v
+            sign = 1.0
+        else:  # weight on each t - d in proportion to how many heads read it
+            for dist in offsets:
+                scores[t, behind[dist]] += 1
+            with np.errstate(divide="ignore"):
+                scores = np.where(scores > 0, SHARPNESS + np.log(scores), 0.0)
+            sign = -float(len(offsets))
+        w_q[s.position, pos] = scores * undo_scale
+        w_k[s.position, pos] = np.eye(length)
+        w_v[s.token, tok] = eye_v
+        w_o[tok, s.out] = sign * eye_v
+    layer = MultiHeadAttention(d, n_heads, dtype=np.float32)
+    layer.w_q, layer.w_k, layer.w_v, layer.w_o = w_q, w_k, w_v, w_o
+    unembed = np.zeros((d, vocab), dtype=np.float32)
+    unembed[s.out] = eye_v
+    return Circuit(s, (layer,), unembed)
+
+
+@dataclass(frozen=True)
+class OffsetScore:
+    """How ``build_one_layer(offsets)`` does on a batch, by offset of the earlier
+    occurrence: at the covered offsets, at the others, and over every scored position.
+    Where its readout stays below one half for every token it gives no answer."""
+
+    offsets: tuple[int, ...]
+    n_heads: int  # one per offset, one more
+    share: float  # of the scored positions, those whose offset is covered
+    covered: float  # accuracy there
+    elsewhere: float  # accuracy at the other scored positions (nan if none)
+    overall: float
+
+
+def score_one_layer(
+    batch: Batch, offsets: tuple[int, ...], vocab: int = VOCAB
+) -> OffsetScore:
+    """Build the one-layer model for ``offsets`` and score it on ``batch`` by offset.
+
+    ```python
+    from mha.pages.depth.induction import sample, score_one_layer
+
+    score = score_one_layer(sample(50), (11, 12))
+    assert score.covered == 1.0 and score.n_heads == 3 and 0 < score.share < 1
+    assert score.elsewhere == 0.0  # no answer where no covered offset matches
+    ```
+    """
+    circuit = build_one_layer(offsets, vocab, batch.tokens.shape[1])
+    stream, _ = circuit.run(batch.tokens)
+    logits = stream[-1] @ circuit.unembed
+    answers = np.where(logits.max(axis=-1) > 0.5, logits.argmax(axis=-1), -1)
+    right = (answers == batch.targets)[batch.scored]
+    covered = np.isin(offsets_of(batch.tokens)[batch.scored], offsets)
+    return OffsetScore(
+        offsets=tuple(sorted(offsets)),
+        n_heads=circuit.layers[0].n_heads,
+        share=float(covered.mean()),
+        covered=float(right[covered].mean()),
+        elsewhere=float(right[~covered].mean()) if (~covered).any() else float("nan"),
+        overall=float(right.mean()),
+    )

@@ -3,9 +3,10 @@
 The probe of Olsson et al. (2022): ``N_SEQUENCES`` sequences of ``HALF`` random
 non-control token ids, each followed by itself (no BOS). Per head, the induction
 score (attention on the token after the previous occurrence) and the previous-token
-score; the loss on each copy; the second copy's loss with the strongest induction
-heads removed, against random sets of as many; the residual stream's norms and the
-attention on the first token.
+score; the loss on each copy; the second copy's loss on every sequence with the
+strongest induction heads removed, against random sets of as many (``ablated_loss``,
+all sequences in one batched pass per set of heads); the residual stream's norms and
+the attention on the first token.
 """
 
 from __future__ import annotations
@@ -14,14 +15,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mha.attention import causal_mask
 from mha.pretrained import smollm2
+from mha.pretrained.smollm2 import rms_norm
 from mha.support.cache import cached
 
 HALF = 50  # T: tokens in each copy of a repeated sequence
 N_SEQUENCES = 8  # repeated sequences the scores average over
 N_ABLATED = 5  # heads removed at once
 N_RANDOM_SETS = 10  # random sets of N_ABLATED heads to compare with
-N_ABLATION_SEQUENCES = 1  # sequences each ablation is measured on (each is a pass)
 SEED = 18
 
 
@@ -117,7 +119,6 @@ class Scan:
     first_stream_norm: np.ndarray  # (layers + 1,) |x| of the first token
     loss_first: float  # on the first copy, every sequence
     loss_second: float  # on the second copy, every sequence
-    loss_clean: float  # second copy, the ablation sequences, nothing removed
     loss_top: float  # ... with the strongest induction heads removed
     loss_random: np.ndarray  # (N_RANDOM_SETS,) ... with random sets removed
     random_sets: np.ndarray  # (N_RANDOM_SETS, N_ABLATED, 2) (layer, head)
@@ -134,9 +135,10 @@ def _scan() -> Scan:
     attention = np.zeros(n_layers)
     mlp = np.zeros(n_layers)
     first_stream = np.zeros(n_layers + 1)
-    first, second = [], []
+    first, second, streams = [], [], []
     for ids in sequences:
         trace = model.trace(ids)
+        streams.append(trace.stream)
         w = trace.weights.astype(np.float64)  # (layers, heads, n, n)
         induction_sum += induction_scores(w)
         previous_sum += previous_token_scores(w)
@@ -159,19 +161,7 @@ def _scan() -> Scan:
             for _ in range(N_RANDOM_SETS)
         ]
     )
-
-    def ablated_loss(heads) -> float:
-        mask = np.ones((n_layers, n_heads))
-        for layer, head in heads:
-            mask[layer, head] = 0.0
-        losses = []
-        for ids in sequences[:N_ABLATION_SEQUENCES]:
-            final = model.trace(ids, mask).stream[-1]  # (n, d_model)
-            # the head only where the loss reads it: the second copy's queries
-            queries = np.arange(HALF, 2 * HALF - 1)
-            losses.append(_loss(model.head(final[queries]), ids[queries + 1]))
-        return float(np.mean(losses))
-
+    entering = np.stack(streams, axis=1)  # (layers + 1, sequences, n, d_model)
     n = sequences.shape[1]
     return Scan(
         induction=scores,
@@ -184,10 +174,67 @@ def _scan() -> Scan:
         first_stream_norm=first_stream / k,
         loss_first=float(np.mean(first)),
         loss_second=float(np.mean(second)),
-        loss_clean=float(np.mean(second[:N_ABLATION_SEQUENCES])),
-        loss_top=ablated_loss(top),
-        loss_random=np.array([ablated_loss(heads) for heads in random_sets]),
+        loss_top=ablated_loss(model, sequences, top, entering),
+        loss_random=np.array(
+            [ablated_loss(model, sequences, heads, entering) for heads in random_sets]
+        ),
         random_sets=random_sets,
+    )
+
+
+def ablated_loss(
+    model: smollm2.SmolLM2,
+    sequences: np.ndarray,
+    heads,
+    entering: np.ndarray | None = None,
+) -> float:
+    """Mean next-token loss (nats) on the second copy of every sequence, with
+    ``heads`` (``(layer, head)`` pairs) removed: one batched pass over all sequences.
+
+    Each removed head's output is zeroed before W_O (``head_mask``, as in
+    ``SmolLM2.logits``). ``entering (layers + 1, B, n, d_model)``, the unchanged
+    model's residual streams, lets the pass start at the first layer that changes.
+
+    ```python
+    import numpy as np
+    from mha.pages.depth.repeated_tokens import HALF, ablated_loss, repeated_sequences
+    from mha.pretrained import smollm2
+
+    model = smollm2.load()
+    ids = repeated_sequences(model)[:1]
+    keep = np.ones((30, 9))
+    keep[18, 6] = 0  # what SmolLM2.logits computes with that head removed
+    logits = model.logits(ids[0], head_mask=keep)
+    expected = np.log(smollm2.perplexity_of(logits[HALF:-1], ids[0, HALF + 1 :]))
+    assert abs(ablated_loss(model, ids, [(18, 6)]) - expected) < 1e-3
+    ```
+    """
+    sequences = np.asarray(sequences)
+    n_layers, n_heads = model.config.n_layers, model.config.n_heads
+    mask = np.ones((n_layers, n_heads), dtype=np.float32)
+    for layer, head in heads:
+        mask[layer, head] = 0.0
+    start = min((layer for layer, _ in heads), default=n_layers)
+    if entering is None:
+        x = np.ascontiguousarray(model.embedding[:, sequences].transpose(1, 2, 0))
+        start = 0
+    else:
+        x = entering[start]
+    causal = causal_mask(sequences.shape[1])
+    for layer in range(start, n_layers):
+        block = model.blocks[layer]
+        normed = rms_norm(x, block.attention_norm, block.eps)
+        x = x + block.attention(normed, mask=causal, head_mask=mask[layer])[0]
+        x = x + block.feed_forward(x)
+    # the head only where the loss reads it: the second copy's queries
+    queries = np.arange(HALF, 2 * HALF - 1)
+    return float(
+        np.mean(
+            [
+                _loss(model.head(final[queries]), ids[queries + 1])
+                for final, ids in zip(x, sequences, strict=True)
+            ]
+        )
     )
 
 
@@ -207,7 +254,7 @@ def strongest(scores: np.ndarray, k: int) -> list[tuple[int, int]]:
 
 def scan() -> Scan:
     """SmolLM2 on the repeated sequences, from the cache (N_SEQUENCES passes, then
-    (1 + N_RANDOM_SETS) x N_ABLATION_SEQUENCES with heads removed).
+    1 + N_RANDOM_SETS batched passes over all of them with heads removed).
 
     ```python
     from mha.pages.depth.repeated_tokens import scan
