@@ -11,7 +11,12 @@ assert weights[0, 0, 0].tolist() == [1.0, 0.0, 0.0]
 """
 
 from mha.accounting import param_count, score_multiply_adds
-from mha.attention import causal_mask, scaled_dot_product_attention, softmax
+from mha.attention import (
+    causal_mask,
+    scaled_dot_product_attention,
+    softmax,
+    tiled_attention,
+)
 from mha.heads import mean_pool_heads, merge_heads, repeat_kv, split_heads
 from mha.kv_cache import KVCache
 from mha.layer import MultiHeadAttention
@@ -30,4 +35,5 @@ __all__ = [
     "score_multiply_adds",
     "softmax",
     "split_heads",
+    "tiled_attention",
 ]

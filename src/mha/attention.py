@@ -14,6 +14,7 @@ import numpy as np
 from mha.support.validate import (
     ArgumentTypeError,
     as_array,
+    flag,
     float_array,
     integer,
     positive_int,
@@ -102,6 +103,88 @@ def causal_mask(n: int) -> np.ndarray:
     """
     n = positive_int("n", n)
     return np.tri(n, dtype=bool)
+
+
+def tiled_attention(
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    *,
+    causal: bool = False,
+    lengths: np.ndarray | None = None,
+    block: int = 128,
+) -> np.ndarray:
+    """Attention that never forms the n×n scores: an online softmax over key blocks.
+
+    Same result as ``attend`` (to rounding), the output only. Queries go a block at a
+    time; for each, keys and values are read block by block while each query keeps a
+    running maximum ``m`` of its scores, the running sum ``s`` of ``exp(score - m)``
+    and the running output ``o`` (Milakov & Gimelshein 2018; FlashAttention, Dao et
+    al. 2022). When a block brings a larger maximum, ``s`` and ``o`` are rescaled by
+    ``exp(m_old - m_new)`` before the block is added; at the end ``o / s`` is the
+    softmax-weighted sum. At most ``block × block`` scores exist at once per query
+    block, instead of ``n_q × n_k``; the multiply-adds are the same.
+
+    Masks are built per block, never whole: ``causal`` (query i sees keys 0..i) and
+    ``lengths`` (batch,), the number of real keys of each sequence of the batch (the
+    first axis), the rest padding. A query with no key to attend to is refused, as
+    ``attend`` refuses it.
+
+    ```python
+    import numpy as np
+    from mha.attention import attend, causal_mask, tiled_attention
+
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.normal(size=(2, 300, 16)) for _ in range(3))  # (batch, n, d_k)
+    out = tiled_attention(q, k, v, causal=True, block=64)  # 64 does not divide 300
+    assert np.allclose(out, attend(q, k, v, causal_mask(300))[0], atol=1e-12)
+    ```
+    """
+    q, k, v, _ = check_attention_inputs(q, k, v, None)
+    causal = flag("causal", causal)
+    block = positive_int("block", block)
+    lengths = _check_lengths(lengths, q)
+    scale = q.dtype.type(1 / math.sqrt(q.shape[-1]))
+    minus_inf = q.dtype.type(-np.inf)
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    out = np.empty((*lead, n_q, v.shape[-1]), dtype=q.dtype)
+    for i0 in range(0, n_q, block):
+        i1 = min(i0 + block, n_q)
+        qi = q[..., i0:i1, :] * scale
+        m = np.full((*lead, i1 - i0, 1), minus_inf, dtype=q.dtype)  # running max
+        s = np.zeros_like(m)  # running sum of exp(score - m)
+        o = np.zeros((*lead, i1 - i0, v.shape[-1]), dtype=q.dtype)  # running output
+        for j0 in range(0, i1 if causal else n_k, block):  # causal: no key after i1
+            j1 = min(j0 + block, n_k)
+            scores = qi @ k[..., j0:j1, :].swapaxes(-1, -2)  # (..., block, block)
+            allowed = _block_mask(i0, i1, j0, j1, causal, lengths, q.ndim)
+            if allowed is not None:
+                scores = np.where(allowed, scores, minus_inf)
+            m_new = np.maximum(m, scores.max(axis=-1, keepdims=True))
+            shift = np.where(m_new == minus_inf, 0, m_new)  # a row masked so far
+            rescale = np.exp(m - shift)  # 0 while nothing was seen, else <= 1
+            p = np.exp(scores - shift)
+            s = s * rescale + p.sum(axis=-1, keepdims=True)
+            o = o * rescale + p @ v[..., j0:j1, :]
+            m = m_new
+        _refuse_fully_masked_rows(m, axis=-1, blame="lengths")
+        out[..., i0:i1, :] = o / s
+    return out
+
+
+def _block_mask(
+    i0: int, i1: int, j0: int, j1: int, causal: bool, lengths, ndim: int
+) -> np.ndarray | None:
+    """Which keys j0..j1 the queries i0..i1 may attend to, or None: all of them."""
+    keys = np.arange(j0, j1)
+    allowed = None
+    if causal:
+        allowed = keys <= np.arange(i0, i1)[:, None]  # (block, block)
+    if lengths is not None:
+        real = keys < lengths.reshape(-1, *[1] * (ndim - 1))  # (batch, 1, ..., block)
+        allowed = real if allowed is None else allowed & real
+    return allowed
 
 
 def _softmax(
@@ -245,3 +328,18 @@ def _refuse_fully_masked_rows(peak: np.ndarray, axis: int, blame: str) -> None:
             f"{blame}: expected at least one key each query may attend to (an entry "
             f"above -inf in every row), got a row in which every key is masked{where}"
         )
+
+
+def _check_lengths(lengths: object, q: np.ndarray) -> np.ndarray | None:
+    if lengths is None:
+        return None
+    lengths = as_array("lengths", lengths)
+    if q.ndim < 3 or lengths.shape != q.shape[:1] or lengths.dtype.kind not in "iu":
+        raise ValueError(
+            f"lengths: expected one integer per sequence of the batch, shape "
+            f"({q.shape[0] if q.ndim >= 3 else 'batch'},), got {lengths.shape} "
+            f"{lengths.dtype}"
+        )
+    if (lengths < 0).any():
+        raise ValueError(f"lengths: expected counts >= 0, got {lengths}")
+    return lengths
