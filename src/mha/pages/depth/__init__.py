@@ -1,4 +1,4 @@
-"""Depth: what one attention layer cannot do and two can. Page: ``docs/depth.md``.
+"""Depth: what a second attention layer adds. Page: ``docs/depth.md``.
 
 The induction task (``induction``), its circuit built by hand and the models trained
 on it (``induction_training``); SmolLM2 on repeated random sequences
