@@ -2,7 +2,8 @@
 
 The suite runs on every core (pytest-xdist, ``-n auto`` in pyproject.toml). The site is
 built once per run, in the background from the start, while the tests that do not
-need it run; those that do run last (the order and how tests are handed to workers
+need it run (and once more right after, for the test that two builds are
+byte-identical); those that do run last (the order and how tests are handed to workers
 are in tests/xdist_schedule.py, a plugin of its own). ``-n0`` runs everything in one
 process.
 """
@@ -17,6 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -52,7 +54,8 @@ class SiteBuild:
     """One ``mkdocs build --strict`` per test run, in ``folder``, shared by workers.
 
     The first process to ``start`` it runs the build in a thread; every process
-    ``wait``s for its exit status, written last to ``folder/status``.
+    ``wait``s for its exit status, written last to ``folder/status``. A build started
+    ``after`` another begins once that one has ended, so that the first is not slowed.
     """
 
     def __init__(self, folder: Path):
@@ -61,15 +64,18 @@ class SiteBuild:
         self.status = folder / "status"
         self.thread: threading.Thread | None = None
 
-    def start(self) -> None:
+    def start(self, after: SiteBuild | None = None) -> None:
         try:
             self.folder.mkdir()  # atomic: exactly one process gets to build
         except FileExistsError:
             return
-        self.thread = threading.Thread(target=self._build, daemon=True)
+        self.thread = threading.Thread(target=self._build, args=(after,), daemon=True)
         self.thread.start()
 
-    def _build(self) -> None:
+    def _build(self, after: SiteBuild | None) -> None:
+        if after is not None:
+            while not after.status.exists():
+                time.sleep(0.2)
         result = build_site(self.site)
         (self.folder / "stderr.txt").write_text(result.stderr)
         partial = self.folder / "status.partial"
@@ -89,25 +95,50 @@ class SiteBuild:
             self.thread.join()
 
 
+@dataclass(frozen=True)
+class SiteBuilds:
+    """The run's builds of the site: the one its tests read, and a second one."""
+
+    site: SiteBuild
+    again: SiteBuild  # for tests/docs/test_build.py: two builds are byte-identical
+
+
 @pytest.fixture(scope="session", autouse=True)
-def site_build(
+def site_builds(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[SiteBuild]:
-    """The run's site build, started at once if any collected test needs the site."""
+) -> Iterator[SiteBuilds]:
+    """The run's site builds, started at once if any collected test needs them.
+
+    The second build (``rebuilt_site``) starts when the first has ended, in the
+    background too, while other tests run.
+    """
     shared = tmp_path_factory.getbasetemp()
     if hasattr(request.config, "workerinput"):  # xdist: workers share the parent
         shared = shared.parent
-    build = SiteBuild(shared / "built-site")
-    if any(needs_site(item) for item in request.session.items):
-        build.start()
-    yield build
-    build.join()
+    builds = SiteBuilds(
+        SiteBuild(shared / "built-site"), SiteBuild(shared / "rebuilt-site")
+    )
+    items = request.session.items
+    first = any(needs_site(item) for item in items)
+    if first:
+        builds.site.start()
+    if any("rebuilt_site" in getattr(item, "fixturenames", ()) for item in items):
+        builds.again.start(after=builds.site if first else None)
+    yield builds
+    builds.site.join()
+    builds.again.join()
 
 
 @pytest.fixture(scope="session")
-def built_site(site_build: SiteBuild) -> Path:
+def built_site(site_builds: SiteBuilds) -> Path:
     """The site, built once per test run with ``mkdocs build --strict``."""
-    return site_build.wait()
+    return site_builds.site.wait()
+
+
+@pytest.fixture(scope="session")
+def rebuilt_site(site_builds: SiteBuilds) -> Path:
+    """The site built a second time, by another ``mkdocs build --strict`` process."""
+    return site_builds.again.wait()
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

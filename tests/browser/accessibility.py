@@ -10,6 +10,13 @@ tokens in a dozen colours, and axe's ``color-contrast`` lays out every one of th
 but inside ``.highlight`` blocks, and ``code_contrast_violations`` checks each
 distinct token colour there against the background it is drawn on, with the WCAG
 formula axe uses.
+
+Each check is one ``axe.run`` (axe is injected once per loaded document): axe builds
+its model of the page (its flattened tree, and the layout grid both colour rules read)
+once per run, a large part of a run on a large page. So ``color-contrast`` runs with
+the other rules, its node filter (its ``matches``) narrowed to the nodes outside
+``.highlight``: the nodes ``exclude: [".highlight"]`` left it, while every other rule
+still sees the whole page.
 """
 
 from __future__ import annotations
@@ -106,13 +113,30 @@ def code_contrast_violations(page: Page) -> list[str]:
     ]
 
 
-def _axe(page: Page, options: dict, context: dict | None = None) -> list[str]:
-    options = {"resultTypes": ["violations"], **options}
-    response = _AXE.run(page, context=context, options=options).response
+# Narrows color-contrast to the nodes outside code blocks, once per document (the
+# wrapped rule is marked).
+_PREPARE = """(code) => {
+    const rule = axe.utils.getRule("color-contrast");
+    if (!rule.outsideCode) {
+        const matches = rule.matches;
+        rule.matches = function (node, virtualNode, context) {
+            return !node.closest(code) && matches.call(this, node, virtualNode, context);
+        };
+        rule.outsideCode = true;
+    }
+}"""
+_RUN = "(options) => axe.run(document, options).then((results) => results.violations)"
+
+
+def _axe(page: Page, options: dict) -> list[str]:
+    if not page.evaluate("() => typeof window.axe?.run === 'function'"):
+        page.evaluate(_AXE.axe_script)
+    page.evaluate(_PREPARE, CODE)
+    violations = page.evaluate(_RUN, {"resultTypes": ["violations"], **options})
     return [
         f"{violation['id']} ({violation['impact']}): {violation['help']}; "
         f"at {' '.join(node['target'])}: {node['failureSummary']}"
-        for violation in response["violations"]
+        for violation in violations
         if violation["impact"] in BLOCKING_IMPACTS
         for node in violation["nodes"]
     ]
@@ -124,18 +148,9 @@ def blocking_violations(page: Page, rules: tuple[str, ...] | None = None) -> lis
     ``rules`` limits the check to those axe rule ids; ``None`` runs every rule.
     Colour contrast inside code blocks is checked by ``code_contrast_violations``.
     """
-    contrast = rules is None or "color-contrast" in rules
-    if rules is None:  # every rule; contrast below
-        found = _axe(page, {"rules": {"color-contrast": {"enabled": False}}})
-    else:
-        others = [rule for rule in rules if rule != "color-contrast"]
-        found = (
-            _axe(page, {"runOnly": {"type": "rule", "values": others}})
-            if others
-            else []
-        )
-    if contrast:
-        only_contrast = {"runOnly": {"type": "rule", "values": ["color-contrast"]}}
-        found += _axe(page, only_contrast, {"exclude": [[CODE]]})
+    found = _axe(
+        page, {} if rules is None else {"runOnly": {"type": "rule", "values": rules}}
+    )
+    if rules is None or "color-contrast" in rules:
         found += code_contrast_violations(page)
     return found

@@ -16,10 +16,11 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 
 import pytest
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, sync_playwright
 
 from tests.browser.chromium import CHROMIUM_ARGS, require_chromium
-from tests.browser.recording import RecordedPage, recorded_page
+from tests.browser.recording import RecordedPage, recorded_tab, shared_context
+from tests.browser.tour import SiteTour
 
 NEW_PAGE = Callable[..., RecordedPage]
 
@@ -39,16 +40,47 @@ def browser() -> Iterator[Browser]:
         chromium.close()
 
 
+@pytest.fixture(scope="package")
+def site_context(
+    browser: Browser, site_url: str
+) -> Iterator[Callable[..., BrowserContext]]:
+    """``site_context(color_scheme)``: one `shared_context` per colour scheme."""
+    contexts: dict[str, BrowserContext] = {}
+
+    def context_for(color_scheme: str = "light") -> BrowserContext:
+        if color_scheme not in contexts:
+            contexts[color_scheme] = shared_context(
+                browser, site_url, color_scheme=color_scheme
+            )
+        return contexts[color_scheme]
+
+    yield context_for
+    for context in contexts.values():
+        context.close()
+
+
 @pytest.fixture
-def new_page(browser: Browser, site_url: str) -> Iterator[NEW_PAGE]:
-    """Factory of `RecordedPage`s on the built site, each in a fresh browser context.
+def new_page(
+    site_context: Callable[..., BrowserContext], site_url: str
+) -> Iterator[NEW_PAGE]:
+    """Factory of `RecordedPage`s on the built site, each in a new tab.
 
     ``new_page()`` opens a light-scheme page, ``new_page(color_scheme="dark")`` a
-    dark one; every page opened is closed after the test.
+    dark one; every page opened is closed after the test, and what it stored cleared
+    (`recorded_tab`).
     """
     with ExitStack() as stack:
 
         def open_page(**options: str) -> RecordedPage:
-            return stack.enter_context(recorded_page(browser, site_url, **options))
+            context = site_context(**options)
+            return stack.enter_context(recorded_tab(context, site_url))
 
         yield open_page
+
+
+@pytest.fixture(scope="package")
+def site_tour(browser: Browser, site_url: str) -> Iterator[SiteTour]:
+    """Every page visited in both colour schemes and measured at two widths, once."""
+    tour = SiteTour(browser, site_url)
+    yield tour
+    tour.close()

@@ -1,8 +1,9 @@
 """A browser page that records what a test must see: console errors and requests.
 
-Every browser test opens its pages through `recorded_page`, so each one also checks
-the site's promise to work offline: a request to any origin other than the local
-server is recorded and aborted (it never leaves the machine).
+Every browser test opens its pages in a `local_context` and records them with
+`recording` (a test's page is a `recorded_tab`), so each one also checks the site's
+promise to work offline: a request to any origin other than the local server is
+recorded and aborted (it never leaves the machine).
 """
 
 from __future__ import annotations
@@ -10,10 +11,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Literal
 from urllib.parse import urljoin, urlsplit
 
-from playwright.sync_api import Browser, ConsoleMessage, Page, Request, Response, Route
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    ConsoleMessage,
+    Page,
+    Request,
+    Response,
+    Route,
+)
 
 # Requests that never leave the page itself.
 _INLINE_SCHEMES = {"data", "blob", "about"}
@@ -43,10 +51,7 @@ class RecordedPage:
 
     def is_local(self, url: str) -> bool:
         """Whether ``url`` stays on the site's own origin (or inside the page)."""
-        parts = urlsplit(url)
-        if parts.scheme in _INLINE_SCHEMES:
-            return True
-        return parts.netloc == urlsplit(self.base_url).netloc
+        return is_local(url, self.base_url)
 
     def foreign_requests(self) -> list[str]:
         """Requested URLs on any other origin than the local server's."""
@@ -61,26 +66,33 @@ class RecordedPage:
         )
 
 
-@contextmanager
-def recorded_page(
-    browser: Browser,
-    base_url: str,
-    color_scheme: Literal["light", "dark"] = "light",
-) -> Iterator[RecordedPage]:
-    """A fresh browser context and page on ``base_url``, recording as it goes.
+def is_local(url: str, base_url: str) -> bool:
+    """Whether ``url`` stays on ``base_url``'s origin (or inside the page)."""
+    parts = urlsplit(url)
+    return parts.scheme in _INLINE_SCHEMES or parts.netloc == urlsplit(base_url).netloc
 
-    Only ``base_url``'s origin is reachable: any other request is recorded, then
-    aborted. The context (cookies, storage, the chosen colour scheme) is closed on
-    exit.
+
+def local_context(browser: Browser, base_url: str, **options: object) -> BrowserContext:
+    """A browser context on ``base_url`` where any request to another origin is aborted.
+
+    ``options`` are Playwright's context options (``color_scheme``, ``viewport``).
     """
-    context = browser.new_context(base_url=base_url, color_scheme=color_scheme)
-    recorded = RecordedPage(page=context.new_page(), base_url=base_url)
+    context = browser.new_context(base_url=base_url, **options)
 
     def on_route(route: Route) -> None:
-        if recorded.is_local(route.request.url):
+        if is_local(route.request.url, base_url):
             route.continue_()
         else:
             route.abort("blockedbyclient")
+
+    context.route("**/*", on_route)
+    return context
+
+
+@contextmanager
+def recording(page: Page, base_url: str) -> Iterator[RecordedPage]:
+    """Record what ``page`` (in a `local_context`) does until the block ends."""
+    recorded = RecordedPage(page=page, base_url=base_url)
 
     def on_request(request: Request) -> None:
         recorded.requests.append(request.url)
@@ -96,12 +108,57 @@ def recorded_page(
     def on_page_error(error: Exception) -> None:
         recorded.console_errors.append(f"uncaught {error}")
 
-    context.route("**/*", on_route)
-    context.on("request", on_request)
-    context.on("response", on_response)
-    recorded.page.on("console", on_console)
-    recorded.page.on("pageerror", on_page_error)
+    # the context's events also carry the requests of the page's workers
+    page.context.on("request", on_request)
+    page.context.on("response", on_response)
+    page.on("console", on_console)
+    page.on("pageerror", on_page_error)
     try:
         yield recorded
     finally:
-        context.close()
+        page.context.remove_listener("request", on_request)
+        page.context.remove_listener("response", on_response)
+        page.remove_listener("console", on_console)
+        page.remove_listener("pageerror", on_page_error)
+
+
+# A page of the site that runs no script: it keeps a shared context's renderer alive.
+_ANCHOR = "sitemap.xml"
+_CLEAR_STORAGE = "() => { localStorage.clear(); sessionStorage.clear(); }"
+
+
+def clear_storage(page: Page, base_url: str) -> None:
+    """Clear what the site keeps in ``page``'s context: its local and session storage
+    (when the page is on the site) and the context's cookies."""
+    if urlsplit(page.url).netloc == urlsplit(base_url).netloc:
+        page.evaluate(_CLEAR_STORAGE)
+    page.context.clear_cookies()
+
+
+def shared_context(
+    browser: Browser, base_url: str, **options: object
+) -> BrowserContext:
+    """A `local_context` for many `recorded_tab`s, one after the other.
+
+    It holds one tab open on the site, so that each new tab is drawn by the same
+    renderer process as the last (a new renderer costs more than the page's load).
+    """
+    context = local_context(browser, base_url, **options)
+    context.new_page().goto(_ANCHOR)
+    return context
+
+
+@contextmanager
+def recorded_tab(context: BrowserContext, base_url: str) -> Iterator[RecordedPage]:
+    """A new page in the `shared_context` ``context``, recording as it goes.
+
+    On exit the page is closed, and what it could leave to the next tab is cleared:
+    the site's local and session storage, and the context's cookies.
+    """
+    page = context.new_page()
+    try:
+        with recording(page, base_url) as recorded:
+            yield recorded
+    finally:
+        clear_storage(page, base_url)
+        page.close()

@@ -316,7 +316,10 @@ def test_no_serious_accessibility_violation_while_in_use(new_page, path: str) ->
     assert blocking_violations(page) == []
     # Material's dark palette is this attribute (what its palette toggle sets).
     page.evaluate("document.body.setAttribute('data-md-color-scheme', 'slate')")
-    page.wait_for_timeout(600)  # the theme fades colours over 250 ms: let them settle
+    # the theme fades colours over 250 ms: wait until every fade has run its course
+    page.wait_for_function(
+        "() => !document.getAnimations().some((a) => a instanceof CSSTransition)"
+    )
     label = widget(page).locator("text").first
     assert label.evaluate("t => getComputedStyle(t).fill") != "rgba(0, 0, 0, 0.87)"
     assert blocking_violations(page, COLOUR_RULES) == []

@@ -1,7 +1,8 @@
 """Every figure is legible on a desktop and on a phone, and carries a numbered caption.
 
-Each page is opened once at 1280 px and once at 375 px wide. In each visit the
-browser measures the smallest text of every figure and widget as the reader sees it:
+Each page is measured once at 1280 px and once at 375 px wide (tests/browser/tour.py:
+at 1280 px in the page's light visit, when tests/browser/test_pages.py runs too). In
+each visit the browser measures the smallest text of every figure and widget as the reader sees it:
 font size times the SVG's on-screen scale (its screen CTM). At 1280 px it must be at
 least ``DESKTOP_PX``, at 375 px at least ``PHONE_PX`` (``mha.figures.style``). Every
 figure is a ``<figure>`` whose visible caption starts "Figure 1.", "Figure 2.", ... in
@@ -12,93 +13,18 @@ missing caption, in a small synthetic page, must fail the same checks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from urllib.parse import urlsplit
+from collections.abc import Callable
 
 import pytest
-from playwright.sync_api import Browser, Page, Route
+from playwright.sync_api import Browser
 
 from mha.figures.style import DESKTOP_PX, PHONE_PX
+from tests.browser.legibility import MEASURE
 from tests.browser.site_pages import nav_pages
+from tests.browser.tour import SiteTour
 
 WIDTHS = {1280: DESKTOP_PX, 375: PHONE_PX}  # viewport width: smallest text allowed
 PAGES = nav_pages()
-
-# Runs in the page. Figures hidden by their page (the heads explorer's static
-# stand-in, shown without JavaScript and in print) are shown while they are measured.
-MEASURE = r"""
-() => {
-  const shown = (e) => e.getClientRects().length > 0
-    && getComputedStyle(e).visibility !== "hidden";
-  const smallest = (root) => {
-    let best = null;
-    for (const e of root.querySelectorAll("*")) {
-      const own = [...e.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
-      if (!own || !shown(e)) continue;
-      let px = parseFloat(getComputedStyle(e).fontSize);
-      if (e instanceof SVGElement) {
-        const m = e.getScreenCTM();
-        px *= Math.min(Math.hypot(m.a, m.b), Math.hypot(m.c, m.d));
-      }
-      if (!best || px < best.px) best = { px, text: e.textContent.trim().slice(0, 40) };
-    }
-    return best;
-  };
-  const unhide = (e) => {
-    const hidden = [];
-    for (let a = e; a; a = a.parentElement) {
-      if (getComputedStyle(a).display === "none") {
-        hidden.push([a, a.style.display]);
-        a.style.display = "block";
-      }
-    }
-    return hidden;
-  };
-  const figures = [...document.querySelectorAll("figure.mha")].map((f) => {
-    const hidden = unhide(f);
-    const caption = f.querySelector(":scope > figcaption");
-    const box = f.getBoundingClientRect();
-    const result = {
-      id: f.id,
-      caption: caption && shown(caption) ? caption.textContent.trim() : null,
-      smallest: smallest(f.querySelector(".mha-scroll") || f),
-      right: box.right,
-    };
-    for (const [a, display] of hidden) a.style.display = display;
-    return result;
-  });
-  // a notebook's cell output is not a numbered figure (mkdocs-jupyter has no macro);
-  // its drawings are measured with the widgets
-  const loose = [...document.querySelectorAll("svg.mha-figure, .mha-panels")]
-    .filter((e) => !e.closest("figure.mha, .jupyter-wrapper")).length;
-  const widgets = [...document.querySelectorAll(
-    ".mha-explorer, form.kv-calculator, .jupyter-wrapper svg.mha-figure",
-  )]
-    .filter(shown)
-    .map((w) => ({ name: w.getAttribute("class"), smallest: smallest(w) }));
-  const cut = (selector) => [...document.querySelectorAll(selector)]
-    .filter((e) => e.scrollWidth > e.clientWidth + 1)
-    .map((e) => e.textContent.trim().slice(0, 60));
-  // a table hides a column when a cell's text ends past the visible part of its
-  // scrolling wrapper (overflow made of padding alone hides nothing)
-  const hiddenCells = [...document.querySelectorAll(".md-typeset__scrollwrap")]
-    .flatMap((wrap) => {
-      const edge = wrap.getBoundingClientRect().right;
-      return [...wrap.querySelectorAll("th, td")].filter((cell) => {
-        const text = document.createRange();
-        text.selectNodeContents(cell);
-        return [...text.getClientRects()].some((r) => r.width && r.right > edge + 1);
-      }).map((cell) => cell.textContent.trim().slice(0, 40));
-    });
-  return {
-    figures, loose, widgets,
-    tables: hiddenCells,
-    printed: cut(".md-typeset .highlight + .highlight code:not(:has(span))"),
-    equations: cut(".md-typeset .katex-display"),
-    viewport: innerWidth,
-  };
-}
-"""
 
 
 def problems(report: dict, least: float) -> list[str]:
@@ -132,40 +58,10 @@ def problems(report: dict, least: float) -> list[str]:
     return found
 
 
-@pytest.fixture(scope="module")
-def measure(browser: Browser, site_url: str) -> Iterator[Callable[[str, int], dict]]:
+@pytest.fixture
+def measure(site_tour: SiteTour) -> Callable[[str, int], dict]:
     """``measure(path, width)``: the page at ``path`` measured at ``width`` px (once)."""
-    host = urlsplit(site_url).netloc
-    pages: dict[int, Page] = {}
-    reports: dict[tuple[str, int], dict] = {}
-
-    def stay_local(route: Route) -> None:
-        if urlsplit(route.request.url).netloc in ("", host):
-            route.continue_()
-        else:
-            route.abort()
-
-    def visit(path: str, width: int) -> dict:
-        if (path, width) not in reports:
-            if width not in pages:
-                context = browser.new_context(
-                    base_url=site_url, viewport={"width": width, "height": 900}
-                )
-                context.route("**/*", stay_local)
-                pages[width] = context.new_page()
-            page = pages[width]
-            page.goto(path, wait_until="load")
-            # the heads explorer draws its maps once its data is read
-            page.wait_for_function(
-                "[...document.querySelectorAll('.mha-explorer')]"
-                ".every((e) => e.classList.contains('mhx-live'))"
-            )
-            reports[path, width] = page.evaluate(MEASURE)
-        return reports[path, width]
-
-    yield visit
-    for page in pages.values():
-        page.context.close()
+    return site_tour.measure
 
 
 by_page = pytest.mark.parametrize(

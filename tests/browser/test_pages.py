@@ -8,16 +8,12 @@ below read what those visits recorded. Select one page with ``-k``, e.g.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser
 
-from tests.browser.accessibility import COLOUR_RULES, blocking_violations
-from tests.browser.recording import RecordedPage, recorded_page
-from tests.browser.rendering import MathReport, math_report
 from tests.browser.site_pages import nav_pages, sitemap_pages
+from tests.browser.tour import SiteTour, Visit
 
 PAGES = nav_pages()
 by_page = pytest.mark.parametrize(
@@ -25,35 +21,10 @@ by_page = pytest.mark.parametrize(
 )
 
 
-@dataclass(frozen=True)
-class Visit:
-    """What one page did in the browser, in both colour schemes."""
-
-    light: RecordedPage
-    dark: RecordedPage
-    math: MathReport
-    violations: list[str]  # serious/critical axe findings, every rule (light)
-    dark_violations: list[str]  # serious/critical findings of the colour rules (dark)
-
-
-@pytest.fixture(scope="package")
-def visit(browser: Browser, site_url: str) -> Callable[[str], Visit]:
-    """``visit(path)``: open the page at ``path`` (once per session) and record it."""
-    visits: dict[str, Visit] = {}
-
-    def open_and_check(path: str) -> Visit:
-        if path not in visits:
-            with recorded_page(browser, site_url) as light:
-                light.goto(path)
-                math = math_report(light.page)
-                violations = blocking_violations(light.page)
-            with recorded_page(browser, site_url, color_scheme="dark") as dark:
-                dark.goto(path)
-                dark_violations = blocking_violations(dark.page, COLOUR_RULES)
-            visits[path] = Visit(light, dark, math, violations, dark_violations)
-        return visits[path]
-
-    return open_and_check
+@pytest.fixture
+def visit(site_tour: SiteTour) -> Callable[[str], Visit]:
+    """``visit(path)``: the page at ``path``, opened (once per session) and recorded."""
+    return site_tour.visit
 
 
 def test_every_built_page_is_in_the_nav(built_site: Path) -> None:
@@ -61,6 +32,13 @@ def test_every_built_page_is_in_the_nav(built_site: Path) -> None:
     assert sorted(sitemap_pages(built_site)) == sorted(PAGES), (
         "a built page is missing from the nav of mkdocs.yml, or a nav entry was not built"
     )
+
+
+# First of a page's tests: it opens the page in the light scheme only.
+@by_page
+def test_math_is_rendered_by_katex(visit: Callable[[str], Visit], path: str) -> None:
+    problems = visit(path).math.problems()
+    assert not problems, "\n".join(problems)
 
 
 @by_page
@@ -82,12 +60,6 @@ def test_no_request_leaves_the_local_server(
     seen = visit(path)
     foreign = seen.light.foreign_requests() + seen.dark.foreign_requests()
     assert not foreign, "requests to other hosts:\n" + "\n".join(foreign)
-
-
-@by_page
-def test_math_is_rendered_by_katex(visit: Callable[[str], Visit], path: str) -> None:
-    problems = visit(path).math.problems()
-    assert not problems, "\n".join(problems)
 
 
 @by_page

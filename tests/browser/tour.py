@@ -1,0 +1,172 @@
+"""One tab per colour scheme, taken from page to page of the site by the page tests.
+
+Every page is visited in both colour schemes (`SiteTour.visit`: what
+tests/browser/test_pages.py reads, each scheme opened when first read) and measured at two widths (`SiteTour.measure`:
+what tests/browser/test_legibility.py reads). Each visit and each measurement loads
+the page afresh, in a tab that stays open from one page to the next: a new tab (or a
+new context) would start a new renderer, which costs more than the page's own load.
+Before each load the tab's site storage and cookies are cleared, so that no page sees
+what another stored.
+
+A page is measured at 1280 px in its light visit when that is the page the tab
+holds, after the visit's checks (the tab is then made as tall as a measurement wants,
+as the width is the same); otherwise it is loaded for the measurement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Literal
+
+from playwright.sync_api import Browser, BrowserContext, Page
+
+from tests.browser.accessibility import COLOUR_RULES, blocking_violations
+from tests.browser.legibility import measure
+from tests.browser.recording import (
+    RecordedPage,
+    clear_storage,
+    local_context,
+    recording,
+)
+from tests.browser.rendering import MathReport, math_report
+
+Scheme = Literal["light", "dark"]
+
+VISIT_VIEWPORT = {"width": 1280, "height": 720}  # Playwright's default
+MEASURE_HEIGHT = 900  # px: the height of the screen a page is measured on
+
+
+@dataclass(frozen=True)
+class SchemeVisit:
+    """What one page did in one colour scheme."""
+
+    recorded: RecordedPage
+    violations: list[str]  # serious/critical axe findings: every rule in light mode,
+    # the colour rules in dark mode
+    math: MathReport | None  # how its math was rendered (light mode)
+
+
+class Visit:
+    """What one page did in the browser, in both colour schemes.
+
+    The page is opened in a scheme the first time something of that scheme is read.
+    """
+
+    def __init__(self, tour: SiteTour, path: str):
+        self.tour = tour
+        self.path = path
+
+    @property
+    def light(self) -> RecordedPage:
+        return self.tour.seen("light", self.path).recorded
+
+    @property
+    def dark(self) -> RecordedPage:
+        return self.tour.seen("dark", self.path).recorded
+
+    @property
+    def math(self) -> MathReport:
+        math = self.tour.seen("light", self.path).math
+        assert math is not None
+        return math
+
+    @property
+    def violations(self) -> list[str]:
+        """Serious/critical axe findings, every rule (light)."""
+        return self.tour.seen("light", self.path).violations
+
+    @property
+    def dark_violations(self) -> list[str]:
+        """Serious/critical axe findings of the colour rules (dark)."""
+        return self.tour.seen("dark", self.path).violations
+
+
+class SiteTour:
+    """The visits and measurements of the site's pages, each made once per session."""
+
+    def __init__(self, browser: Browser, base_url: str):
+        self.browser = browser
+        self.base_url = base_url
+        self.contexts: dict[Scheme, BrowserContext] = {}
+        self.tabs: dict[Scheme, Page] = {}
+        self.holds: dict[Scheme, tuple[str, int]] = {}  # the page loaded, its width
+        self.visits: dict[tuple[Scheme, str], SchemeVisit] = {}
+        self.reports: dict[tuple[str, int], dict] = {}
+
+    def tab(self, scheme: Scheme) -> Page:
+        """The ``scheme`` tab, opened in a `local_context` of its own the first time."""
+        if scheme not in self.tabs:
+            context = local_context(self.browser, self.base_url, color_scheme=scheme)
+            self.contexts[scheme] = context
+            self.tabs[scheme] = context.new_page()
+        return self.tabs[scheme]
+
+    def ready(self, scheme: Scheme, viewport: dict[str, int]) -> Page:
+        """The ``scheme`` tab at ``viewport``, its site storage and cookies cleared."""
+        page = self.tab(scheme)
+        clear_storage(page, self.base_url)
+        page.set_viewport_size(viewport)
+        self.holds.pop(scheme, None)
+        return page
+
+    def discard(self, scheme: Scheme) -> None:
+        """Close the ``scheme`` tab and its context: the next load opens new ones."""
+        self.holds.pop(scheme, None)
+        self.tabs.pop(scheme, None)
+        context = self.contexts.pop(scheme, None)
+        if context is not None:
+            context.close()
+
+    @contextmanager
+    def recorded(self, scheme: Scheme, path: str) -> Iterator[RecordedPage]:
+        """``path`` loaded in the ``scheme`` tab, its console and requests recorded."""
+        page = self.ready(scheme, VISIT_VIEWPORT)
+        try:
+            with recording(page, self.base_url) as recorded:
+                recorded.goto(path)
+                yield recorded
+        except BaseException:
+            self.discard(scheme)  # a page that failed leaves its tab to no other
+            raise
+        self.holds[scheme] = (path, VISIT_VIEWPORT["width"])
+
+    def visit(self, path: str) -> Visit:
+        """The page at ``path``, opened in each colour scheme when first read."""
+        return Visit(self, path)
+
+    def seen(self, scheme: Scheme, path: str) -> SchemeVisit:
+        """Open the page at ``path`` in ``scheme`` (once) and check it."""
+        if (scheme, path) not in self.visits:
+            with self.recorded(scheme, path) as recorded:
+                if scheme == "light":
+                    math = math_report(recorded.page)
+                    violations = blocking_violations(recorded.page)
+                else:
+                    math = None
+                    violations = blocking_violations(recorded.page, COLOUR_RULES)
+            self.visits[scheme, path] = SchemeVisit(recorded, violations, math)
+        return self.visits[scheme, path]
+
+    def measure(self, path: str, width: int) -> dict:
+        """The page at ``path`` measured (once) on a light screen ``width`` px wide."""
+        if (path, width) not in self.reports:
+            viewport = {"width": width, "height": MEASURE_HEIGHT}
+            if self.holds.get("light") == (path, width):
+                page = self.tabs["light"]
+                page.set_viewport_size(viewport)
+            else:
+                page = self.ready("light", viewport)
+                try:
+                    page.goto(path, wait_until="load")
+                except BaseException:
+                    self.discard("light")
+                    raise
+                self.holds["light"] = (path, width)
+            self.reports[path, width] = measure(page)
+        return self.reports[path, width]
+
+    def close(self) -> None:
+        for scheme in list(self.contexts):
+            self.discard(scheme)
