@@ -172,4 +172,5 @@ def smollm2_reference(request: pytest.FixtureRequest):
     loaded = transformers.AutoModelForCausalLM.from_pretrained(
         path.parent, gguf_file=path.name, dtype=torch.float32
     )
+    loaded.config._attn_implementation = "eager"  # attention weights come back
     return loaded.eval()

@@ -52,6 +52,7 @@ def on_post_build(config, **kwargs):
 # the executed notebook, with a first cell that installs mha from the repository, and
 # links to the site's pages made absolute.
 _CELL_ID = re.compile(r'id="cell-id=[^"]*"')
+_EXECUTED: dict[Path, nbformat.NotebookNode] = {}  # this build's, by source
 _LINK = re.compile(r"\]\((?![a-z]+:|#|/)([^)\s]+)\)")
 _INSTALL = """\
 # Run this cell first: it installs mha from its repository if it is missing.
@@ -77,6 +78,7 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
     source = _notebook_source(page, config)
     if source is not None:
         notebook = importlib.import_module("mha_site.notebooks").executed(source)
+        _EXECUTED[source] = notebook  # the download below reuses it
         folder = importlib.import_module("mha.support.cache").cache_dir() / "notebooks"
         folder.mkdir(parents=True, exist_ok=True)
         text = nbformat.writes(notebook)
@@ -121,6 +123,8 @@ def on_post_page(output, page, config, **kwargs):
     target = Path(page.file.abs_dest_path).parent / f"{source.stem}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
     page_url = urllib.parse.urljoin(config["site_url"] or "/", page.url)
-    notebook = importlib.import_module("mha_site.notebooks").executed(source)
+    notebook = _EXECUTED.pop(source, None)
+    if notebook is None:
+        notebook = importlib.import_module("mha_site.notebooks").executed(source)
     target.write_text(_ipynb(notebook, config["repo_url"], page_url), encoding="utf-8")
     return output

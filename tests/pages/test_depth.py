@@ -296,18 +296,12 @@ def model() -> smollm2.SmolLM2:
 
 
 @pytest.mark.reference
-def test_head_scores_equal_the_reference(model, request):
+def test_head_scores_equal_the_reference(model, smollm2_reference, request):
     """The induction and previous-token scores, from transformers' attention weights:
     equal to 1e-3 on the page's sequences for all 270 heads; on 8 fresh sequences the
     reference's five strongest induction heads hold at least four of the page's five."""
     torch = reference_module("torch", request.config)
-    transformers = reference_module("transformers", request.config)
-    reference_module("accelerate", request.config)  # to load a GGUF model
-    path = smollm2.gguf_path()
-    reference_model = transformers.AutoModelForCausalLM.from_pretrained(
-        path.parent, gguf_file=path.name, dtype=torch.float32
-    ).eval()
-    reference_model.config._attn_implementation = "eager"  # weights come back
+    reference_model = smollm2_reference  # the session's one load (tests/conftest.py)
 
     def reference_scores(sequences: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         induction, previous = [], []
