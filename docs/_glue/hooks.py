@@ -24,7 +24,7 @@ if str(ROOT / "src") not in sys.path:
         0, str(ROOT / "src")
     )  # mha_site: the build's tooling, not installed
 
-_BUILD = {"dirty": False, "started": 0.0}
+_BUILD = {"dirty": False, "started": 0.0, "builds": 0, "ahead": None}
 
 
 def on_startup(command, dirty, **kwargs):
@@ -33,14 +33,39 @@ def on_startup(command, dirty, **kwargs):
 
 
 def on_pre_build(config, **kwargs):
+    """The first build of a run computes its studies on two cores: a second process
+    works from the last page of the nav while this one renders from the first."""
     _BUILD["started"] = time.time()
+    _BUILD["builds"] += 1
+    if _BUILD["builds"] == 1:
+        page_module = importlib.import_module("mha_site.pages").page_module
+        files = _nav_files(config["nav"])
+        modules = [m for m in map(page_module, files) if m]
+        notebooks = [Path(config["docs_dir"], f) for f in files if _notebook(f)]
+        start = importlib.import_module("mha_site.prefetch").start
+        _BUILD["ahead"] = start(modules[::-1], notebooks)
 
 
 def on_post_build(config, **kwargs):
     """After a full build, delete cached results that neither it nor a recent test
     run read. (The widgets' data is embedded in their pages.)"""
+    importlib.import_module("mha_site.prefetch").finish(_BUILD["ahead"])
+    _BUILD["ahead"] = None
     if not _BUILD["dirty"]:
         importlib.import_module("mha.support.cache").prune(_BUILD["started"])
+
+
+def _nav_files(nav: list) -> list[str]:
+    """The nav's files, in reading order."""
+    files = []
+    for item in nav or []:
+        entry = next(iter(item.values())) if isinstance(item, dict) else item
+        files.extend(_nav_files(entry) if isinstance(entry, list) else [entry])
+    return files
+
+
+def _notebook(src: str) -> bool:
+    return src.startswith("notebooks/") and src.endswith(".py")
 
 
 # Notebook pages (mkdocs-jupyter, sources in docs/notebooks/*.py). Each is executed
@@ -67,7 +92,7 @@ print("mha is ready:", mha.MultiHeadAttention.__name__)"""
 
 def _notebook_source(page, config) -> Path | None:
     src = page.file.src_uri
-    if src.startswith("notebooks/") and src.endswith(".py"):
+    if _notebook(src):
         return Path(config["docs_dir"]) / src  # abs_src_path becomes the executed one
     return None
 

@@ -1,0 +1,41 @@
+"""The build's second process computes the studies ahead of the pages that read them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mha_site import prefetch
+
+
+def test_what_the_child_computes_the_build_reads_from_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MHA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(prefetch.os, "sched_getaffinity", lambda pid: {0, 1})
+    child = prefetch.start(["mha.pages.cost"], [])
+    assert child is not None and child.wait(120) == 0
+    timings = json.loads((tmp_path / "timings.json").read_text())
+    assert "mha.pages.cost.sweep" in timings  # computed by the child, in the cache
+    assert list(tmp_path.glob("*.pickle"))
+
+
+def test_a_failure_is_left_to_the_build(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [prefetch.sys.executable, "-m", "mha_site.prefetch", "mha.pages.no_such_page"],
+        env={**prefetch.os.environ, "MHA_CACHE_DIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0
+    assert "computing ahead stopped at mha.pages.no_such_page" in run.stderr
+
+
+def test_one_core_starts_no_second_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(prefetch.os, "sched_getaffinity", lambda pid: {0})
+    assert prefetch.start(["mha.pages.cost"], []) is None
+    prefetch.finish(None)  # nothing to wait for
