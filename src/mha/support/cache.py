@@ -95,12 +95,18 @@ def _dependencies(module: str) -> tuple[str, ...]:
     todo = [module]
     while todo:
         name = todo.pop()
-        path = _module_path(name)
-        if name in seen or path is None:
+        if name in seen or _module_path(name) is None:
             continue
         seen.add(name)
-        todo += _packages(name) + _imports(name, ast.parse(path.read_bytes()))
+        todo += _direct_dependencies(name)
     return tuple(sorted(seen))
+
+
+@functools.cache
+def _direct_dependencies(module: str) -> list[str]:
+    """The packages and modules ``module`` itself runs (each file parsed once)."""
+    tree = ast.parse(_module_path(module).read_bytes())
+    return _packages(module) + _imports(module, tree)
 
 
 def code_digest(modules: list[str]) -> str:
