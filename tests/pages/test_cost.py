@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
+import jinja2
 import numpy as np
 import pytest
 
@@ -13,6 +15,7 @@ from mha.data.published import MODELS, VOITA_2019, model
 from mha.figures import to_svg
 from mha.figures.cost import head_timings
 from mha.figures.cost import score_ranks as rank_figure
+from mha.pages import cost as cost_page
 from mha.pages.cost import (
     HEADS,
     ScoreRank,
@@ -24,6 +27,10 @@ from mha.pages.cost import (
     sweep,
     timings,
 )
+from mha.support import formatting, measured
+from mha_site.bench import seal
+from mha_site.facts import PageFacts
+from tests.conftest import ROOT
 
 
 def test_every_head_count_holds_4d_squared_parameters():
@@ -189,3 +196,44 @@ def test_the_page_reads_the_shares_and_mismatches_of_the_totals():
 def test_the_rank_table_prints_what_the_module_computes():
     for r in score_ranks(d_model=16, heads=(1, 4, 16), n=20):
         assert r.ranks_text == str(r.bound)  # every head on its bound: one number
+
+
+def _rendered(p) -> str:
+    """docs/cost.md as the build renders it for page object ``p`` (no figures drawn)."""
+    markdown = (ROOT / "docs" / "cost.md").read_text(encoding="utf-8")
+    facts = PageFacts(p, "docs/cost.md", markdown)
+    env = jinja2.Environment()
+    env.filters.update(
+        dec=formatting.decimals, pct=formatting.percent, thousands=formatting.thousands
+    )
+    env.globals.update(
+        fact=lambda name, caller: facts.state(name, caller()),
+        holds=facts.holds,
+        figure=lambda name: "",
+    )
+    text = env.from_string(markdown).render(page=p)
+    assert facts.unused() is None
+    return " ".join(text.split())
+
+
+def test_a_run_above_the_cores_shows_quartiles_and_headlines_no_ratio(
+    tmp_path, monkeypatch
+):
+    data = measured.load("heads")
+    cores = data["machine"]["cpu_count"]
+    for load, loaded in ((cores, False), (cores + 20.06, True)):  # the planted record
+        planted = {**data, "machine": {**data["machine"], "load_average_1min": load}}
+        (tmp_path / "heads.json").write_text(json.dumps(seal(planted)))
+        monkeypatch.setattr(measured, "DATA_DIR", tmp_path)
+        p = cost_page.page.__wrapped__()  # the page of the planted record
+        assert p.timings.load == load and p.facts["quiet"].holds is not loaded
+        text = _rendered(p)
+        slow = p.timings.slowest
+        layer_range = (
+            f"{formatting.decimals(slow.layer_q1_ms, 1)} to "
+            f"{formatting.decimals(slow.layer_q3_ms, 1)} ms"
+        )
+        assert ("times as long" in text) is not loaded
+        assert (layer_range in text) is loaded
+        assert ("rest of the layer (ms) |" in text) is not loaded
+        assert ("states no ratio" in text) is loaded
