@@ -26,6 +26,7 @@ from mha.support.page import Fact, Page
 from mha.worked.cricket import solve, solve_extended
 from mha_site.facts import FactError, PageFacts, uses
 from tests.conftest import ROOT
+from tests.docs.rendering import render
 
 DOCS = ROOT / "docs"
 ANOTHER_QUERY = np.array([2.0, 1.0, 0.0, 1.0])  # "his" leaning to "Kohli": no tie
@@ -58,6 +59,35 @@ def test_a_page_states_each_of_its_facts_once_and_each_holds(page: Path):
         if not f.holds and name in stated_as_sentence
     }
     assert not stale, f"{page.name}: facts that no longer hold: {stale}"
+
+
+ZERO = re.compile(r"^-?0(\.0*)?%?$")  # "0", "0.000", "-0.0", "0.0%"
+
+
+def printed_as_zero(markdown: Path, obj: Page) -> list[tuple[str, float]]:
+    """The numbers a page prints as zero (``dec``, ``pct``, ...) that are not zero."""
+    found = []
+
+    def seen(value, text: str) -> None:
+        if ZERO.match(text) and isinstance(value, int | float | np.number) and value:
+            found.append((text, float(value)))
+
+    render(markdown, obj, seen)
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_no_number_that_is_not_zero_is_printed_as_zero(page: Path):
+    """'at most 0.000' of a difference of 1e-9 reads as exact: print it so it shows."""
+    found = printed_as_zero(page, page_object(page))
+    assert not found, f"{page.name}: printed as zero but not zero: {found}"
+
+
+def test_a_small_number_printed_as_zero_is_found(tmp_path: Path):
+    markdown = tmp_path / "x.md"
+    markdown.write_text("at most {{ page.gap | dec }}, {{ page.none | pct }}\n")
+    obj = Page(gap=4e-4, none=0.0, facts={}, figures={})
+    assert printed_as_zero(markdown, obj) == [("0.000", 4e-4)]
 
 
 def test_a_false_fact_names_its_line_and_quotes_its_sentence():

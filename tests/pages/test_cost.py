@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-import jinja2
 import numpy as np
 import pytest
 
@@ -29,8 +28,8 @@ from mha.pages.cost import (
 )
 from mha.support import formatting, measured
 from mha_site.bench import seal
-from mha_site.facts import PageFacts
 from tests.conftest import ROOT
+from tests.docs.rendering import render
 
 
 def test_every_head_count_holds_4d_squared_parameters():
@@ -198,24 +197,6 @@ def test_the_rank_table_prints_what_the_module_computes():
         assert r.ranks_text == str(r.bound)  # every head on its bound: one number
 
 
-def _rendered(p) -> str:
-    """docs/cost.md as the build renders it for page object ``p`` (no figures drawn)."""
-    markdown = (ROOT / "docs" / "cost.md").read_text(encoding="utf-8")
-    facts = PageFacts(p, "docs/cost.md", markdown)
-    env = jinja2.Environment()
-    env.filters.update(
-        dec=formatting.decimals, pct=formatting.percent, thousands=formatting.thousands
-    )
-    env.globals.update(
-        fact=lambda name, caller: facts.state(name, caller()),
-        holds=facts.holds,
-        figure=lambda name: "",
-    )
-    text = env.from_string(markdown).render(page=p)
-    assert facts.unused() is None
-    return " ".join(text.split())
-
-
 def test_a_run_above_the_cores_shows_quartiles_and_headlines_no_ratio(
     tmp_path, monkeypatch
 ):
@@ -227,7 +208,7 @@ def test_a_run_above_the_cores_shows_quartiles_and_headlines_no_ratio(
         monkeypatch.setattr(measured, "DATA_DIR", tmp_path)
         p = cost_page.page.__wrapped__()  # the page of the planted record
         assert p.timings.load == load and p.facts["quiet"].holds is not loaded
-        text = _rendered(p)
+        text = render(ROOT / "docs" / "cost.md", p)
         slow = p.timings.slowest
         layer_range = (
             f"{formatting.decimals(slow.layer_q1_ms, 1)} to "
