@@ -198,8 +198,9 @@ def counted_params(name: str) -> int:
 
 def size_text(n_bytes: int) -> str:
     """A size in the largest binary unit that keeps it at least 1, to 3 significant
-    figures (halves rounded up, trailing zeros dropped); one that rounds to 1,000 of
-    a unit is written in the next. The calculator's script writes sizes the same way.
+    figures (halves rounded up, trailing zeros dropped, thousands separated); one that
+    rounds to 1,000 of a unit is written in the next, past EiB with separators. The
+    calculator's script writes sizes the same way.
 
     ```python
     from mha.pages.kv_cache import size_text
@@ -207,6 +208,7 @@ def size_text(n_bytes: int) -> str:
     assert size_text(1_342_177_280) == "1.25 GiB"
     assert size_text(10 * 2**30) == "10 GiB" and size_text(160 * 2**20) == "160 MiB"
     assert size_text(1000) == "0.977 KiB" and size_text(9 * 2**27) == "1.13 GiB"
+    assert size_text(409 * 10**6 * 2**60) == "409,000,000 EiB"
     ```
     """
     n_bytes = positive_int("n_bytes", n_bytes)
@@ -217,7 +219,7 @@ def size_text(n_bytes: int) -> str:
     if rounded >= 1000 and k < len(UNITS) - 1:
         k += 1
         rounded = _three_figures(n_bytes / 1024**k)
-    return f"{format(rounded.normalize(), 'f')} {UNITS[k]}"
+    return f"{format(rounded.normalize(), ',f')} {UNITS[k]}"
 
 
 def _three_figures(value: float) -> Decimal:
