@@ -16,7 +16,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from mha.experiments.corpus import CAT, CRICKET
+from mha.experiments import head_grid
+from mha.experiments.corpus import CAT, CRICKET, sentences
+from mha.pages import real_heads
 from mha.pretrained import minilm
 from tests.reference import reference_module
 
@@ -116,6 +118,26 @@ def test_embed_is_the_references_normalised_mean_pool(model, reference):
         mean = hidden[-1].mean(axis=0)
         expected.append(mean / np.linalg.norm(mean))
     assert np.abs(model.embed(list(TEXTS)) - np.array(expected)).max() <= 1e-5
+
+
+@pytest.mark.reference
+def test_the_real_heads_atlas_reads_the_references_attention(reference):
+    """The real-heads page's statistics of every head, recomputed from transformers'
+    attention maps (``output_attentions``) on the page's corpus, equal the atlas's to
+    1e-4, and so each of the 72 heads gets the kind the page gives it."""
+    atlas = real_heads.atlas()
+    found = [run_reference(reference, text) for text in sentences()]
+    stats = real_heads.head_statistics(
+        [tokens for tokens, _, _ in found],
+        [weights.astype(float) for _, _, weights in found],
+    )
+    assert set(stats) == set(atlas.statistics)
+    for name, values in stats.items():
+        np.testing.assert_allclose(
+            values, atlas.statistics[name], atol=1e-4, err_msg=name
+        )
+    kinds = head_grid.classify(stats, real_heads.KINDS)
+    assert kinds.shape == (6, 12) and (kinds == atlas.kinds).all()
 
 
 # --- the model on its own ----------------------------------------------------------

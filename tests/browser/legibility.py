@@ -74,8 +74,15 @@ MEASURE = r"""
         return [...text.getClientRects()].some((r) => r.width && r.right > edge + 1);
       }).map((cell) => cell.textContent.trim().slice(0, 40));
     });
+  // a display of equations set side by side (\qquad) that was broken into lines as
+  // one run of math: one equation's name can end a line, its definition start the next
+  const runTogether = [...document.querySelectorAll(".md-typeset .mha-math-wrap .katex")]
+    .filter((k) => !k.closest(".katex-display"))
+    .map((k) => k.querySelector('annotation[encoding="application/x-tex"]'))
+    .filter((tex) => tex && /\\qquad/.test(tex.textContent))
+    .map((tex) => tex.textContent.trim().slice(0, 60));
   return {
-    figures, loose, widgets,
+    figures, loose, widgets, runTogether,
     tables: hiddenCells,
     printed: cut(".md-typeset .highlight + .highlight code:not(:has(span))"),
     equations: cut(".md-typeset .katex-display"),

@@ -140,12 +140,12 @@ def test_port_equals_the_core_on_generated_and_published_shapes(new_page) -> Non
     page = open_calculator(new_page).page
     shapes = generated_shapes() + published_shapes()
     assert len(shapes) >= 200 + len(DECODERS)
-    # ties of the rounding (1.125 GiB) and unit boundaries are among them
+    # ties of the rounding (1.125 GiB), unit boundaries and thousands of EiB are
+    # among them
     edge = Shape(1, 1, 1, 1, 1, 1, 1, 1, 1.0)
-    shapes += [
-        replace(edge, head_dim=h, context=n, batch=b)
-        for h, n, b in [(9, 2**26, 1), (1000, 1, 1), (1023, 1, 1), (512, 1, 1)]
-    ]
+    edges = [(9, 2**26, 1), (1000, 1, 1), (1023, 1, 1), (512, 1, 1)]
+    edges += [(10**12, 10**12, 10**6), (409 * 10**6, 2**59, 1)]
+    shapes += [replace(edge, head_dim=h, context=n, batch=b) for h, n, b in edges]
     for kv_heads_of in (lambda s: s.kv_heads, lambda s: s.query_heads, lambda s: 1):
         js = port(page, shapes, kv_heads_of)
         py = [core(s, kv_heads_of(s)) for s in shapes]
@@ -153,6 +153,8 @@ def test_port_equals_the_core_on_generated_and_published_shapes(new_page) -> Non
             (s, a, b) for s, a, b in zip(shapes, js, py, strict=True) if a != b
         ]
         assert not mismatches, mismatches[:3]
+    sizes = [size["size"] for size in port(page, shapes[-2:])]
+    assert sizes == ["1,730,000,000,000 EiB", "409,000,000 EiB"]  # separated
 
 
 def test_the_port_refuses_what_the_core_refuses(new_page) -> None:
@@ -195,7 +197,7 @@ def test_llama_2_70b_reads_as_the_issue_says(new_page) -> None:
     page.get_by_label("memory (GiB)", exact=True).fill("160")  # two accelerators
     view = expected(replace(Shape.of("Llama-2 70B"), memory_gib=160))
     assert shown(page) == view
-    assert view["kv-batch-given"] == "23 sequences"
+    assert view["kv-batch-given"] == "25 sequences"  # 128.48 GiB of counted weights
     page.get_by_label("context", exact=True).fill("4097")  # past its published context
     warning = page.locator("#kv-warning")
     assert warning.is_visible() and "4,096 tokens Llama-2 70B" in warning.inner_text()
@@ -252,7 +254,14 @@ def test_invalid_input_gets_a_message_naming_the_field(new_page) -> None:
     seen = open_calculator(new_page)
     page = seen.page
     page.get_by_label("model", exact=True).select_option("Llama-3 8B")
-    error = page.locator("#kv-error")
+    error, warning = page.locator("#kv-error"), page.locator("#kv-warning")
+    context = page.get_by_label("context", exact=True)
+    context.fill("100000")  # past Llama-3 8B's context: a warning
+    assert "past the" in warning.inner_text()
+    page.get_by_label("layers", exact=True).fill("0")  # invalid: no stale warning
+    assert warning.inner_text() == "" and error.is_visible()
+    page.get_by_label("layers", exact=True).fill("32")
+    context.fill("4096")
     for label, value, named in INVALID:
         field = page.get_by_label(label, exact=True)
         valid = field.input_value()
@@ -302,6 +311,13 @@ def test_calculator_fits_the_screen(new_page, size) -> None:
     overflow = results.evaluate("(e) => e.scrollWidth - e.clientWidth")
     assert overflow == 0  # every column of the results in view, at 375 px too
     assert page.evaluate("document.documentElement.scrollWidth") <= size[0]
+    if size[0] == 1280:  # and no code block of the page scrolls (the GQA one did)
+        cut = page.evaluate(
+            """() => [...document.querySelectorAll('.md-typeset pre > code')]
+                .filter((e) => e.scrollWidth > e.clientWidth + 1)
+                .map((e) => e.textContent.slice(0, 60))"""
+        )
+        assert not cut, cut
     assert not seen.problems(), seen.problems()
 
 

@@ -7,7 +7,8 @@ font size times the SVG's on-screen scale (its screen CTM). At 1280 px it must b
 least ``DESKTOP_PX``, at 375 px at least ``PHONE_PX`` (``mha.figures.style``). Every
 figure is a ``<figure>`` whose visible caption starts "Figure 1.", "Figure 2.", ... in
 page order. At 1280 px no table or printed output hides a column or the end of a line,
-and at 375 px no display equation runs past its column. A planted tiny font and a
+and at 375 px no display equation runs past its column; equations set side by side that
+do not fit are split onto lines of their own (at either width), not broken as one run. A planted tiny font and a
 missing caption, in a small synthetic page, must fail the same checks.
 """
 
@@ -86,6 +87,7 @@ def test_tables_and_printed_output_show_everything_on_a_desktop(
     report = measure(path, 1280)
     assert not report["tables"], f"table cells hidden at 1280 px: {report['tables']}"
     assert not report["printed"], f"output cut at 1280 px: {report['printed']}"
+    assert not report["runTogether"], f"equations run together: {report['runTogether']}"
 
 
 @by_page
@@ -94,6 +96,8 @@ def test_display_equations_fit_a_phone(
 ) -> None:
     report = measure(path, 375)
     assert not report["equations"], f"equations past 375 px: {report['equations']}"
+    # side-by-side equations too wide for the column go on lines of their own
+    assert not report["runTogether"], f"equations run together: {report['runTogether']}"
 
 
 SYNTHETIC = """<!doctype html><html><body style="margin: 0">

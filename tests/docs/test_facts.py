@@ -1,7 +1,8 @@
 """Facts: a page's comparing sentences are in its Markdown, guarded by its module.
 
 Each ``fact("name")`` or ``holds("name")`` of a page names a fact of its page object,
-once; every fact the object declares is stated by the page; every fact holds. Change
+once; every fact the object declares is stated by the page; every fact stated as a
+sentence holds (one read by ``holds`` only chooses between sentences). Change
 an input and the stale sentence is refused: in-process here, and by
 ``mkdocs build --strict`` end to end, at the sentence's line, quoting it.
 """
@@ -25,6 +26,7 @@ from mha.support.page import Fact, Page
 from mha.worked.cricket import solve, solve_extended
 from mha_site.facts import FactError, PageFacts, uses
 from tests.conftest import ROOT
+from tests.docs.rendering import render
 
 DOCS = ROOT / "docs"
 ANOTHER_QUERY = np.array([2.0, 1.0, 0.0, 1.0])  # "his" leaning to "Kohli": no tie
@@ -41,15 +43,51 @@ def page_object(page: Path) -> Page:
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
 def test_a_page_states_each_of_its_facts_once_and_each_holds(page: Path):
-    obj = page_object(page)
-    stated = Counter(name for _, name in uses(page.read_text(encoding="utf-8")))
+    obj, text = page_object(page), page.read_text(encoding="utf-8")
+    stated = Counter(name for _, name in uses(text))
     assert set(stated) == set(obj.facts), (
         f"{page.name}: stated but not declared {sorted(set(stated) - set(obj.facts))}"
         f", declared but not stated {sorted(set(obj.facts) - set(stated))}"
     )
     assert max(stated.values(), default=1) == 1, f"{page.name}: used twice: {stated}"
-    stale = {name: f.values for name, f in obj.facts.items() if not f.holds}
+    # a fact read only by ``holds("…")`` picks a sentence, and may be false; a
+    # sentence stated with ``fact("…")`` must hold
+    stated_as_sentence = set(re.findall(r"""\bfact\(\s*["']([^"']+)["']""", text))
+    stale = {
+        name: f.values
+        for name, f in obj.facts.items()
+        if not f.holds and name in stated_as_sentence
+    }
     assert not stale, f"{page.name}: facts that no longer hold: {stale}"
+
+
+ZERO = re.compile(r"^-?0(\.0*)?%?$")  # "0", "0.000", "-0.0", "0.0%"
+
+
+def printed_as_zero(markdown: Path, obj: Page) -> list[tuple[str, float]]:
+    """The numbers a page prints as zero (``dec``, ``pct``, ...) that are not zero."""
+    found = []
+
+    def seen(value, text: str) -> None:
+        if ZERO.match(text) and isinstance(value, int | float | np.number) and value:
+            found.append((text, float(value)))
+
+    render(markdown, obj, seen)
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_no_number_that_is_not_zero_is_printed_as_zero(page: Path):
+    """'at most 0.000' of a difference of 1e-9 reads as exact: print it so it shows."""
+    found = printed_as_zero(page, page_object(page))
+    assert not found, f"{page.name}: printed as zero but not zero: {found}"
+
+
+def test_a_small_number_printed_as_zero_is_found(tmp_path: Path):
+    markdown = tmp_path / "x.md"
+    markdown.write_text("at most {{ page.gap | dec }}, {{ page.none | pct }}\n")
+    obj = Page(gap=4e-4, none=0.0, facts={}, figures={})
+    assert printed_as_zero(markdown, obj) == [("0.000", 4e-4)]
 
 
 def test_a_false_fact_names_its_line_and_quotes_its_sentence():

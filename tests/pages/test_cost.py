@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import numpy as np
@@ -13,6 +14,7 @@ from mha.data.published import MODELS, VOITA_2019, model
 from mha.figures import to_svg
 from mha.figures.cost import head_timings
 from mha.figures.cost import score_ranks as rank_figure
+from mha.pages import cost as cost_page
 from mha.pages.cost import (
     HEADS,
     ScoreRank,
@@ -24,6 +26,10 @@ from mha.pages.cost import (
     sweep,
     timings,
 )
+from mha.support import formatting, measured
+from mha_site.bench import seal
+from tests.conftest import ROOT
+from tests.docs.rendering import render
 
 
 def test_every_head_count_holds_4d_squared_parameters():
@@ -189,3 +195,26 @@ def test_the_page_reads_the_shares_and_mismatches_of_the_totals():
 def test_the_rank_table_prints_what_the_module_computes():
     for r in score_ranks(d_model=16, heads=(1, 4, 16), n=20):
         assert r.ranks_text == str(r.bound)  # every head on its bound: one number
+
+
+def test_a_run_above_the_cores_shows_quartiles_and_headlines_no_ratio(
+    tmp_path, monkeypatch
+):
+    data = measured.load("heads")
+    cores = data["machine"]["cpu_count"]
+    for load, loaded in ((cores, False), (cores + 20.06, True)):  # the planted record
+        planted = {**data, "machine": {**data["machine"], "load_average_1min": load}}
+        (tmp_path / "heads.json").write_text(json.dumps(seal(planted)))
+        monkeypatch.setattr(measured, "DATA_DIR", tmp_path)
+        p = cost_page.page.__wrapped__()  # the page of the planted record
+        assert p.timings.load == load and p.facts["quiet"].holds is not loaded
+        text = render(ROOT / "docs" / "cost.md", p)
+        slow = p.timings.slowest
+        layer_range = (
+            f"{formatting.decimals(slow.layer_q1_ms, 1)} to "
+            f"{formatting.decimals(slow.layer_q3_ms, 1)} ms"
+        )
+        assert ("times as long" in text) is not loaded
+        assert (layer_range in text) is loaded
+        assert ("rest of the layer (ms) |" in text) is not loaded
+        assert ("states no ratio" in text) is loaded

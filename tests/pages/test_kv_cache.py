@@ -28,6 +28,7 @@ from mha.pages.kv_cache import (
     cache_bytes,
     calculator_json,
     calculator_view,
+    counted_params,
     facts,
     figures,
     page,
@@ -41,7 +42,7 @@ REQUIRED = [
     "Llama-2 70B",
     "Llama-3 8B",
     "Llama-3 70B",
-    "Mistral 7B",
+    "Mistral 7B v0.1",
     "Falcon-7B",
     "PaLM 540B",
     "Gemma 2B",
@@ -66,7 +67,7 @@ def test_every_required_model_is_there_once_with_a_source():
     [  # read again from the sources, so that a typo in the data module fails here
         ("Llama-2 70B", 80, 64, 8, 128),
         ("Llama-3 8B", 32, 32, 8, 128),
-        ("Mistral 7B", 32, 32, 8, 128),
+        ("Mistral 7B v0.1", 32, 32, 8, 128),
         ("Falcon-7B", 32, 71, 1, 64),
         ("PaLM 540B", 118, 48, 1, 256),
         ("Gemma 2B", 18, 8, 1, 256),
@@ -131,7 +132,7 @@ def test_attention_kinds_at_the_ends_of_gqa():
 
 
 def test_sliding_window_caps_the_tokens_held():
-    mistral = decoder("Mistral 7B")
+    mistral = decoder("Mistral 7B v0.1")
     assert cache_bytes(mistral, 100) == 100 * cache_bytes(mistral, 1)
     assert mistral.sliding_window == 4096
     assert cache_bytes(mistral, 10**6) == cache_bytes(mistral, 4096)
@@ -147,18 +148,21 @@ def test_the_sequences_that_fit_are_the_largest_count_that_fits():
         c = decoder(name)
         for n, h_kv in zip(fits[name], (c.n_kv_heads, c.n_heads), strict=True):
             per_sequence = cache_bytes(c, EXAMPLE_CONTEXT, n_kv_heads=h_kv)
-            used = c.params * 2 + n * per_sequence
+            used = counted_params(name) * 2 + n * per_sequence
             assert used <= EXAMPLE_MEMORY < used + per_sequence, name
     assert fits["Llama-2 7B"] == (33, 33)  # MHA: 512 KiB a token, 2 GiB a sequence
     assert fits["Llama-3 8B"][0] > 3 * fits["Llama-2 7B"][0]
 
 
-def test_weights_bytes_come_from_the_published_parameter_counts():
-    assert decoder("Gemma 2B").params == 524_550_144 + 1_981_884_416
+def test_weights_bytes_come_from_the_counted_parameters_not_the_nominal_size():
+    assert decoder("Gemma 2B").params == 524_550_144 + 1_981_884_416  # as stated
     assert decoder("PaLM 540B").params == 540_350_000_000
     assert decoder("GPT-3 175B").params * 2 == 350 * 10**9
+    assert decoder("Llama-2 70B").params == 70 * 10**9  # nominal: "70B"
+    assert counted_params("Llama-2 70B") == 68_976_648_192  # the cost page's count
+    assert round(page().gib["weights"], 2) == 128.48  # not 130.39 GiB
     gemma = decoder("Gemma 2B")  # the weights come first: 16-bit, params × 2 bytes
-    free = EXAMPLE_MEMORY - gemma.params * 2
+    free = EXAMPLE_MEMORY - counted_params("Gemma 2B") * 2
     per_sequence = cache_bytes(gemma, EXAMPLE_CONTEXT)
     assert page().fits["Gemma 2B"][0] == free // per_sequence
 
@@ -228,7 +232,7 @@ def test_the_calculator_data_is_embedded_small_and_complete():
             c.n_layers,
             c.n_kv_heads,
             c.head_dim,
-            c.params,
+            counted_params(c.name),
         )
         assert m["max_context"] == c.max_context
     assert len(calculator_json().encode()) <= 150_000
@@ -254,8 +258,8 @@ def test_the_pages_facts_hold_and_follow_the_values():
         p.models["Falcon-7B"].saving == 71 and p.models["Falcon-7B"].per_token == 8192
     )
     assert p.gib["longest"] > p.gib["weights"]  # "more than" the weights
-    assert (round(p.gib["longest"], 2), round(p.gib["weights"], 2)) == (320.0, 130.39)
-    assert p.fits["Llama-2 7B"] == (33, 33) and p.fits["Falcon-7B"] == (2142, 30)
+    assert (round(p.gib["longest"], 2), round(p.gib["weights"], 2)) == (320.0, 128.48)
+    assert p.fits["Llama-2 7B"] == (33, 33) and p.fits["Falcon-7B"] == (2147, 30)
     assert p.fits["Llama-3 8B"] == (130, 32)
     assert (round(p.speed_share, 2), round(p.recovered, 2)) == (0.86, 0.83)
     swapped = {**p.naive, "PaLM 540B": (192, 0.75), "Gemma 7B": (384, 1.5)}
@@ -268,7 +272,7 @@ def test_the_pages_facts_hold_and_follow_the_values():
     assert not facts(p.models, p.naive, fewer, p.tradeoff)["fit_llama"].holds
     texts = p.figures
     assert "8 times the published grouped-query model" in texts["cache_vs_context"].alt
-    assert "Falcon-7B fits the most, 2,142" in texts["fit_in_memory"].alt
+    assert "Falcon-7B fits the most, 2,147" in texts["fit_in_memory"].alt
     assert "Q0 to Q3 read KV0" in texts["head_sharing"].alt
     assert figures(p.models, p.fits) == texts
     assert [o for o in p.options if o[1]] == [(p.models["Llama-3 8B"], True)]
@@ -314,7 +318,7 @@ def test_figures_draw_the_core_values_deterministically():
     fig = fit_in_memory(bars, context)
     widths = [bar.get_width() for bar in fig.axes[0].patches]
     assert widths == [b[1] for b in bars] + [b[2] for b in bars]
-    assert bars[4][1:] == page().fits["Falcon-7B"] == (2142, 30)
+    assert bars[4][1:] == page().fits["Falcon-7B"] == (2147, 30)
 
 
 def test_every_text_of_the_figures_follows_the_page_colour():

@@ -265,3 +265,28 @@ def test_the_figures_draw_the_pages_values() -> None:
         module, _, function = figure.draw.partition(".")
         assert module == "multi_head" and callable(getattr(figures, function))
     assert "(8, 512)" in page.figures["whole_layer"].alt
+
+
+def test_the_whole_layer_code_on_the_page_is_the_numerically_safe_softmax(
+    monkeypatch,
+) -> None:
+    """The page's whole-layer block, run on weights scaled so that a plain np.exp of
+    the scores overflows to inf: it still gives the layer's own maps."""
+    page = PAGE.read_text()
+    start = page.index("from mha.pages.multi_head import whole_layer")
+    code = page[page.rindex("```python", 0, start) : page.index("\n```\n", start)]
+    code = code.split("\n", 1)[1]
+    w = mechanism.whole_layer()
+    loud = dataclasses.replace(w, layer=MultiHeadAttention(512, 8))
+    for name in ("w_q", "w_k", "w_v", "w_o"):
+        setattr(loud.layer, name, getattr(w.layer, name))
+    loud.layer.w_q = w.layer.w_q * 1000.0  # scores of thousands: exp(1e3) is inf
+    qh = split_heads(w.x @ loud.layer.w_q, 8)
+    kh = split_heads(w.x @ loud.layer.w_k, 8)
+    assert (qh @ kh.swapaxes(-1, -2) / 8).max() > 710  # np.exp would overflow
+    monkeypatch.setattr(mechanism, "whole_layer", lambda: loud)
+    namespace: dict = {}
+    with np.errstate(over="raise", invalid="raise"):
+        exec(compile(code, f"{PAGE.name}[whole layer]", "exec"), namespace)
+    assert np.isfinite(namespace["weights"]).all()
+    assert np.allclose(namespace["weights"], loud.layer(w.x)[1])

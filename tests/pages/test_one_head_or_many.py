@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ from mha.figures import one_head_or_many as figures
 from mha.figures import to_svg
 from mha.pages import one_head_or_many as page_module
 from mha.pages.one_head_or_many import head_sweep
+from tests.conftest import ROOT
 
 # --- the task ---------------------------------------------------------------------
 
@@ -398,3 +400,14 @@ def test_the_printed_sequence_is_the_tables():
     )
     other = toy_task.generate(1000, np.random.default_rng(7))  # what it printed before
     assert toy_task.describe(other) != table
+
+
+def test_the_pages_printed_losses_show_their_rise(capsys):
+    """The page's checking block prints each mean loss so that it reads as what it
+    is: none of the small ones as 0.0000, and in the order its assert states."""
+    page = (ROOT / "docs" / "one-head-or-many.md").read_text(encoding="utf-8")
+    start = page.index("from mha.pages.one_head_or_many.head_sweep import sweep")
+    exec(compile(page[start : page.index("\n```\n", start)], "block", "exec"), {})
+    losses = [float(x) for x in re.findall(r"loss (\S+),", capsys.readouterr().out)]
+    assert len(losses) == len(head_sweep.sweep().results) and all(losses)
+    assert losses[1:-1] == sorted(losses[1:-1])  # h = 2 .. 16: the rise printed

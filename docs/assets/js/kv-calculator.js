@@ -50,7 +50,8 @@
   const UNITS = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
 
   // mha.pages.kv_cache.size_text: 3 significant figures, halves up, trailing zeros
-  // dropped, in the largest unit that keeps the size at least 1.
+  // dropped, in the largest unit that keeps the size at least 1; thousands separated
+  // (only EiB can reach them).
   function sizeText(bytes) {
     positive("n_bytes", bytes);
     let k = 0;
@@ -60,7 +61,7 @@
       k += 1;
       rounded = Number((Number(bytes) / 1024 ** k).toPrecision(3));
     }
-    return `${rounded} ${UNITS[k]}`;
+    return `${rounded.toLocaleString("en-US", { maximumFractionDigits: 20 })} ${UNITS[k]}`;
   }
 
   const grouped = (n) => n.toLocaleString("en-US");
@@ -117,6 +118,7 @@
     if (error) {
       form.elements[field].setAttribute("aria-invalid", "true");
       for (const cell of form.querySelectorAll(".kv-calculator__out")) cell.textContent = "–";
+      set("kv-warning", ""); // a warning about the last valid context no longer applies
       return;
     }
     const columns = { given: shape.kv_heads, mha: shape.query_heads, mqa: 1n };

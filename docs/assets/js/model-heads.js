@@ -110,6 +110,12 @@
       byLayer ? "A row per layer, a column per head, numbered from 0:" : "A column per layer, a row per head, numbered from 0:");
     const gridWrap = el("div", { class: "mhg-scroll mhg-gridwrap" });
     gridWrap.append(grid);
+    // on a narrow screen the grid scrolls sideways: say which columns are out of view
+    state.hint = el("p", { class: "mhg-hint", id: `${id}-hint`, hidden: "" });
+    state.gridWrap = gridWrap;
+    state.columnLabels = [...grid.querySelectorAll(".mhg-axis")].slice(0, cols);
+    state.columnUnit = byLayer ? "heads" : "layers";
+    gridWrap.addEventListener("scroll", () => offscreen(state), { passive: true });
 
     // announced on each choice: the head and its kind (not the whole map)
     state.title = el("p", { class: "mhg-title", id: `${id}-title`, "aria-live": "polite" });
@@ -130,7 +136,7 @@
     });
     state.at = at;
     state.byLayer = byLayer;
-    root.replaceChildren(controls, legend, axes, gridWrap, panel);
+    root.replaceChildren(controls, legend, axes, state.hint, gridWrap, panel);
     root.classList.add("mhg-live");
     select(state, 0, 0);
     new ResizeObserver(() => scrollable(state)).observe(root);
@@ -269,6 +275,28 @@
         region.removeAttribute("aria-label");
       }
     }
+    offscreen(state);
+  }
+
+  // "Layers 16 to 29 are off screen: scroll the grid →", from what is in view now
+  function offscreen(state) {
+    const view = state.gridWrap.getBoundingClientRect();
+    const out = (test) => state.columnLabels
+      .map((label, c) => [c, label.getBoundingClientRect()])
+      .filter(([, box]) => test(box)).map(([c]) => c);
+    const left = out((box) => box.left < view.left - 1);
+    const right = out((box) => box.right > view.right + 1);
+    const span = (cs) => (cs.length > 1
+      ? `${state.columnUnit} ${cs[0]} to ${cs[cs.length - 1]} are`
+      : `${state.columnUnit.slice(0, -1)} ${cs[0]} is`);
+    const said = [];
+    if (left.length) said.push(`← ${span(left)} off screen to the left`);
+    if (right.length) said.push(`${span(right)} off screen: scroll the grid sideways →`);
+    const text = said.join("; ");
+    state.hint.textContent = text ? text[0].toUpperCase() + text.slice(1) : "";
+    state.hint.hidden = !text;
+    if (text) state.gridWrap.setAttribute("aria-describedby", state.hint.id);
+    else state.gridWrap.removeAttribute("aria-describedby");
   }
 
   function init() {

@@ -360,7 +360,7 @@ DECODERS: tuple[DecoderConfig, ...] = (
         ),
     ),
     DecoderConfig(
-        "Mistral 7B",
+        "Mistral 7B v0.1",
         32,
         32,
         8,

@@ -193,7 +193,7 @@ ARCHITECTURES: dict[str, Architecture] = {
     "Llama-2 70B": _llama("meta-llama/Llama-2-70b-hf", 32000, 28672),
     "Llama-3 8B": _llama("meta-llama/Meta-Llama-3-8B", 128256, 14336),
     "Llama-3 70B": _llama("meta-llama/Meta-Llama-3-70B", 128256, 28672),
-    "Mistral 7B": _llama("mistralai/Mistral-7B-v0.1", 32000, 14336),
+    "Mistral 7B v0.1": _llama("mistralai/Mistral-7B-v0.1", 32000, 14336),
     "Falcon-7B": Architecture(
         65024,
         4 * 4544,
@@ -315,7 +315,7 @@ ARCHITECTURES: dict[str, Architecture] = {
 KNOWN_MISMATCHES: dict[str, str] = {
     "Transformer base": "the paper gives the size of its shared vocabulary only "
     "approximately and does not say what else its count includes",
-    "Mistral 7B": "the announcement rounds the size up: the released weights hold less",
+    "Mistral 7B v0.1": "the announcement rounds the size up: the released weights hold less",
     "Qwen2.5 7B": "the model card truncates the count instead of rounding it",
     "GPT-3 175B": "the paper prints the size to a tenth of a billion, and does not say "
     "what its count includes beyond the layers and embeddings of its Table 2.1 shape",

@@ -261,6 +261,17 @@ class Timings:
         return times[n_heads] / times[baseline]
 
     @property
+    def load(self) -> float:
+        """The one-minute load average recorded when the run started."""
+        return float(self.machine["load_average_1min"])
+
+    @property
+    def quiet(self) -> bool:
+        """Whether the recorded load stayed within the machine's cores: if not, other
+        jobs shared them, and a ratio of two medians is not a measurement to headline."""
+        return self.load <= self.machine["cpu_count"]
+
+    @property
     def projection_range(self) -> tuple[float, float]:
         """Smallest and largest measured time of the rest of the layer (ms)."""
         rest = [r.projection_ms for r in self.rows]
@@ -315,6 +326,8 @@ def facts(
     one, eight, many = rows[0], rows[3], rows[-1]
     core = t.rows[-1].attention_ms - t.rows[0].attention_ms  # how much the core grows
     low, high = t.projection_range
+    apart = t.rows[-1].attention_q1_ms > t.rows[0].attention_q3_ms  # quartile ranges
+    cores = t.machine["cpu_count"]
     best = bleu.index(max(bleu))
     spans = [(int(r.ranks.min()), int(r.ranks.max()), r.bound) for r in ranks]
     return {
@@ -342,13 +355,16 @@ def facts(
             and len({r.multiply_adds for r in rows}) == 1,
             f"scores {[r.scores for r in rows]}",
         ),
+        "quiet": Fact(t.quiet, f"load average {t.load} on {cores} cores"),
         "growth_in_core": Fact(
-            core > 0 and core > high - low,
-            f"core grows {core:.2f} ms; the rest spans {high - low:.2f} ms",
+            core > 0 and core > high - low and apart,
+            f"core grows {core:.2f} ms; the rest spans {high - low:.2f} ms; the core's "
+            f"quartile ranges {'do not overlap' if apart else 'overlap'}",
         ),
-        "rest_flat": Fact(
-            high - low < core,
-            f"rest spans {high - low:.2f} ms, core grows {core:.2f} ms",
+        "rest_flat": Fact(  # under load the page says only that it cannot tell
+            not t.quiet or high - low < core,
+            f"rest spans {high - low:.2f} ms, core grows {core:.2f} ms, "
+            f"load average {t.load} on {cores} cores",
         ),
         "on_bound": Fact(all(a == b == c for a, b, c in spans), f"ranks {spans}"),
         "vaswani_heads": Fact(

@@ -2,7 +2,9 @@
 ``docs/kv-cache.md``. Every size is computed from a model's layers, K/V heads and
 head width (``mha.data.published.DECODERS``), never from d_model: cache bytes =
 2 · layers · h_kv · head_dim · tokens · batch · bytes per value. "With full MHA" is the
-same model with h_kv = h. The calculator's script (``docs/assets/js/kv-calculator.js``)
+same model with h_kv = h. The weights' bytes are counted: ``counted_params`` adds up
+the model's parts from its shape (``mha.data.totals``, as the cost page counts them),
+not its nominal size ("7B"). The calculator's script (``docs/assets/js/kv-calculator.js``)
 is a port of ``what_fits`` and ``size_text`` (a browser test compares them);
 ``calculator_view`` is what it shows before the script runs.
 """
@@ -17,6 +19,7 @@ from decimal import ROUND_HALF_UP, Decimal
 import numpy as np
 
 from mha.accounting import kv_cache_bytes
+from mha.data import totals
 from mha.data.published import (
     DECODERS,
     GQA_GROUPS,
@@ -43,7 +46,7 @@ CALCULATOR_MODEL = "Llama-3 8B"  # the model the calculator opens with
 CONTEXT_MODEL = "Llama-2 70B"  # the model of the "cache against context" figure
 CONTEXTS = tuple(2**i for i in range(9, 18))  # 512 ... 131,072 tokens, for the curve
 # The models of similar size compared in the "what fits" figure, two of them MQA.
-FIT_MODELS = ("Llama-2 7B", "Llama-3 8B", "Mistral 7B", "Qwen2.5 7B")
+FIT_MODELS = ("Llama-2 7B", "Llama-3 8B", "Mistral 7B v0.1", "Qwen2.5 7B")
 FIT_MODELS += ("Falcon-7B", "Gemma 2B")
 
 
@@ -69,7 +72,7 @@ def page() -> Page:
     start = Shape.of(CALCULATOR_MODEL)
     fits = {}  # sequences whose caches fit beside the weights: as published, with MHA
     for d in map(decoder, FIT_MODELS):
-        free = max(EXAMPLE_MEMORY - d.params * BYTES_PER_VALUE, 0)
+        free = max(EXAMPLE_MEMORY - counted_params(d.name) * BYTES_PER_VALUE, 0)
         fits[d.name] = tuple(
             free // cache_bytes(d, EXAMPLE_CONTEXT, n_kv_heads=h)
             for h in (d.n_kv_heads, d.n_heads)
@@ -95,9 +98,10 @@ def page() -> Page:
             "published": cache_bytes(c, EXAMPLE_CONTEXT) / GIB,
             "mqa": cache_bytes(c, EXAMPLE_CONTEXT, n_kv_heads=1) / GIB,
             "longest": cache_bytes(c, CONTEXTS[-1], n_kv_heads=c.n_heads) / GIB,
-            "weights": c.params * BYTES_PER_VALUE / GIB,
+            "weights": counted_params(c.name) * BYTES_PER_VALUE / GIB,
         },
         longest=CONTEXTS[-1],
+        counted={r.config.name: counted_params(r.config.name) for r in rows},
         memory_gib=EXAMPLE_MEMORY_GIB,
         fits=fits,
         start=start,
@@ -155,7 +159,7 @@ def cache_bytes(
     llama = decoder("Llama-2 70B")  # 80 layers, 8 K/V heads of 128
     assert cache_bytes(llama, 1) == 2 * 80 * 8 * 128 * 2 == 327_680
     assert cache_bytes(llama, 1, n_kv_heads=llama.n_heads) == 8 * 327_680
-    mistral = decoder("Mistral 7B")  # a 4,096-token window
+    mistral = decoder("Mistral 7B v0.1")  # a 4,096-token window
     assert cache_bytes(mistral, 10**6, batch=4) == cache_bytes(mistral, 4096, batch=4)
     ```
     """
@@ -179,10 +183,24 @@ class Row:
     query_width: int  # n_heads * head_dim, next to d_model
 
 
+def counted_params(name: str) -> int:
+    """The parameters of published decoder ``name``, counted part by part from its
+    shape (``mha.data.totals.breakdown``), not its nominal size.
+
+    ```python
+    from mha.pages.kv_cache import counted_params
+
+    assert counted_params("Llama-2 70B") == 68_976_648_192  # "70B"
+    ```
+    """
+    return totals.breakdown(name).total
+
+
 def size_text(n_bytes: int) -> str:
     """A size in the largest binary unit that keeps it at least 1, to 3 significant
-    figures (halves rounded up, trailing zeros dropped); one that rounds to 1,000 of
-    a unit is written in the next. The calculator's script writes sizes the same way.
+    figures (halves rounded up, trailing zeros dropped, thousands separated); one that
+    rounds to 1,000 of a unit is written in the next, past EiB with separators. The
+    calculator's script writes sizes the same way.
 
     ```python
     from mha.pages.kv_cache import size_text
@@ -190,6 +208,7 @@ def size_text(n_bytes: int) -> str:
     assert size_text(1_342_177_280) == "1.25 GiB"
     assert size_text(10 * 2**30) == "10 GiB" and size_text(160 * 2**20) == "160 MiB"
     assert size_text(1000) == "0.977 KiB" and size_text(9 * 2**27) == "1.13 GiB"
+    assert size_text(409 * 10**6 * 2**60) == "409,000,000 EiB"
     ```
     """
     n_bytes = positive_int("n_bytes", n_bytes)
@@ -200,7 +219,7 @@ def size_text(n_bytes: int) -> str:
     if rounded >= 1000 and k < len(UNITS) - 1:
         k += 1
         rounded = _three_figures(n_bytes / 1024**k)
-    return f"{format(rounded.normalize(), 'f')} {UNITS[k]}"
+    return f"{format(rounded.normalize(), ',f')} {UNITS[k]}"
 
 
 def _three_figures(value: float) -> Decimal:
@@ -242,9 +261,9 @@ def what_fits(
     from mha.pages.kv_cache import GIB, what_fits
 
     # Llama-2 70B: 80 layers, 8 K/V heads of 128, 4,096 tokens, 16-bit, in 160 GiB
-    fit = what_fits(80, 8, 128, 4096, 1, 2, 70_000_000_000, 160 * GIB)
+    fit = what_fits(80, 8, 128, 4096, 1, 2, 68_976_648_192, 160 * GIB)
     assert fit.cache == 1_342_177_280 == 80 * 2 * 8 * 128 * 4096 * 2
-    assert fit.largest_batch == fit.free // fit.cache == 23
+    assert fit.largest_batch == fit.free // fit.cache == 25
     ```
     """
     layers = positive_int("layers", layers)
@@ -279,7 +298,8 @@ class Shape:
         c = decoder(name)
         shape = (c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim)
         workload = (context, EXAMPLE_BATCH, BYTES_PER_VALUE)
-        return cls(*shape, *workload, c.params, EXAMPLE_MEMORY_GIB, c.name)
+        params = counted_params(c.name)
+        return cls(*shape, *workload, params, EXAMPLE_MEMORY_GIB, c.name)
 
     @property
     def memory(self) -> int:
@@ -347,7 +367,7 @@ def calculator_json() -> str:
     ```
     """
     fields = {"layers": "n_layers", "query_heads": "n_heads", "kv_heads": "n_kv_heads"}
-    fields |= {f: f for f in ("name", "head_dim", "params", "max_context")}
+    fields |= {f: f for f in ("name", "head_dim", "max_context")}
     data = {
         "default": {
             "model": CALCULATOR_MODEL,
@@ -363,7 +383,8 @@ def calculator_json() -> str:
     for c in DECODERS:
         source = {"title": c.context_source.title, "where": c.context_source.where}
         model = {key: getattr(c, field) for key, field in fields.items()}
-        data["models"].append(model | {"context_source": source})
+        counted = {"params": counted_params(c.name)}
+        data["models"].append(model | counted | {"context_source": source})
     text = json.dumps(data, sort_keys=True, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
@@ -397,7 +418,8 @@ def facts(
     falcon, llama2, llama3 = (models[n].config for n in names)
     c = models[CONTEXT_MODEL].config
     longest = cache_bytes(c, CONTEXTS[-1], n_kv_heads=c.n_heads)
-    weights = c.params * BYTES_PER_VALUE
+    weights = counted_params(c.name) * BYTES_PER_VALUE
+    params2, params3 = counted_params(llama2.name), counted_params(llama3.name)
     mqa, gqa, large = (tradeoff[m] for m in ("MQA-XXL", "GQA-8-XXL", "MHA-Large"))
     recovered = (mqa.score_drop - gqa.score_drop) / mqa.score_drop
     palm, gemma = naive["PaLM 540B"][1], naive["Gemma 7B"][1]  # d_model/h over head_dim
@@ -409,11 +431,11 @@ def facts(
         "mha_beyond_weights": Fact(longest > weights, f"{longest} vs {weights} bytes"),
         "fit_llama": Fact(
             (llama2.n_heads, llama2.head_dim) == (llama3.n_heads, llama3.head_dim)
-            and 1 < llama3.params / llama2.params < 1.25
+            and 1 < params3 / params2 < 1.25
             and fits[llama3.name][0] > fits[llama2.name][0],
             f"heads/head_dim {llama2.n_heads}/{llama2.head_dim} vs "
-            f"{llama3.n_heads}/{llama3.head_dim}, params {llama2.params} vs "
-            f"{llama3.params}, fits {fits[llama2.name]} vs {fits[llama3.name]}",
+            f"{llama3.n_heads}/{llama3.head_dim}, params {params2} vs "
+            f"{params3}, fits {fits[llama2.name]} vs {fits[llama3.name]}",
         ),
         "llama70_absent": Fact(
             weights > EXAMPLE_MEMORY,
@@ -512,7 +534,9 @@ def figures(
             f"{ratios[1]:g} times multi-query attention.",
             caption="The cache grows in proportion to the context; the number of K/V "
             "heads only shifts the line (both axes are logarithmic). Compare the "
-            "lines at any context: their gaps are the ratios of K/V heads.",
+            "lines at any context: their gaps are the ratios of K/V heads. The MHA "
+            f"and MQA lines, and every point past the {c.max_context:,} tokens "
+            f"{c.name} was published for, are hypothetical.",
         ),
         "fit_in_memory": Figure(
             "kv_cache.fit_in_memory",
