@@ -171,8 +171,11 @@ class Check:
     minilm_tokens: tuple[int, ...]  # real tokens of each sentence of the batch
     minilm_layers: int
     minilm_gap: float  # largest |output ours - model| over the real tokens
-    smollm2_rms: np.ndarray  # (layers + 1,) root mean square of the stream, per depth
-    minilm_rms: np.ndarray  # (layers + 1,) the same for MiniLM, first sentence
+    # the stream's size at each depth (layers + 1,): the median over the tokens of
+    # each token's root mean square, the first token of SmolLM2's apart
+    smollm2_rms: np.ndarray  # the tokens after the first
+    smollm2_first_rms: np.ndarray  # the first token
+    minilm_rms: np.ndarray  # the real tokens of the first sentence
 
 
 def study(smollm2_text: str, minilm_texts: tuple[str, ...], digest: str) -> Check:
@@ -215,13 +218,15 @@ def study(smollm2_text: str, minilm_texts: tuple[str, ...], digest: str) -> Chec
         minilm_tokens=tuple(int(v) for v in batch.valid.sum(axis=1)),
         minilm_layers=len(encoder.layers),
         minilm_gap=float(np.abs(y - expected)[batch.valid].max()),
-        smollm2_rms=np.array([_rms(s[0]) for s in stream]),
-        minilm_rms=np.array([_rms(h[0][batch.valid[0]]) for h in hidden]),
+        smollm2_rms=np.array([np.median(_rms(s[0, 1:])) for s in stream]),
+        smollm2_first_rms=np.array([_rms(s[0, 0]) for s in stream]),
+        minilm_rms=np.array([np.median(_rms(h[0][batch.valid[0]])) for h in hidden]),
     )
 
 
-def _rms(x: np.ndarray) -> float:
-    return float(np.sqrt(np.mean(np.square(x, dtype=np.float64))))
+def _rms(x: np.ndarray) -> np.ndarray:
+    """Root mean square over the last axis (each token's vector), in float64."""
+    return np.sqrt(np.mean(np.square(x, dtype=np.float64), axis=-1))
 
 
 @functools.cache
@@ -239,7 +244,7 @@ def page() -> Page:
         check=check,
         smollm2_tolerance=SMOLLM2_TOLERANCE,
         minilm_tolerance=MINILM_TOLERANCE,
-        smollm2_peak=int(np.argmax(check.smollm2_rms)),
+        first_peak=float(check.smollm2_first_rms.max()),
         minilm_low=float(check.minilm_rms[1:].min()),  # after each layer
         minilm_high=float(check.minilm_rms[1:].max()),
         facts=facts(check),
@@ -269,7 +274,7 @@ def facts(check: Check) -> dict[str, Fact]:
             check.minilm_gap <= MINILM_TOLERANCE, f"largest gap {check.minilm_gap}"
         ),
         "pre_norm_grows": Fact(
-            pre.max() > 100 * pre[0], f"stream RMS {np.round(pre, 3).tolist()}"
+            pre[-1] > 100 * pre[0], f"stream RMS {np.round(pre, 3).tolist()}"
         ),
         "post_norm_steady": Fact(
             post[1:].max() < 2 * post[1:].min(),
