@@ -362,3 +362,5 @@ def test_the_training_facts_turn_false_on_other_values() -> None:
     )
     twice = dataclasses.replace(prefix, separate=prefix.one_pass * (1 + 1e-4))
     assert fails("prefix_equal", prefix=twice)
+    same = dataclasses.replace(prefix, separate=prefix.one_pass)
+    assert fails("not_bitwise", prefix=same)

@@ -426,6 +426,9 @@ def _training_facts(
             prefix.largest_relative <= prefix.tolerance,
             f"largest relative difference {prefix.largest_relative}",
         ),
+        "not_bitwise": Fact(
+            prefix.largest_difference > 0, f"largest {prefix.largest_difference}"
+        ),
     }
 
 
