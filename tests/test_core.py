@@ -13,6 +13,7 @@ from mha import (
     MultiHeadAttention,
     causal_mask,
     merge_heads,
+    padding_mask,
     scaled_dot_product_attention,
     softmax,
     split_heads,
@@ -180,6 +181,32 @@ def test_causal_mask_blocks_the_future():
     out2, _ = layer(changed, mask=causal_mask(4))
     np.testing.assert_allclose(out2[0, :3], out[0, :3])
     assert not np.allclose(out2[0, 3], out[0, 3])
+
+
+@given(st.lists(st.integers(0, 6), min_size=1, max_size=4), st.integers(0, 3))
+def test_padding_mask_marks_each_sequences_real_tokens(lengths, extra):
+    n = max(max(lengths), 1) + extra
+    right, left = padding_mask(lengths, n), padding_mask(lengths, n, left=True)
+    assert right.shape == left.shape == (len(lengths), n)
+    assert right.sum(axis=1).tolist() == left.sum(axis=1).tolist() == lengths
+    assert np.array_equal(left, right[:, ::-1])  # the same tokens, moved to the end
+    for row, length in zip(right, lengths, strict=True):
+        assert row[:length].all() and not row[length:].any()  # real tokens first
+
+
+@pytest.mark.parametrize(
+    ("lengths", "n", "message"),
+    [
+        ([2, 5], 4, r"lengths: expected counts from 0 to n=4, got \[2 5\]"),
+        ([-1], 4, "lengths: expected counts from 0 to n=4"),
+        ([1.5], 4, r"lengths: expected one integer per sequence, shape \(batch,\)"),
+        ([[1, 2]], 4, "lengths: expected one integer per sequence"),
+        ([1], 0, "n: expected a positive integer, got 0"),
+    ],
+)
+def test_padding_mask_refuses_bad_lengths(lengths, n, message):
+    with pytest.raises(ValueError, match=message):
+        padding_mask(lengths, n)
 
 
 def test_a_fully_masked_row_is_refused():

@@ -13,6 +13,7 @@ assert weights[0, 0, 0].tolist() == [1.0, 0.0, 0.0]
 from mha.accounting import param_count, score_multiply_adds
 from mha.attention import (
     causal_mask,
+    padding_mask,
     scaled_dot_product_attention,
     softmax,
     tiled_attention,
@@ -29,6 +30,7 @@ __all__ = [
     "causal_mask",
     "mean_pool_heads",
     "merge_heads",
+    "padding_mask",
     "param_count",
     "repeat_kv",
     "scaled_dot_product_attention",

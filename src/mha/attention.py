@@ -105,6 +105,36 @@ def causal_mask(n: int) -> np.ndarray:
     return np.tri(n, dtype=bool)
 
 
+def padding_mask(lengths: np.ndarray, n: int, *, left: bool = False) -> np.ndarray:
+    """``(batch, n)`` boolean: True where sequence b holds a real token, False on padding.
+
+    Sequence b has ``lengths[b]`` real tokens in a batch padded to ``n`` positions:
+    on the right (tokens at 0 .. length-1) or, with ``left=True``, on the left (tokens
+    at n-length .. n-1). As a key mask it broadcasts as ``valid[:, None, :]`` against
+    ``(batch, q_len, k_len)`` scores, ``valid[:, None, None, :]`` with a heads axis.
+
+    ```python
+    from mha.attention import padding_mask
+
+    assert padding_mask([3, 1], 3).tolist() == [[True] * 3, [True, False, False]]
+    assert padding_mask([3, 1], 3, left=True)[1].tolist() == [False, False, True]
+    ```
+    """
+    n, left = positive_int("n", n), flag("left", left)
+    lengths = as_array("lengths", lengths)
+    if lengths.ndim != 1 or lengths.dtype.kind not in "iu":
+        raise ValueError(
+            f"lengths: expected one integer per sequence, shape (batch,), got "
+            f"{lengths.shape} {lengths.dtype}"
+        )
+    if ((lengths < 0) | (lengths > n)).any():
+        raise ValueError(f"lengths: expected counts from 0 to n={n}, got {lengths}")
+    positions = np.arange(n)
+    if left:
+        return positions >= n - lengths[:, None]
+    return positions < lengths[:, None]
+
+
 def tiled_attention(
     q: np.ndarray,
     k: np.ndarray,

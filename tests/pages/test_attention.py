@@ -10,11 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mha.attention import softmax
+from mha.attention import causal_mask, padding_mask, softmax
 from mha.figures import attention as figures
 from mha.figures import to_svg
 from mha.pages import attention as scaling
-from mha.pages.attention import cat_sat, facts
+from mha.pages.attention import batches, cat_sat, dropout, facts, prefixes
+from mha.pretrained.smollm2 import perplexity_of
 from mha.support.formatting import decimals, thousands
 
 
@@ -268,3 +269,98 @@ def test_the_figures_draw_the_pages_studies() -> None:
     for figure in page.figures.values():
         module, _, function = figure.draw.partition(".")
         assert module == "attention" and callable(getattr(figures, function))
+
+
+# --- masks in a padded batch, the prefixes, dropout -------------------------------
+
+
+def test_the_decoder_mask_gives_every_query_a_key_and_pads_only_themselves() -> None:
+    lengths, n = (4, 2, 1), 4
+    for left in (False, True):
+        mask = batches.decoder_mask(lengths, n, left)
+        valid = padding_mask(lengths, n, left=left)
+        assert mask.shape == (3, n, n) and mask.any(axis=-1).all()
+        real = valid[:, :, None] & valid[:, None, :] & causal_mask(n)
+        assert np.array_equal(mask & valid[:, :, None], real)  # real queries: real keys
+        for b, i in zip(*np.nonzero(~valid), strict=True):  # a padding query
+            if left:
+                assert mask[b, i].tolist() == np.eye(n, dtype=bool)[i].tolist()
+            else:  # right: pads come last and see the real tokens before them
+                seen = valid[b] & (np.arange(n) <= i) | (np.arange(n) == i)
+                assert mask[b, i].tolist() == seen.tolist()
+
+
+def test_padding_goes_where_the_side_says() -> None:
+    short, long = np.ones((1, 8)), np.zeros((3, 8))
+    right, left = batches.pad([long, short], False), batches.pad([long, short], True)
+    assert right[1, 0, 0] == 1 and (right[1, 1:] == batches.PAD_SCALE).all()
+    assert left[1, -1, 0] == 1 and (left[1, :-1] == batches.PAD_SCALE).all()
+
+
+def test_a_padded_batch_gives_each_sentence_its_own_result() -> None:
+    result = batches.study((4, 3, 1))
+    assert max(result.right, result.left, result.right_causal_only) <= 1e-12
+    assert result.left_causal_only > 1  # the pads before a token leak into it
+    assert result.refusal.startswith("mask: expected at least one key")
+
+
+def test_dropout_keeps_the_expectation_only_with_its_rescaling() -> None:
+    w = np.array([[0.7, 0.2, 0.1]])
+    drawn = dropout.dropout(
+        np.broadcast_to(w, (40_000, 1, 3)), 0.3, np.random.default_rng(2)
+    )
+    assert set(np.unique(np.round(drawn / w, 9))) == {0.0, round(1 / 0.7, 9)}
+    assert np.allclose(drawn.mean(axis=0), w, atol=0.01)
+    assert np.allclose((drawn * 0.7).mean(axis=0), 0.7 * w, atol=0.01)
+    assert dropout.dropout(w, 0.3, training=False) is w
+    assert (
+        dropout.dropout(np.float32(w), 0.5, np.random.default_rng(0)).dtype
+        == np.float32
+    )
+    for p in (1.0, -0.1, float("nan")):
+        with pytest.raises(ValueError, match=r"^p: expected a probability in \[0, 1\)"):
+            dropout.dropout(w, p)
+
+
+def test_the_dropout_study_reads_minilms_p_and_one_step_drops_a_weight() -> None:
+    study = scaling.page().drop
+    assert study.p == dropout.minilm_p() and (study.one_draw == 0).any()
+    assert study.mean.shape == (len(dropout.SEEDS), 3, 3) and study.largest_z < 4
+
+
+def test_one_causal_pass_scores_every_prefix() -> None:
+    r = prefixes.results()
+    assert (
+        r.n == len(r.tokens) - 1 == len(r.rows)
+        and r.separate_tokens == r.n * (r.n + 1) // 2
+    )
+    assert r.largest_relative <= r.tolerance == 1e-5 and r.largest_difference > 0
+    # exp of the mean loss is the perplexity, as the model's own function computes it
+    logits, ids = np.random.default_rng(0).normal(size=(5, 7)), np.arange(5)
+    losses = prefixes.token_losses(logits, ids)
+    assert np.isclose(np.exp(losses.mean()), perplexity_of(logits, ids))
+
+
+def test_the_training_facts_turn_false_on_other_values() -> None:
+    page = scaling.page()
+    values = {name: getattr(page, name) for name in inspect.signature(facts).parameters}
+
+    def fails(name: str, **changed) -> bool:
+        return not facts(**{**values, **changed})[name].holds
+
+    batch, drop, prefix = page.batch, page.drop, page.prefix
+    assert fails("batch_equal", batch=dataclasses.replace(batch, left=1e-3))
+    assert fails(
+        "right_causal_enough", batch=dataclasses.replace(batch, right_causal_only=1.0)
+    )
+    assert fails("left_leaks", batch=dataclasses.replace(batch, left_causal_only=0.0))
+    assert fails("left_refused", batch=dataclasses.replace(batch, refusal=""))
+    assert fails("rows_not_one", drop=dataclasses.replace(drop, one_draw=drop.weights))
+    assert fails("dropout_kept", drop=dataclasses.replace(drop, mean=drop.mean * 1.1))
+    assert fails(
+        "unscaled_shrinks", drop=dataclasses.replace(drop, mean_unscaled=drop.weights)
+    )
+    twice = dataclasses.replace(prefix, separate=prefix.one_pass * (1 + 1e-4))
+    assert fails("prefix_equal", prefix=twice)
+    same = dataclasses.replace(prefix, separate=prefix.one_pass)
+    assert fails("not_bitwise", prefix=same)

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mha.attention import padding_mask
 from mha.layer import MultiHeadAttention
 from mha.pretrained import package_folder
 
@@ -318,10 +319,9 @@ class MiniLM:
         encodings = self.tokenizer.encode_batch(list(texts))
         n = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(encodings), n), dtype=np.int64)
-        valid = np.zeros((len(encodings), n), dtype=bool)
         for row, encoding in enumerate(encodings):
             ids[row, : len(encoding.ids)] = encoding.ids
-            valid[row, : len(encoding.ids)] = True
+        valid = padding_mask(np.array([len(e.ids) for e in encodings]), n)
         return Batch(tuple(tuple(e.tokens) for e in encodings), ids, valid)
 
     def forward(

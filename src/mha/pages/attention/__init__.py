@@ -1,9 +1,11 @@
 """Scaled dot-product attention: what ``docs/attention.md`` prints.
 
-The tiny example is ``cat_sat`` (in this package). The rest is a seeded Monte Carlo
+The tiny example is ``cat_sat`` (in this package). Then a seeded Monte Carlo
 study of the 1/√d_k scale: the variance of the scores (``variance_study``) and what
 the softmax makes of them (``saturation_study``). Both draw their vectors once, at
-the largest d_k, and read a smaller d_k off the first columns.
+the largest d_k, and read a smaller d_k off the first columns. Masks in a padded
+batch are ``batches``, attention dropout ``dropout``, and every prefix scored by one
+causal pass of SmolLM2 ``prefixes``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import numpy as np
 
 from mha.attention import causal_mask, softmax
 from mha.data import published
-from mha.pages.attention import cat_sat
+from mha.pages.attention import batches, cat_sat, dropout, prefixes
 from mha.support.page import Fact, Figure, Page
 from mha.support.validate import generator, positive_int
 
@@ -291,6 +293,9 @@ def page() -> Page:
         variance=v,
         saturation=s,
         spread=gradient_spread(),
+        batch=batches.study(),
+        drop=dropout.study(),
+        prefix=prefixes.results(),
     )
     u, sc = s.unscaled, s.scaled
     columns = (v.d_k, v.theory_unscaled, np.round(v.unscaled), v.ratio_unscaled)
@@ -318,6 +323,9 @@ def facts(
     variance: VarianceStudy,
     saturation: SaturationStudy,
     spread: GradientSpread,
+    batch: batches.Batched,
+    drop: dropout.DropoutStudy,
+    prefix: prefixes.PrefixLosses,
 ) -> dict[str, Fact]:
     """The facts the page's sentences state about the tiny example and the studies.
 
@@ -328,6 +336,7 @@ def facts(
     p = page()
     same = dict(tiny=p.tiny, shared=p.shared, causal=p.causal, shuffle=p.shuffle)
     studies = dict(variance=p.variance, saturation=p.saturation, spread=p.spread)
+    studies |= dict(batch=p.batch, drop=p.drop, prefix=p.prefix)
     ties = np.array([[9.0, 3.0], [3.0, 1.0]])  # q0 scores itself above q1
     assert not facts(counter_dots=ties, **same, **studies)["not_a_rule"].holds
     ```
@@ -382,6 +391,43 @@ def facts(
             np.allclose(shuffle.output, out[order])
             and np.allclose(shuffle.weights, weights[np.ix_(order, order)]),
             f"order {order}",
+        ),
+        **_training_facts(batch, drop, prefix),
+    }
+
+
+def _training_facts(
+    batch: batches.Batched, drop: dropout.DropoutStudy, prefix: prefixes.PrefixLosses
+) -> dict[str, Fact]:
+    """The facts of the padded batch, of dropout and of the prefixes."""
+    p, w = drop.p, drop.weights
+    return {
+        "batch_equal": Fact(
+            max(batch.right, batch.left) <= batch.tolerance,
+            f"right {batch.right}, left {batch.left}",
+        ),
+        "right_causal_enough": Fact(
+            batch.right_causal_only <= batch.tolerance, f"{batch.right_causal_only}"
+        ),
+        "left_leaks": Fact(batch.left_causal_only > 1, f"{batch.left_causal_only}"),
+        "left_refused": Fact(
+            "every key is masked" in batch.refusal, f"refusal {batch.refusal!r}"
+        ),
+        "rows_not_one": Fact(
+            not np.allclose(drop.row_sums, 1), f"row sums {drop.row_sums.tolist()}"
+        ),
+        "dropout_kept": Fact(drop.largest_z < 4, f"largest z {drop.largest_z}"),
+        "unscaled_shrinks": Fact(
+            np.allclose(drop.mean_unscaled, (1 - p) * w, rtol=0.05)
+            and (drop.mean_unscaled < w).all(),
+            f"{drop.mean_unscaled.tolist()} vs {w.tolist()}",
+        ),
+        "prefix_equal": Fact(
+            prefix.largest_relative <= prefix.tolerance,
+            f"largest relative difference {prefix.largest_relative}",
+        ),
+        "not_bitwise": Fact(
+            prefix.largest_difference > 0, f"largest {prefix.largest_difference}"
         ),
     }
 

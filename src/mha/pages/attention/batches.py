@@ -1,0 +1,155 @@
+"""Sentences of different lengths in one batch: padding, its mask, and which side.
+
+Three "sentences" of random embeddings, of ``LENGTHS`` tokens, padded to the longest
+with a padding embedding of large values (so that a leak would show), run through one
+causal multi-head layer with rotary positions, as a decoder runs them. Each sentence's
+real rows are compared with the sentence run alone, for padding on the right and on
+the left, with and without the padding mask.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mha.attention import causal_mask, padding_mask
+from mha.layer import MultiHeadAttention
+from mha.rope import RotaryEmbedding
+from mha.support.validate import generator
+
+LENGTHS = (5, 3, 2)  # tokens of each sentence of the batch
+D_MODEL, N_HEADS = 8, 2
+PAD_SCALE = 100.0  # the padding embedding is this large: a leak could not hide
+TOLERANCE = 1e-12  # float64: a padded sentence's real rows equal its own run to this
+
+
+def sentences(
+    lengths: tuple[int, ...] = LENGTHS, rng: np.random.Generator | None = None
+) -> list[np.ndarray]:
+    """One ``(length, D_MODEL)`` array of seeded random embeddings per sentence.
+
+    ```python
+    from mha.pages.attention.batches import sentences
+
+    assert [s.shape for s in sentences((4, 1))] == [(4, 8), (1, 8)]
+    ```
+    """
+    rng = generator(rng)
+    return [rng.normal(size=(n, D_MODEL)) for n in lengths]
+
+
+def layer() -> MultiHeadAttention:
+    """The seeded causal layer the batch goes through, with rotary positions.
+
+    ```python
+    from mha.pages.attention.batches import layer
+
+    assert layer().n_heads == 2 and layer().rope is not None
+    ```
+    """
+    attention = MultiHeadAttention(D_MODEL, N_HEADS)
+    attention.rope = RotaryEmbedding(attention.d_k)
+    return attention
+
+
+def pad(sequences: list[np.ndarray], left: bool) -> np.ndarray:
+    """``(batch, n, d_model)``: the sequences padded to the longest, with a padding
+    embedding of ``PAD_SCALE`` in every component, after them or (``left``) before.
+
+    ```python
+    import numpy as np
+    from mha.pages.attention.batches import pad
+
+    x = pad([np.zeros((2, 8)), np.zeros((1, 8))], left=True)
+    assert x.shape == (2, 2, 8) and x[1, 0, 0] == 100 and x[1, 1, 0] == 0
+    ```
+    """
+    n = max(len(s) for s in sequences)
+    batch = np.full((len(sequences), n, sequences[0].shape[-1]), PAD_SCALE)
+    for b, s in enumerate(sequences):
+        if left:
+            batch[b, n - len(s) :] = s
+        else:
+            batch[b, : len(s)] = s
+    return batch
+
+
+def decoder_mask(lengths: tuple[int, ...], n: int, left: bool) -> np.ndarray:
+    """``(batch, n, n)``: each query may attend to the real keys up to itself, and a
+    padding query to itself as well, so that none is left without a key (with left
+    padding, the first ones have no real key before them). A padding query's output
+    is never read.
+
+    ```python
+    from mha.pages.attention.batches import decoder_mask
+
+    mask = decoder_mask((3, 1), 3, left=True)
+    assert mask[1].tolist() == [[True, False, False], [False, True, False],
+                                [False, False, True]]  # two pads, each on itself
+    assert mask.any(axis=-1).all()  # every query has a key
+    ```
+    """
+    valid = padding_mask(np.array(lengths), n, left=left)  # (batch, n): real tokens
+    mask = causal_mask(n) & valid[:, None, :]  # real keys, none after the query
+    return mask | (np.eye(n, dtype=bool) & ~valid[:, :, None])  # a pad sees itself
+
+
+@dataclass(frozen=True)
+class Batched:
+    """How far each sentence's real rows in the batch are from the sentence alone."""
+
+    lengths: tuple[int, ...]
+    tolerance: float
+    right: float  # right padding, causal and padding masks: largest difference
+    left: float  # left padding, the same masks, padding queries on themselves
+    right_causal_only: float  # right padding, the causal mask alone
+    left_causal_only: float  # left padding, the causal mask alone: the pads leak
+    refusal: str  # what attend says of left padding without the self rows
+
+
+def study(lengths: tuple[int, ...] = LENGTHS) -> Batched:
+    """Run the padded batch both ways, with and without the padding mask.
+
+    ```python
+    from mha.pages.attention.batches import study
+
+    result = study((4, 2))
+    assert max(result.right, result.left, result.right_causal_only) < 1e-12
+    assert result.left_causal_only > 1  # real tokens read the padding before them
+    assert "row" in result.refusal
+    ```
+    """
+    attention, alone = layer(), []
+    for s in sentences(lengths):
+        alone.append(attention(s[None], causal_mask(len(s)))[0][0])
+    n = max(lengths)
+
+    def largest_gap(left: bool, mask: np.ndarray) -> float:
+        out, _ = attention(pad(sentences(lengths), left), mask)
+        rows = [
+            o[n - len(a) :] if left else o[: len(a)]
+            for o, a in zip(out, alone, strict=True)
+        ]
+        return max(float(np.abs(r - a).max()) for r, a in zip(rows, alone, strict=True))
+
+    try:
+        attention(pad(sentences(lengths), True), _without_self_rows(lengths, n))
+        refusal = ""
+    except ValueError as error:
+        refusal = str(error)
+    return Batched(
+        lengths=tuple(lengths),
+        tolerance=TOLERANCE,
+        right=largest_gap(False, decoder_mask(lengths, n, False)[:, None]),
+        left=largest_gap(True, decoder_mask(lengths, n, True)[:, None]),
+        right_causal_only=largest_gap(False, causal_mask(n)),
+        left_causal_only=largest_gap(True, causal_mask(n)),
+        refusal=refusal,
+    )
+
+
+def _without_self_rows(lengths: tuple[int, ...], n: int) -> np.ndarray:
+    """Left padding's causal and padding masks, the padding queries left with no key."""
+    valid = padding_mask(np.array(lengths), n, left=True)
+    return (causal_mask(n) & valid[:, None, :])[:, None]

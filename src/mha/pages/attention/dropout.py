@@ -1,0 +1,132 @@
+"""Dropout on the attention weights: what it drops, the 1/(1-p) rescaling, train vs eval.
+
+In training, each attention weight is zeroed with probability ``p`` and the survivors
+are divided by ``1 - p``, so that every weight, and so every output, keeps its
+expected value; in evaluation nothing is dropped. The study applies it to the tiny
+example's weights over many seeded draws, with MiniLM's training ``p`` (its
+``config.json``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+from mha.pages.attention import cat_sat
+from mha.pretrained.minilm import model_dir
+from mha.support.validate import generator
+
+N_DRAWS = 10_000  # dropout masks drawn per seed
+SEEDS = (0, 1, 2, 3, 4)
+
+
+def minilm_p() -> float:
+    """The attention dropout MiniLM was trained with (``attention_probs_dropout_prob``).
+
+    ```python
+    from mha.pages.attention.dropout import minilm_p
+
+    assert 0 < minilm_p() < 1
+    ```
+    """
+    config = json.loads((model_dir() / "config.json").read_text())
+    return float(config["attention_probs_dropout_prob"])
+
+
+def dropout(
+    weights: np.ndarray,
+    p: float,
+    rng: np.random.Generator | None = None,
+    training: bool = True,
+) -> np.ndarray:
+    """Zero each weight with probability ``p`` and divide the rest by ``1 - p``;
+    in evaluation (``training=False``) return the weights unchanged.
+
+    ```python
+    import numpy as np
+    from mha.pages.attention.dropout import dropout
+
+    w = np.full((1000, 4), 0.25)
+    dropped = dropout(w, 0.5, np.random.default_rng(0))
+    assert set(np.unique(dropped)) == {0.0, 0.5}  # dropped, or doubled
+    assert dropout(w, 0.5, training=False) is w
+    ```
+    """
+    if not 0 <= p < 1:
+        raise ValueError(f"p: expected a probability in [0, 1), got {p!r}")
+    if not training:
+        return weights
+    keep = generator(rng).random(weights.shape) >= p
+    return np.where(keep, weights / weights.dtype.type(1 - p), 0)
+
+
+@dataclass(frozen=True)
+class DropoutStudy:
+    """The tiny example's weights under dropout, averaged over many draws."""
+
+    p: float
+    weights: np.ndarray  # (3, 3) the evaluation weights
+    one_draw: np.ndarray  # (3, 3) one training step's weights, the first to drop one
+    n_draws: int
+    seeds: tuple[int, ...]
+    mean: np.ndarray  # (seeds, 3, 3) mean of the dropped weights, per seed
+    mean_unscaled: np.ndarray  # (3, 3) the same without the 1/(1-p), first seed
+    output: np.ndarray  # (3, d_v) evaluation output, weights @ V
+    mean_output: np.ndarray  # (seeds, 3, d_v) mean training output, per seed
+
+    @property
+    def row_sums(self) -> np.ndarray:
+        """What each row of the training step's weights sums to."""
+        return self.one_draw.sum(axis=-1)
+
+    @property
+    def worst(self) -> float:
+        """Largest |mean - weight| over every weight and seed."""
+        return float(np.abs(self.mean - self.weights).max())
+
+    @property
+    def worst_output(self) -> float:
+        """Largest |mean output - evaluation output| over every seed."""
+        return float(np.abs(self.mean_output - self.output).max())
+
+    @property
+    def largest_z(self) -> float:
+        """Largest |mean - weight| in standard errors of the mean, w √(p/(1-p)/N)."""
+        error = self.weights * np.sqrt(self.p / (1 - self.p) / self.n_draws)
+        return float((np.abs(self.mean - self.weights) / error).max())
+
+
+def study(
+    p: float | None = None, n_draws: int = N_DRAWS, seeds: tuple[int, ...] = SEEDS
+) -> DropoutStudy:
+    """Dropout on the tiny example's weights, ``n_draws`` masks for each seed.
+
+    ```python
+    import numpy as np
+    from mha.pages.attention.dropout import study
+
+    s = study(p=0.5, n_draws=4000, seeds=(0, 1))
+    assert s.largest_z < 4  # the expectation is kept, to sampling noise
+    assert np.allclose(s.mean_unscaled, s.weights / 2, atol=0.02)  # halved without
+    ```
+    """
+    p = minilm_p() if p is None else p
+    run = cat_sat.solve()
+    w, v = run.weights, run.v
+    draws = [
+        dropout(np.broadcast_to(w, (n_draws, *w.shape)), p, np.random.default_rng(s))
+        for s in seeds
+    ]
+    return DropoutStudy(
+        p=p,
+        weights=w,
+        one_draw=draws[0][np.argmax((draws[0] == 0).any(axis=(1, 2)))],
+        n_draws=n_draws,
+        seeds=tuple(seeds),
+        mean=np.stack([d.mean(axis=0) for d in draws]),
+        mean_unscaled=(draws[0] * (1 - p)).mean(axis=0),
+        output=run.output,
+        mean_output=np.stack([(d @ v).mean(axis=0) for d in draws]),
+    )

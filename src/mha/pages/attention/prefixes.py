@@ -1,0 +1,117 @@
+"""Why the causal mask is a training trick: one pass scores every prefix.
+
+SmolLM2 reads a sentence of n + 1 tokens once, its first n tokens under the causal
+mask, and row i of its logits predicts token i + 1: n next-token losses from one
+forward pass. The same n losses are computed again from n separate passes, one per
+prefix, each reading only ``ids[: i + 1]`` and keeping its last row. Cached: the
+separate passes cost about as much as n/2 whole passes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mha.pretrained import smollm2
+from mha.support.cache import cached
+
+TEXT = "The cat sat on the mat because it was warm."
+TOLERANCE = 1e-5  # relative, in float32: BLAS rounds differently for each shape
+
+
+@dataclass(frozen=True)
+class PrefixLosses:
+    """Next-token losses (nats) of one causal pass and of one pass per prefix."""
+
+    tokens: tuple[str, ...]  # the n + 1 tokens of the text
+    one_pass: np.ndarray  # (n,) loss of token i + 1 read off row i of one pass
+    separate: np.ndarray  # (n,) the same loss from a pass over tokens 0..i alone
+    tolerance: float
+
+    @property
+    def n(self) -> int:
+        return len(self.one_pass)
+
+    @property
+    def largest_difference(self) -> float:
+        """Largest |one pass - separate| over the n losses, in nats."""
+        return float(np.abs(self.one_pass - self.separate).max())
+
+    @property
+    def largest_relative(self) -> float:
+        """Largest |one pass - separate| / separate over the n losses."""
+        return float((np.abs(self.one_pass - self.separate) / self.separate).max())
+
+    @property
+    def separate_tokens(self) -> int:
+        """Token rows the n separate passes compute: 1 + 2 + ... + n."""
+        return self.n * (self.n + 1) // 2
+
+    @property
+    def rows(self) -> list[tuple[str, str, float, float]]:
+        """(context's last token, target, one pass, separate) for each prefix."""
+        return [
+            (self.tokens[i], self.tokens[i + 1], self.one_pass[i], self.separate[i])
+            for i in range(self.n)
+        ]
+
+
+def token_losses(logits: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """-log softmax(logits)[target] for each row, in float64 (log-sum-exp).
+
+    ```python
+    import numpy as np
+    from mha.pages.attention.prefixes import token_losses
+
+    uniform = np.zeros((2, 4), np.float32)
+    assert np.allclose(token_losses(uniform, np.array([0, 3])), np.log(4))
+    ```
+    """
+    logits = np.asarray(logits, dtype=np.float64)
+    peak = logits.max(axis=-1)
+    log_z = peak + np.log(np.exp(logits - peak[:, None]).sum(axis=-1))
+    return log_z - logits[np.arange(len(targets)), targets]
+
+
+def compute(text: str, digest: str) -> PrefixLosses:
+    """The n losses of ``text`` both ways (``digest`` names the weights, for the cache).
+
+    ```python
+    import numpy as np
+    from mha.pages.attention.prefixes import compute
+    from mha.pretrained import smollm2
+
+    r = compute("One, two", smollm2.gguf_digest())  # two prefixes
+    assert r.n == len(r.tokens) - 1 == 2 and r.largest_relative < 1e-4
+    ```
+    """
+    model = smollm2.load()
+    ids = model.encode(text)
+    inputs, targets = ids[:-1], np.array(ids[1:])
+    one_pass = model.logits(inputs)  # (n, vocab): row i has seen tokens 0..i
+    separate = np.stack(
+        [
+            model.head(model.hidden(inputs[: i + 1], model.new_caches(i + 1))[0, -1])
+            for i in range(len(inputs))
+        ]
+    )  # a new pass per prefix, its last row only
+    return PrefixLosses(
+        tokens=tuple(model.decode([i]) for i in ids),
+        one_pass=token_losses(one_pass, targets),
+        separate=token_losses(separate, targets),
+        tolerance=TOLERANCE,
+    )
+
+
+def results() -> PrefixLosses:
+    """``TEXT`` both ways, computed once per code and model.
+
+    ```python
+    from mha.pages.attention.prefixes import results
+
+    r = results()
+    assert r.largest_relative < r.tolerance
+    ```
+    """
+    return cached(compute, TEXT, smollm2.gguf_digest())

@@ -1,0 +1,283 @@
+"""The Transformer block in code: what ``docs/block.md`` prints.
+
+A block wraps multi-head attention and a feed-forward layer in residual connections
+and norms, in one of two orders. ``pre_norm`` (GPT-2, Llama, SmolLM2) normalises
+what each sublayer reads and adds its output to the stream untouched; ``post_norm``
+(the original Transformer, BERT, MiniLM) adds first and normalises the sum.
+``smollm2_block`` and ``minilm_layer`` wire the two real models' weights into them,
+and ``study`` checks them against the models' own code on real text (cached).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from mha.attention import causal_mask
+from mha.pretrained import minilm, smollm2
+from mha.pretrained.minilm import gelu
+from mha.pretrained.smollm2 import rms_norm, silu
+from mha.support.cache import cached
+from mha.support.page import Fact, Page
+
+Sublayer = Callable[[np.ndarray], np.ndarray]
+
+SMOLLM2_TEXT = "The cat sat on the mat because it was warm."
+MINILM_TEXTS = ("the cat sat on the warm mat .", "a dog barked")  # two lengths: padding
+SMOLLM2_TOLERANCE = 1e-4  # relative to the largest logit, float32 through 30 blocks
+MINILM_TOLERANCE = 1e-6  # absolute, float32 through 6 layers
+
+
+def pre_norm(
+    x: np.ndarray,
+    attend: Sublayer,
+    ffn: Sublayer,
+    norm_1: Sublayer,
+    norm_2: Sublayer,
+) -> np.ndarray:
+    """Normalise, attend, add; normalise, feed forward, add. The stream ``x`` itself
+    is never normalised.
+
+    ```python
+    import numpy as np
+    from mha.pages.block import pre_norm
+
+    x, same = np.ones((2, 3)), lambda y: y
+    assert np.array_equal(pre_norm(x, same, same, same, same), 4 * x)  # x+x, then doubled
+    ```
+    """
+    x = x + attend(norm_1(x))
+    return x + ffn(norm_2(x))
+
+
+def post_norm(
+    x: np.ndarray,
+    attend: Sublayer,
+    ffn: Sublayer,
+    norm_1: Sublayer,
+    norm_2: Sublayer,
+) -> np.ndarray:
+    """Attend, add, normalise; feed forward, add, normalise. The stream is
+    normalised after each sublayer.
+
+    ```python
+    import numpy as np
+    from mha.pages.block import post_norm
+
+    x, same, half = np.ones((2, 3)), lambda y: y, lambda y: y / 2
+    assert np.array_equal(post_norm(x, same, same, half, half), x)  # (x+x)/2, twice
+    ```
+    """
+    x = norm_1(x + attend(x))
+    return norm_2(x + ffn(x))
+
+
+def smollm2_block(x: np.ndarray, block: smollm2.Block) -> np.ndarray:
+    """One SmolLM2 block on ``x (1, n, d_model)``: pre-norm, RMSNorm, causal
+    grouped-query attention, SwiGLU.
+
+    ```python
+    import numpy as np
+    from mha.pages.block import smollm2_block
+    from mha.pretrained import smollm2
+
+    model = smollm2.load()
+    x = model.embed(model.encode("Hello world"))
+    assert smollm2_block(x, model.blocks[0]).shape == x.shape
+    ```
+    """
+    mask = causal_mask(x.shape[-2])
+    w_gate, w_up = np.split(block.w_gate_up, 2, axis=1)  # (d_model, d_ff) each
+
+    def swiglu(y: np.ndarray) -> np.ndarray:
+        gate, up = y @ w_gate, y @ w_up
+        return (silu(gate) * up) @ block.w_down.T  # w_down is stored (out, in)
+
+    return pre_norm(
+        x,
+        attend=lambda y: block.attention(y, mask)[0],
+        ffn=swiglu,
+        norm_1=lambda y: rms_norm(y, block.attention_norm, block.eps),
+        norm_2=lambda y: rms_norm(y, block.mlp_norm, block.eps),
+    )
+
+
+def minilm_layer(
+    x: np.ndarray, layer: minilm.EncoderLayer, mask: np.ndarray
+) -> np.ndarray:
+    """One MiniLM layer on ``x (batch, n, d_model)``: post-norm, LayerNorm,
+    attention to every real token (``mask``, the padding mask), GELU.
+
+    ```python
+    import numpy as np
+    from mha.pages.block import minilm_layer
+    from mha.pretrained import minilm
+
+    model = minilm.load()
+    batch = model.batch(["hello world"])
+    x = model.embed_tokens(batch)
+    assert minilm_layer(x, model.layers[0], batch.mask).shape == x.shape
+    ```
+    """
+
+    def gelu_ffn(y: np.ndarray) -> np.ndarray:
+        hidden = gelu(y @ layer.w_in + layer.b_in)
+        return hidden @ layer.w_out + layer.b_out
+
+    return post_norm(
+        x,
+        attend=lambda y: layer.attention(y, mask)[0],
+        ffn=gelu_ffn,
+        norm_1=layer.attention_norm,
+        norm_2=layer.output_norm,
+    )
+
+
+def source(function: Callable) -> str:
+    """The code of ``function`` as the page shows it: without its docstring.
+
+    ```python
+    from mha.pages.block import pre_norm, source
+
+    shown = source(pre_norm)
+    assert shown.startswith("def pre_norm(") and "Normalise" not in shown
+    ```
+    """
+    lines = textwrap.dedent(inspect.getsource(function)).splitlines()
+    docstring = ast.parse("\n".join(lines)).body[0].body[0]
+    end = docstring.end_lineno
+    while not lines[end].strip():  # and the blank lines after it
+        end += 1
+    del lines[docstring.lineno - 1 : end]
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Check:
+    """The blocks written here against the models' own code, on real text."""
+
+    smollm2_tokens: int
+    smollm2_layers: int
+    smollm2_gap: float  # largest |logit ours - logit model| / largest |logit|
+    smollm2_block_gap: (
+        float  # largest |block ours - Block| over the layers, one at a time
+    )
+    minilm_tokens: tuple[int, ...]  # real tokens of each sentence of the batch
+    minilm_layers: int
+    minilm_gap: float  # largest |output ours - model| over the real tokens
+    # the stream's size at each depth (layers + 1,): the median over the tokens of
+    # each token's root mean square, the first token of SmolLM2's apart
+    smollm2_rms: np.ndarray  # the tokens after the first
+    smollm2_first_rms: np.ndarray  # the first token
+    minilm_rms: np.ndarray  # the real tokens of the first sentence
+
+
+def study(smollm2_text: str, minilm_texts: tuple[str, ...], digest: str) -> Check:
+    """Run both models through the blocks written here and through their own code
+    (``digest`` names SmolLM2's weights, for the cache).
+
+    ```python
+    from mha.pages.block import study
+    from mha.pretrained import smollm2
+
+    check = study("Hello there", ("hi", "a dog barked"), smollm2.gguf_digest())
+    assert check.smollm2_gap < 1e-4 and check.minilm_gap < 1e-6
+    ```
+    """
+    model = smollm2.load()
+    ids = model.encode(smollm2_text)
+    x, stream, block_gaps = model.embed(ids), [], []
+    for block, cache in zip(model.blocks, model.new_caches(len(ids)), strict=True):
+        stream.append(x)
+        ours = smollm2_block(x, block)
+        block_gaps.append(np.abs(ours - block(x, cache)).max())  # the same input
+        x = ours
+    stream.append(x)
+    theirs = model.logits(ids)
+    gap = np.abs(model.head(x)[0] - theirs).max() / np.abs(theirs).max()
+
+    encoder = minilm.load()
+    batch = encoder.batch(list(minilm_texts))
+    y, hidden = encoder.embed_tokens(batch), []
+    for layer in encoder.layers:
+        hidden.append(y)
+        y = minilm_layer(y, layer, batch.mask)
+    hidden.append(y)
+    expected = encoder.forward(batch).hidden[-1]
+    return Check(
+        smollm2_tokens=len(ids),
+        smollm2_layers=len(model.blocks),
+        smollm2_gap=float(gap),
+        smollm2_block_gap=float(max(block_gaps)),
+        minilm_tokens=tuple(int(v) for v in batch.valid.sum(axis=1)),
+        minilm_layers=len(encoder.layers),
+        minilm_gap=float(np.abs(y - expected)[batch.valid].max()),
+        smollm2_rms=np.array([np.median(_rms(s[0, 1:])) for s in stream]),
+        smollm2_first_rms=np.array([_rms(s[0, 0]) for s in stream]),
+        minilm_rms=np.array([np.median(_rms(h[0][batch.valid[0]])) for h in hidden]),
+    )
+
+
+def _rms(x: np.ndarray) -> np.ndarray:
+    """Root mean square over the last axis (each token's vector), in float64."""
+    return np.sqrt(np.mean(np.square(x, dtype=np.float64), axis=-1))
+
+
+@functools.cache
+def page() -> Page:
+    """What the page prints: the two checks and the stream's size through the depth.
+
+    ```python
+    from mha.pages.block import page
+
+    assert all(fact.holds for fact in page().facts.values())
+    ```
+    """
+    check = cached(study, SMOLLM2_TEXT, MINILM_TEXTS, smollm2.gguf_digest())
+    return Page(
+        check=check,
+        smollm2_tolerance=SMOLLM2_TOLERANCE,
+        minilm_tolerance=MINILM_TOLERANCE,
+        first_peak=float(check.smollm2_first_rms.max()),
+        minilm_low=float(check.minilm_rms[1:].min()),  # after each layer
+        minilm_high=float(check.minilm_rms[1:].max()),
+        facts=facts(check),
+        figures={},
+    )
+
+
+def facts(check: Check) -> dict[str, Fact]:
+    """The page's facts: both blocks equal their models', and what each norm
+    placement does to the stream's size.
+
+    ```python
+    import dataclasses
+    from mha.pages.block import facts, page
+
+    off = dataclasses.replace(page().check, minilm_gap=1.0)
+    assert not facts(off)["minilm_equal"].holds
+    ```
+    """
+    pre, post = check.smollm2_rms, check.minilm_rms
+    return {
+        "smollm2_equal": Fact(
+            check.smollm2_gap <= SMOLLM2_TOLERANCE,
+            f"relative logit gap {check.smollm2_gap}",
+        ),
+        "minilm_equal": Fact(
+            check.minilm_gap <= MINILM_TOLERANCE, f"largest gap {check.minilm_gap}"
+        ),
+        "pre_norm_grows": Fact(
+            pre[-1] > 100 * pre[0], f"stream RMS {np.round(pre, 3).tolist()}"
+        ),
+        "post_norm_steady": Fact(
+            post[1:].max() < 2 * post[1:].min(),
+            f"stream RMS {np.round(post, 3).tolist()}",
+        ),
+    }
