@@ -73,7 +73,7 @@ def decay(
     from mha.figures.position import decay
 
     d = np.arange(5.0)
-    assert len(decay(d, 5 - d, 5 - d, np.ones(5)).axes[0].lines) == 3
+    assert len(decay(d, 5 - d, 5 - d, np.ones(5)).axes[0].lines) == 4  # and zero
     ```
     """
     fig, ax = new_figure(5.0, 3.4)
