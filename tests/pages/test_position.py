@@ -293,3 +293,24 @@ def test_absolute_and_alternatives_are_cheap_to_rebuild():
     assert np.array_equal(absolute().with_positions, page().absolute.with_positions)
     assert np.array_equal(alternatives().alibi_weights, page().alt.alibi_weights)
     assert np.array_equal(rope().bound, page().rope.bound)
+
+
+@pytest.mark.reference
+def test_the_shifted_pass_equals_the_reference(smollm2_reference, request):
+    """``attentions(ids, start=SHIFT)`` against transformers given the same positions
+    (``position_ids``): every weight of every layer and head."""
+    from mha.pages.position import SHIFT, TEXT
+    from tests.reference import reference_module
+
+    torch = reference_module("torch", request.config)
+    model = smollm2.load()
+    ids = model.encode(TEXT)
+    positions = torch.arange(SHIFT, SHIFT + len(ids))[None]
+    with torch.no_grad():
+        out = smollm2_reference(
+            torch.tensor([ids]), position_ids=positions, output_attentions=True
+        )
+    expected = np.stack([a[0].numpy() for a in out.attentions])
+    np.testing.assert_allclose(
+        model.attentions(ids, start=SHIFT), expected, atol=1e-4, rtol=0
+    )
