@@ -15,12 +15,9 @@ from mha.pages.exercises import page as exercises_page
 from mha.pages.position import (
     NOPE_TOKENS,
     TOLERANCE,
-    absolute,
-    alternatives,
     facts,
     page,
     real,
-    rope,
 )
 from mha.positions import sinusoidal
 from mha.pretrained import smollm2
@@ -286,13 +283,6 @@ def test_the_recall_answer():
     )
     assert not rope_facts(ans | {"added": [1.0, 1.0]})["added_moves"].holds
     assert not rope_facts(ans | {"rope": [1.0, 1.5]})["rope_stays"].holds
-
-
-def test_absolute_and_alternatives_are_cheap_to_rebuild():
-    # no cache behind them: recomputed, they give what the page holds
-    assert np.array_equal(absolute().with_positions, page().absolute.with_positions)
-    assert np.array_equal(alternatives().alibi_weights, page().alt.alibi_weights)
-    assert np.array_equal(rope().bound, page().rope.bound)
 
 
 @pytest.mark.reference

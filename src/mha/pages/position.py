@@ -535,9 +535,10 @@ def figures(a: Absolute, r: Rope, h: RealHeads) -> dict[str, Figure]:
     """The page's four figures.
 
     ```python
-    from mha.pages.position import absolute, figures, real, rope
+    from mha.pages.position import figures, page
 
-    assert "MiniLM" in figures(absolute(), rope(), real())["similarity"].alt
+    p = page()
+    assert "MiniLM" in figures(p.absolute, p.rope, p.real)["similarity"].alt
     ```
     """
     m_layer, m_head = h.minilm_head
