@@ -32,6 +32,7 @@ from mha import (
     split_heads,
 )
 from mha.accounting import kv_cache_bytes, score_flops
+from mha.positions import sinusoidal
 from mha.support.validate import ArgumentTypeError
 
 ONES = np.ones((1, 3, 4))
@@ -387,8 +388,13 @@ CALLS = {
         },
     ),
     "MultiHeadAttention.__call__": (
-        lambda x, mask, head_mask: layer()(x, mask, head_mask),
-        {"x": ONES, "mask": causal_mask(3), "head_mask": np.array([1.0, 0.0])},
+        lambda x, mask, head_mask, start: layer()(x, mask, head_mask, start=start),
+        {
+            "x": ONES,
+            "mask": causal_mask(3),
+            "head_mask": np.array([1.0, 0.0]),
+            "start": 2,
+        },
     ),
     "MultiHeadAttention.step": (
         lambda x_new, cache: layer().step(x_new, cache),
@@ -423,6 +429,7 @@ CALLS = {
         lambda x, start: RotaryEmbedding(4).from_position(x, start),
         {"x": np.ones((2, 3, 4)), "start": 5},
     ),
+    "sinusoidal": (sinusoidal, {"n": 5, "d_model": 4}),
     "param_count": (
         param_count,
         {"d_model": 8, "n_heads": 4, "n_kv_heads": 2, "bias": False},

@@ -19,6 +19,7 @@ from mha.support.validate import (
     float_dtype,
     generator,
     head_dim,
+    integer,
     positive_int,
 )
 
@@ -99,6 +100,7 @@ class MultiHeadAttention:
         head_mask: np.ndarray | None = None,
         *,
         kv: np.ndarray | None = None,
+        start: int = 0,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Attention from ``x (..., seq, d_model)`` to ``kv (..., kv_seq, d_model)``.
 
@@ -106,7 +108,8 @@ class MultiHeadAttention:
         default (self-attention), another sequence for cross-attention (a decoder
         reading its encoder's output). ``mask`` is boolean (True = may attend),
         broadcastable to ``(..., h, seq, kv_seq)``. ``head_mask (h,)`` scales each
-        head's output before W_O (0 removes the head: pruning). Returns
+        head's output before W_O (0 removes the head: pruning). With ``rope``, the
+        tokens sit at positions ``start, start + 1, ...`` (0 by default). Returns
         ``(out (..., seq, d_model), weights (..., h, seq, kv_seq))`` in x's dtype.
 
         ```python
@@ -123,7 +126,7 @@ class MultiHeadAttention:
         """
         x = self._check_input(x)
         kv = x if kv is None else self._check_input(kv, "kv")
-        q, k, v = self._project(x, kv, 0)
+        q, k, v = self._project(x, kv, integer("start", start, minimum=0))
         return self._attend(q, k, v, mask, head_mask)
 
     def step(self, x_new: np.ndarray, cache: KVCache) -> tuple[np.ndarray, np.ndarray]:

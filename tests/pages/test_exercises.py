@@ -19,6 +19,7 @@ from mha.pages.exercises import (
     best_kv_heads,
     check_best_kv_heads,
     check_gqa_param_count,
+    check_rope,
     check_split_heads,
 )
 
@@ -315,7 +316,7 @@ RAISES = st.sampled_from(
         MemoryError(),
     ]
 )
-CHECKERS = (check_split_heads, check_gqa_param_count, check_best_kv_heads)
+CHECKERS = (check_split_heads, check_gqa_param_count, check_best_kv_heads, check_rope)
 
 
 @pytest.mark.parametrize("checker", CHECKERS)

@@ -24,6 +24,8 @@ from mha.data import published
 from mha.heads import split_heads
 from mha.layer import MultiHeadAttention
 from mha.pages import cricket as cricket_page
+from mha.positions import sinusoidal
+from mha.rope import RotaryEmbedding
 from mha.support.page import Fact, Page
 from mha.worked import cricket
 from mha.worked.cricket import Cricket
@@ -121,6 +123,35 @@ def check_best_kv_heads(candidate: Callable[[int, int], int]) -> Verdict:
     ```
     """
     return _judged(_check_best_kv_heads, candidate, "best_kv_heads(n_heads, max_group)")
+
+
+PAIRINGS = (
+    "half-split",
+    "interleaved",
+)  # RoPE's two pairings, as check_rope names them
+
+
+def check_rope(
+    candidate: Callable[[np.ndarray, np.ndarray, float], np.ndarray],
+    pairing: str = "half-split",
+) -> Verdict:
+    """Check ``candidate(x, positions, base)``: ``x (..., seq, d_k)`` rotated by RoPE,
+    pair j of the token at ``positions[t]`` turned by ``positions[t]·base**(-2j/d_k)``,
+    with ``pairing`` "half-split" (pairs (j, j + d_k/2), Hugging Face's Llama) or
+    "interleaved" ((2j, 2j + 1), the RoFormer paper), against
+    ``mha.rope.RotaryEmbedding`` on random shapes, positions and bases (float64).
+
+    ```python
+    from mha.pages.exercises import check_rope
+
+    verdict = check_rope(lambda x, positions, base: x)  # no rotation at all
+    assert not verdict and "unchanged" in verdict.message
+    ```
+    """
+    if pairing not in PAIRINGS:
+        raise ValueError(f"pairing: expected one of {PAIRINGS}, got {pairing!r}")
+    check = functools.partial(_check_rope, interleaved=pairing == "interleaved")
+    return _judged(check, candidate, "rope(x, positions, base)")
 
 
 # --- how the checkers work: the same function gets the same cases, so the same
@@ -255,6 +286,93 @@ def _check_best_kv_heads(candidate: Callable, rng: np.random.Generator) -> Verdi
     )
 
 
+ROPE_D_KS = (2, 4, 6, 8, 16, 64)  # one case each, in a random order
+ROPE_POSITIONS = 5_000  # positions drawn below this, in order, with gaps
+
+
+def _check_rope(
+    candidate: Callable, rng: np.random.Generator, interleaved: bool
+) -> Verdict:
+    d_ks, bases = rng.permutation(ROPE_D_KS), []
+    for i, d_k in enumerate(d_ks):
+        seq = 1 if i == len(d_ks) - 1 else int(rng.integers(2, 7))
+        lead = tuple(int(n) for n in rng.integers(1, 4, size=i % 3))  # batch, heads
+        x = rng.normal(size=(*lead, seq, int(d_k)))
+        positions = np.sort(rng.choice(ROPE_POSITIONS, size=seq, replace=False))
+        base = float(np.round(10 ** rng.uniform(3, 6)))  # log-uniform, 1e3 to 1e6
+        bases.append(base)
+        expected = RotaryEmbedding(int(d_k), base, interleaved)(x, positions)
+        given = x.copy()  # the caller's array, as the candidate sees it
+        got, error = _call(candidate, given, positions.copy(), base)
+        case = f"x of shape {x.shape}, positions {positions.tolist()}, base={base:g}"
+        problem = error or _rope_problem(
+            got, expected, x, given, positions, base, interleaved
+        )
+        if problem:
+            return Verdict(False, f"{case}: {problem}")
+    pairing = PAIRINGS[interleaved]
+    return Verdict(
+        True,
+        f"rope matched mha.rope.RotaryEmbedding ({pairing} pairing) on {len(d_ks)} "
+        f"random inputs (d_k from {min(d_ks)} to {max(d_ks)}, positions below "
+        f"{ROPE_POSITIONS:,}, bases from {min(bases):g} to {max(bases):g})",
+    )
+
+
+def _rope_problem(
+    got: object,
+    expected: np.ndarray,
+    x: np.ndarray,
+    given: np.ndarray,
+    positions: np.ndarray,
+    base: float,
+    interleaved: bool,
+) -> str | None:
+    """What is wrong with ``got``, the candidate's rotation of ``x``, or None."""
+    if not np.array_equal(given, x):
+        return "changed its input x: a rotation must leave the caller's array as it was"
+    if not isinstance(got, np.ndarray):
+        return f"returned {_shown(got)}, expected a NumPy array"
+    if got.shape != expected.shape:
+        return f"got shape {got.shape}, expected {expected.shape}, the shape of x"
+    if got.dtype != x.dtype:
+        return f"returned dtype {got.dtype} for a {x.dtype} x: keep x's dtype"
+    if np.allclose(got, expected, rtol=1e-9, atol=1e-9):
+        return None
+    d_k = x.shape[-1]
+    flip = np.ones(d_k)  # negates the second entry of each pair
+    if interleaved:
+        flip[1::2] = -1
+    else:
+        flip[d_k // 2 :] = -1
+    rope = RotaryEmbedding(d_k, base, interleaved)
+    suspects = (
+        (x, "x came back unchanged: each pair must turn by its angle"),
+        (
+            RotaryEmbedding(d_k, base, not interleaved)(x, positions),
+            f"that is the {PAIRINGS[not interleaved]} pairing; this check asks for "
+            f"the {PAIRINGS[interleaved]} one, "
+            + ("(2j, 2j + 1)" if interleaved else "(j, j + d_k/2)"),
+        ),
+        (
+            flip * rope(flip * x, positions),
+            "each pair turned the wrong way: (a, b) goes to "
+            "(a cos θ - b sin θ, a sin θ + b cos θ)",
+        ),
+        (
+            RotaryEmbedding(d_k, 10_000.0, interleaved)(x, positions),
+            f"the angles use base 10,000, not the base passed ({base:g})",
+        ),
+    )
+    for wrong, hint in suspects:
+        if np.allclose(got, wrong, rtol=1e-9, atol=1e-9):
+            return f"wrong values; {hint}"
+    return (
+        "wrong values; pair j of the token at position p turns by the angle "
+        "p·base**(-2j/d_k)"
+    )
+
+
 def _call(fn: Callable, *args: object) -> tuple[object, str | None]:
     """``fn(*args)``, or what it raised, described for the reader."""
     try:
@@ -371,6 +489,7 @@ def page() -> Page:
         "many_heads_flops": score_flops(n, width, heads),
     }
     total = pruned.n_layers * param_count(pruned.d_model, pruned.n_heads)
+    rope_shift = _rope_shift()  # question 7
     return Page(
         tokens=cricket.TOKENS,
         four_heads=four,
@@ -391,9 +510,44 @@ def page() -> Page:
             "kept_heads": voita.heads_total - voita.heads_pruned,
         },
         cost=cost,
-        facts=facts(weights, bert, cost, before, after),
+        rope_shift=rope_shift,
+        facts=facts(weights, bert, cost, before, after) | rope_facts(rope_shift),
         figures={},
     )
+
+
+def _rope_shift(m=3, n=10, shift=1_000, d_k=64) -> dict:
+    """The RoPE question: one random q at ``m`` and k at ``n``, scored rotated and
+    with sinusoidal vectors added, before and after moving both by ``shift``."""
+    q, k = np.random.default_rng(0).standard_normal((2, d_k))
+    rope, p = RotaryEmbedding(d_k), sinusoidal(n + shift + 1, d_k)
+    rope_scores, added = [], []
+    for s in (0, shift):
+        q_m, k_n = rope(np.stack([q, k]), np.array([m, n]) + s)
+        rope_scores.append(float(q_m @ k_n))
+        added.append(float((q + p[m + s]) @ (k + p[n + s])))
+    return {"m": m, "n": n, "shift": shift, "d_k": d_k, "base": rope.base} | {
+        "rope": rope_scores,
+        "added": added,
+        "rope_change": abs(rope_scores[1] - rope_scores[0]),
+    }
+
+
+def rope_facts(question: dict) -> dict[str, Fact]:
+    """The RoPE answer's facts: the rotated score stays, the added one moves.
+
+    ```python
+    from mha.pages.exercises import page, rope_facts
+
+    moved = page().rope_shift | {"rope": [1.0, 2.0]}  # as if RoPE saw positions
+    assert not rope_facts(moved)["rope_stays"].holds
+    ```
+    """
+    rope, added = question["rope"], question["added"]
+    return {
+        "rope_stays": Fact(np.isclose(rope[0], rope[1], rtol=0, atol=1e-9), f"{rope}"),
+        "added_moves": Fact(abs(added[0] - added[1]) > 0.1, f"{added}"),
+    }
 
 
 def _score_variance(heads=(1, 8, 64), d_model=512, samples=4000) -> list[dict]:

