@@ -93,9 +93,9 @@ def test_checkout_keeps_no_credentials_and_no_trigger_runs_untrusted_code() -> N
     assert all(step["with"]["persist-credentials"] is False for step in checkouts)
 
 
-def test_tests_run_ci_run_on_311_and_312_with_pip_cache() -> None:
+def test_tests_run_ci_run_on_311_to_313_with_pip_cache() -> None:
     test = _load(CI)["jobs"]["test"]
-    assert test["strategy"]["matrix"]["python"] == ["3.11", "3.12"]
+    assert test["strategy"]["matrix"]["python"] == ["3.11", "3.12", "3.13"]
     assert [step["run"] for step in _steps(test) if "run" in step] == ["bash .ci/run"]
     setups = [
         step
