@@ -209,6 +209,8 @@ def define_env(env):
             _fail(error, line)
         _PAGE["figures"] += 1
         number = _PAGE["figures"]
+        if number == 1:  # its card for a shared link (docs/_glue/social.py)
+            env.page.mha_first_figure = spec
         below = (
             f"<figcaption><strong>Figure {number}.</strong> "
             f"{html.escape(spec.caption)}</figcaption>"

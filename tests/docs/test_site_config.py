@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+from html import unescape
 from pathlib import Path
 
 import material
@@ -231,3 +232,52 @@ def test_the_nav_follows_the_home_pages_reading_order():
     ]
     home_order = list(dict.fromkeys(p for p in linked if p in nav))
     assert nav[1:] == home_order, f"nav {nav[1:]} != home page {home_order}"
+
+
+def _card(html: str) -> dict[str, str]:
+    """The page's metadata for a shared link: ``og:…``, ``twitter:…``, description."""
+    tags = re.findall(
+        r'<meta (?:property|name)="((?:og|twitter):[\w:]+|description)" '
+        r'content="([^"]*)"',
+        html,
+    )
+    return {name: unescape(content) for name, content in tags}
+
+
+@pytest.mark.parametrize(
+    "page, image",
+    [
+        ("", "card.png"),  # the home page's first figure: the site's card
+        ("cricket/", "cricket/card.png"),
+        ("notation/", "card.png"),  # no figure: the site's card
+        ("notebooks/cricket_playground/", "card.png"),
+    ],
+)
+def test_a_shared_link_shows_the_pages_title_first_paragraph_and_figure(
+    built_site: Path, page: str, image: str
+):
+    html = (built_site / page / "index.html").read_text()
+    card = _card(html)
+    assert card["og:title"] == card["twitter:title"]
+    assert card["og:title"].endswith(CONFIG["site_name"])
+    article = re.search(r"<article.*?</article>", html, re.S).group()
+    # the page's own text: no figure, no notebook download link (docs/_theme/main.html)
+    article = re.sub(
+        r'<figure\b.*?</figure>|<p class="mha-download">.*?</p>',
+        "",
+        article,
+        flags=re.S,
+    )
+    first = next(
+        text
+        for p in re.findall(r"<p\b[^>]*>(.*?)</p>", article, re.S)
+        if (text := " ".join(unescape(re.sub(r"<[^>]+>", "", p)).split()))
+    )
+    description = card["og:description"]
+    assert first.startswith(description.removesuffix("…")) and len(description) > 40
+    assert card["description"] == card["twitter:description"] == description
+    site = site_links().site_url
+    assert card["og:image"] == card["twitter:image"] == site + image
+    assert card["og:url"] == site + page
+    assert card["twitter:card"] == "summary_large_image"
+    assert (built_site / image).read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
