@@ -45,15 +45,19 @@ def site_links() -> Links:
     return resolve(environ, origin(ROOT))
 
 
+def local_build_env(**extra: str) -> dict[str, str]:
+    """The environment of a test's build of this site's mkdocs.yml: a local build,
+    served by the tests at their own address whatever the remote, and not the deployed
+    one, which CI's `make build` checks for placeholders (docs/_glue/links.py)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "RELEASE")}
+    env.setdefault("SITE_URL", PLACEHOLDER_SITE)
+    env.setdefault("NO_MKDOCS_2_WARNING", "1")
+    return env | extra
+
+
 def build_site(out: Path) -> subprocess.CompletedProcess:
     """Run ``mkdocs build --strict`` into ``out``; the result carries its output."""
-    env = {**os.environ, "SOURCE_DATE_EPOCH": os.environ.get("SOURCE_DATE_EPOCH", "0")}
-    env.setdefault("NO_MKDOCS_2_WARNING", "1")
-    # A local build, served by the tests at their own address, whatever the remote:
-    # not the deployed one, which CI's `make build` checks for placeholders.
-    env.setdefault("SITE_URL", PLACEHOLDER_SITE)
-    for name in ("CI", "RELEASE"):
-        env.pop(name, None)
+    env = local_build_env(SOURCE_DATE_EPOCH=os.environ.get("SOURCE_DATE_EPOCH", "0"))
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
         cwd=ROOT,
