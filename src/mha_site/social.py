@@ -44,18 +44,12 @@ def card_png(draw, *data: object) -> bytes:
     the same bytes on every build; cached by content hash like the SVG figures.
 
     ```python
-    import numpy as np
-
-    from mha.figures.style import new_figure
+    from mha.figures.cricket import three_distributions
+    from mha.pages.cricket import page
     from mha_site.social import card_png
 
-    def bars(values):
-        fig, ax = new_figure(2, 1)
-        ax.bar(range(len(values)), values)
-        return fig
-
-    png = card_png(bars, np.array([1.0, 2.0]))
-    assert png.startswith(b"\\x89PNG") and png == card_png(bars, np.array([1.0, 2.0]))
+    png = card_png(three_distributions, *page().figures["three_distributions"].data)
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
     ```
     """
     if not callable(draw):
