@@ -72,11 +72,12 @@ $(VENV)/.installed-test: $(VENV)/.installed requirements-test.lock
 	$(BIN)/python -m pip install --quiet --require-hashes -r requirements-test.lock
 	touch $@
 
-# Material's successor, tried in a venv of its own: build the site with Zensical and
-# report what it lacks (pages, macros, figures, notebooks). Not part of `make test`.
+# Material's successor, tried in a venv of its own: the site's lock, then Zensical as
+# pinned (hashes checked) by requirements-zensical.lock; build the site with it and
+# report what it lacks (pages not built, macros, figures). Not part of `make test`.
 zensical:
 	$(MAKE) VENV=$(ZENSICAL_VENV) $(ZENSICAL_VENV)/.installed
-	$(ZENSICAL_VENV)/bin/python -m pip install --quiet zensical
+	$(ZENSICAL_VENV)/bin/python -m pip install --quiet --require-hashes -r requirements-zensical.lock
 	$(ZENSICAL_VENV)/bin/python .ci/zensical_report.py
 
 clean:

@@ -24,6 +24,8 @@ from pathlib import Path
 import pytest
 from threadpoolctl import threadpool_limits
 
+from mha_site.links import PLACEHOLDER_SITE, Links, origin, resolve
+
 # The scheduling plugin's hooks take effect by being imported here.
 from tests.xdist_schedule import (  # noqa: F401
     needs_site,
@@ -37,10 +39,25 @@ threadpool_limits(1)
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def site_links() -> Links:
+    """The repository's and the site's addresses in the suite's build (``build_site``)."""
+    environ = {"SITE_URL": PLACEHOLDER_SITE, **os.environ}
+    return resolve(environ, origin(ROOT))
+
+
+def local_build_env(**extra: str) -> dict[str, str]:
+    """The environment of a test's build of this site's mkdocs.yml: a local build,
+    served by the tests at their own address whatever the remote, and not the deployed
+    one, which CI's `make build` checks for placeholders (docs/_glue/links.py)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "RELEASE")}
+    env.setdefault("SITE_URL", PLACEHOLDER_SITE)
+    env.setdefault("NO_MKDOCS_2_WARNING", "1")
+    return env | extra
+
+
 def build_site(out: Path) -> subprocess.CompletedProcess:
     """Run ``mkdocs build --strict`` into ``out``; the result carries its output."""
-    env = {**os.environ, "SOURCE_DATE_EPOCH": os.environ.get("SOURCE_DATE_EPOCH", "0")}
-    env.setdefault("NO_MKDOCS_2_WARNING", "1")
+    env = local_build_env(SOURCE_DATE_EPOCH=os.environ.get("SOURCE_DATE_EPOCH", "0"))
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
         cwd=ROOT,

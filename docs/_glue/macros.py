@@ -15,13 +15,26 @@ inlines the page's figure ``name`` (``mha.support.page.Figure``), with its alt t
 its accessible name, in a ``<figure>`` numbered on its page ("Figure 1.") with its
 caption below. Figures are cached by content hash (code and data), so a warm build
 does not draw them again.
+
+Every error a contributor can cause here (a page object that cannot be built, a false
+fact, an unknown figure or value) is logged first as one line naming the file and
+line (``mha_site.errors``), before mkdocs-macros prints its traceback.
+
+Both builds run this module. MkDocs (mkdocs-macros) calls ``define_env`` once and
+``on_pre_page_macros``/``on_post_page_macros`` around each page, whose file is
+``env.page.file``; Zensical calls ``define_env`` once per page, with ``env.page.path``
+(relative to docs/) and no ``file``, and renders the ``page`` object it set up first,
+so there the page module's values are copied onto it.
 """
 
 import html
 import importlib
+import logging
+import re
 import sys
 from pathlib import Path
 
+import jinja2
 from threadpoolctl import threadpool_limits
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,8 +50,20 @@ def _fresh_core() -> None:
         del sys.modules[name]
 
 
-# The page being rendered: its facts as stated so far, its figures' count.
-_PAGE: dict = {"facts": None, "figures": 0, "where": ""}
+# The page being rendered: its facts as stated so far, its figures' count, its source.
+_PAGE: dict = {"facts": None, "figures": 0, "where": "", "markdown": ""}
+log = logging.getLogger("mkdocs.plugins.mha")
+
+
+def _fail(error: Exception, line: int | None = None) -> None:
+    """Log ``error`` as one line naming the page's file (and ``line``), then raise it
+    (mkdocs-macros prints the traceback after that line)."""
+    errors = importlib.import_module("mha_site.errors")
+    message = errors.first_line(str(error))
+    if not message.startswith(_PAGE["where"]):
+        message = f"{_PAGE['where']}:{line or 0}: {message}"
+    log.error(message)
+    raise error
 
 
 class _Template:
@@ -52,28 +77,77 @@ class _Template:
         return getattr(self._page, name)
 
 
-def on_pre_page_macros(env) -> None:
-    """Before each page: give it its page object; its figures are numbered from 1."""
+class _Undefined(jinja2.StrictUndefined):
+    """An unknown name or value (``on_undefined: strict``), reported at the first
+    Markdown line that reads it."""
+
+    def _fail_with_undefined_error(self, *args, **kwargs):
+        try:
+            return super()._fail_with_undefined_error(*args, **kwargs)
+        except jinja2.UndefinedError as undefined:
+            errors = importlib.import_module("mha_site.errors")
+            name, error = str(self._undefined_name), undefined
+            if isinstance(self._undefined_obj, _Template):  # page.<name>
+                values = sorted(set(vars(self._undefined_obj._page)) - {"facts"})
+                error = jinja2.UndefinedError(
+                    f"the page object has no value {name!r}; it has {values}"
+                )
+            pattern = rf"\b{re.escape(name)}\b"
+            _fail(error, errors.line_of(_PAGE["markdown"], pattern))
+
+
+# Jinja binds the operators of an undefined value to its base class's failure at class
+# level: they are bound again to the one above.
+for _name, _value in {**vars(jinja2.Undefined), **vars(jinja2.StrictUndefined)}.items():
+    if _value is jinja2.Undefined._fail_with_undefined_error and _name.startswith("__"):
+        setattr(_Undefined, _name, _Undefined._fail_with_undefined_error)
+
+
+def _source(env) -> tuple[str, Path]:
+    """The page's path under docs/ and its file, in both builds."""
+    file = getattr(env.page, "file", None)
+    if file is not None:  # MkDocs
+        return file.src_uri, Path(file.abs_src_path)
+    docs = Path(env.conf.get("docs_dir") or "docs")  # Zensical: a path under docs/
+    return env.page.path, (docs if docs.is_absolute() else ROOT / docs) / env.page.path
+
+
+def _page_object(env):
+    """The page object of the page being rendered, and its facts, from its module."""
     facts = importlib.import_module("mha_site.facts")
     support = importlib.import_module("mha.support.page")
-    src = env.page.file
-    module = importlib.import_module("mha_site.pages").page_module(src.src_uri)
-    page = (
-        importlib.import_module(module).page()
-        if module
-        else support.Page(facts={}, figures={})
-    )
-    env.variables["page"] = _Template(page, env.page.meta)
-    where = f"docs/{src.src_uri}"
-    markdown = Path(src.abs_src_path).read_text(encoding="utf-8")
-    _PAGE.update(facts=facts.PageFacts(page, where, markdown), figures=0, where=where)
+    src, path = _source(env)
+    where = f"docs/{src}"
+    markdown = path.read_text(encoding="utf-8")
+    _PAGE.update(figures=0, where=where, markdown=markdown)
+    module = importlib.import_module("mha_site.pages").page_module(src)
+    try:
+        page = (
+            importlib.import_module(module).page()
+            if module
+            else support.Page(facts={}, figures={})
+        )
+    except Exception as error:
+        at = importlib.import_module("mha_site.errors").where_raised(error, ROOT)
+        message = importlib.import_module("mha_site.errors").first_line(str(error))
+        log.error(f"{at or where}: {message} (building {module}.page() for {where})")
+        raise
+    _PAGE["facts"] = facts.PageFacts(page, where, markdown)
+    return page
+
+
+def on_pre_page_macros(env) -> None:
+    """Before each page (MkDocs): give it its page object; figures numbered from 1."""
+    env.env.undefined = _Undefined  # mkdocs-macros' Jinja environment, made by now
+    env.variables["page"] = _Template(_page_object(env), env.page.meta)
 
 
 def on_post_page_macros(env) -> None:
-    """After each page: every fact its module declares was stated in its Markdown."""
+    """After each page (MkDocs): every fact its module declares was stated."""
     unused = _PAGE["facts"].unused()
     if unused:
-        raise importlib.import_module("mha_site.facts").FactError(unused)
+        error = importlib.import_module("mha_site.facts").FactError(unused)
+        _fail(error)
 
 
 def define_env(env):
@@ -82,7 +156,9 @@ def define_env(env):
     # several times faster than two threads spinning on each other (measured: the
     # MiniLM pruning study, 23 s with one thread against 127 s with two).
     threadpool_limits(1)
-    _fresh_core()
+    zensical = getattr(env, "page", None) is not None  # once per page, page known
+    if not zensical:
+        _fresh_core()
     formatting = importlib.import_module("mha.support.formatting")
     render = importlib.import_module("mha.figures").render
 
@@ -92,29 +168,49 @@ def define_env(env):
     env.filter(formatting.vector, "vec")
     env.filter(formatting.significant, "sig")
 
+    if zensical:  # the page Zensical renders is its own: the values go onto it
+        vars(env.variables["page"]).update(vars(_page_object(env)))
+
     @env.macro
     def fact(name: str, caller) -> str:
         """The sentence inside ``{% call fact(name) %}…{% endcall %}``, if it holds."""
-        return _PAGE["facts"].state(name, caller())
+        try:
+            return _PAGE["facts"].state(name, caller())
+        except ValueError as error:  # FactError: the message names file and line
+            _fail(error)
 
     @env.macro
     def holds(name: str) -> bool:
         """Whether the page's fact ``name`` holds (for ``{% if holds(name) %}``)."""
-        return _PAGE["facts"].holds(name)
+        try:
+            return _PAGE["facts"].holds(name)
+        except ValueError as error:
+            _fail(error)
 
     @env.macro
     def figure(name: str) -> str:
         """The page's figure ``name``, numbered, captioned, its alt text its name."""
+        errors = importlib.import_module("mha_site.errors")
+        line = errors.line_of(
+            _PAGE["markdown"], rf"""figure\(\s*["']{re.escape(name)}["']"""
+        )
         figures = env.variables["page"].figures
         if name not in figures:
-            raise KeyError(
-                f"{_PAGE['where']}: the page module has no figure {name!r}; "
-                f"it has {sorted(figures)}"
+            _fail(
+                LookupError(
+                    f"{_PAGE['where']}:{line}: the page module has no figure "
+                    f"{name!r}; it has {sorted(figures)}"
+                )
             )
         spec = figures[name]
-        svg = render(spec.draw, spec.alt, *spec.data)
+        try:
+            svg = render(spec.draw, spec.alt, *spec.data)
+        except Exception as error:
+            _fail(error, line)
         _PAGE["figures"] += 1
         number = _PAGE["figures"]
+        if number == 1:  # its card for a shared link (docs/_glue/social.py)
+            env.page.mha_first_figure = spec
         below = (
             f"<figcaption><strong>Figure {number}.</strong> "
             f"{html.escape(spec.caption)}</figcaption>"

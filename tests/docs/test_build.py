@@ -80,6 +80,7 @@ def _build_tiny_site(tmp_path: Path, page: str) -> subprocess.CompletedProcess:
         "docs_dir": str(tmp_path / "docs"),
         "site_dir": str(tmp_path / "site"),
         "strict": CONFIG["strict"],
+        "hooks": [str(ROOT / "docs" / "_glue" / "errors.py")],
         "plugins": [
             {"macros": {**macros, "module_name": str(ROOT / macros["module_name"])}},
             "markdown-exec",
@@ -104,20 +105,35 @@ def test_the_tiny_site_builds_when_nothing_is_wrong(tmp_path: Path):
 
 
 @pytest.mark.parametrize(
-    "page, complaint",
+    "page, first_line",
     [
-        ("# Oops\n\n{{ no_such_value }}\n", "no_such_value"),
+        (
+            "# Oops\n\n{{ no_such_value }}\n",
+            "ERROR   -  docs/tiny.md:3: 'no_such_value' is undefined",
+        ),
+        (
+            "# Oops\n\n{{ page.nothing | dec }}\n",
+            "ERROR   -  docs/tiny.md:3: the page object has no value 'nothing'; "
+            "it has ['figures']",
+        ),
         (
             "# Oops\n\n{{ figure('nothing') }}\n",
-            "docs/tiny.md: the page module has no figure 'nothing'",
+            "ERROR   -  docs/tiny.md:3: the page module has no figure 'nothing'; "
+            "it has []",
         ),
         (
-            '# Oops\n\n```python exec="on"\nraise RuntimeError("block failed")\n```\n',
-            "block failed",
+            '# Oops\n\n```python exec="on"\nx = 1\nraise RuntimeError("block failed")\n```\n',
+            "WARNING -  docs/tiny.md:3: this Python block raised "
+            "RuntimeError: block failed",
         ),
     ],
+    ids=["unknown name", "unknown value", "unknown figure", "failing block"],
 )
-def test_a_strict_build_fails_on_an_error(tmp_path: Path, page: str, complaint: str):
+def test_a_strict_build_fails_on_an_error_named_in_one_line_first(
+    tmp_path: Path, page: str, first_line: str
+):
+    """Each error a contributor can cause: its file and line, before any traceback."""
     result = _build_tiny_site(tmp_path, page)
     assert result.returncode != 0
-    assert complaint in result.stderr + result.stdout
+    lines = [line for line in result.stderr.splitlines() if not line.startswith("INFO")]
+    assert lines[0] == first_line, result.stderr[-3000:]

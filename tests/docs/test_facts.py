@@ -10,7 +10,6 @@ an input and the stale sentence is refused: in-process here, and by
 from __future__ import annotations
 
 import importlib
-import os
 import re
 import shutil
 import subprocess
@@ -25,7 +24,7 @@ from mha.pages import cricket as cricket_page
 from mha.support.page import Fact, Page
 from mha.worked.cricket import solve, solve_extended
 from mha_site.facts import FactError, PageFacts, uses
-from tests.conftest import ROOT
+from tests.conftest import ROOT, local_build_env
 from tests.docs.rendering import render
 
 DOCS = ROOT / "docs"
@@ -127,12 +126,9 @@ def test_the_strict_build_fails_on_a_stale_sentence(tmp_path: Path):
     config = (ROOT / "mkdocs.yml").read_text()
     config = re.sub(r"(?ms)^nav:\n.*?(?=^\S)", "", config)  # one page: no nav
     (tmp_path / "mkdocs.yml").write_text(config)
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(tmp_path / "src"),
-        "MHA_CACHE_DIR": str(tmp_path / "cache"),
-        "NO_MKDOCS_2_WARNING": "1",
-    }
+    env = local_build_env(
+        PYTHONPATH=str(tmp_path / "src"), MHA_CACHE_DIR=str(tmp_path / "cache")
+    )
     result = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict"],
         cwd=tmp_path,

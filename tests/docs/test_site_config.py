@@ -7,9 +7,11 @@ pages' content.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
+from html import unescape
 from pathlib import Path
 
 import material
@@ -18,13 +20,22 @@ import yaml
 from mkdocs.config import load_config
 from mkdocs.utils.yaml import yaml_load
 
+from mha_site.links import PLACEHOLDER_REPO, PLACEHOLDER_SITE
+from tests.conftest import site_links
+
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = yaml_load((ROOT / "mkdocs.yml").read_text())
 SUB = "https://example.org/sub/"
 
 
-def _build_tiny_site(tmp_path: Path, pages: dict[str, str], **settings: object):
-    """Build ``pages`` strictly with this site's theme, assets and validation."""
+def _build_tiny_site(
+    tmp_path: Path,
+    pages: dict[str, str],
+    env: dict[str, str] | None = None,
+    **settings: object,
+):
+    """Build ``pages`` strictly with this site's theme, assets and validation, in
+    ``env`` (the environment less CI, RELEASE, SITE_URL and REPO_URL, plus ``env``)."""
     docs = tmp_path / "docs"
     for name, text in pages.items():
         (docs / name).parent.mkdir(parents=True, exist_ok=True)
@@ -42,11 +53,74 @@ def _build_tiny_site(tmp_path: Path, pages: dict[str, str], **settings: object):
         **settings,
     }
     (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump(config))
+    unset = ("CI", "RELEASE", "SITE_URL", "REPO_URL")
+    environ = {k: v for k, v in os.environ.items() if k not in unset} | (env or {})
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "-f", str(tmp_path / "mkdocs.yml")],
         capture_output=True,
         text=True,
+        env=environ,
     )
+
+
+# The site's settings for its addresses: the placeholders, resolved by the links hook.
+LINKS = {
+    "site_url": PLACEHOLDER_SITE,
+    "repo_url": PLACEHOLDER_REPO,
+    "hooks": [str(ROOT / "docs" / "_glue" / "links.py")],
+}
+NOTEBOOK = "# %% [markdown]\n# # A notebook\n\n# %%\nprint(1)\n"  # jupytext percent
+JUPYTER = {"mkdocs-jupyter": {"include": ["notebooks/*.py"], "execute": False}}
+
+
+def _git_clone_of(tmp_path: Path, remote: str | None) -> None:
+    """Make ``tmp_path`` a git repository, with ``remote`` as its origin if given."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    if remote:
+        subprocess.run(
+            ["git", "-C", str(tmp_path), "remote", "add", "origin", remote], check=True
+        )
+
+
+def test_a_clone_with_a_github_remote_links_right_without_any_variable(
+    tmp_path: Path,
+):
+    """No SITE_URL, no REPO_URL, even on CI: the remote gives both, and a notebook
+    page opens its download in Colab from the Pages branch."""
+    _git_clone_of(tmp_path, "git@github.com:ada/attention.git")
+    pages = {"index.md": "# Home\n", "notebooks/nb.py": NOTEBOOK}
+    result = _build_tiny_site(
+        tmp_path, pages, env={"CI": "true"}, plugins=[JUPYTER], **LINKS
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    home = (tmp_path / "site" / "index.html").read_text()
+    assert '<link rel="canonical" href="https://ada.github.io/attention/">' in home
+    assert 'href="https://github.com/ada/attention"' in home
+    assert "127.0.0.1" not in home and "OWNER" not in home
+    sitemap = (tmp_path / "site" / "sitemap.xml").read_text()
+    assert "<loc>https://ada.github.io/attention/</loc>" in sitemap
+    notebook = (tmp_path / "site" / "notebooks" / "nb" / "index.html").read_text()
+    colab = "https://colab.research.google.com/github/ada/attention/blob/gh-pages/"
+    assert f'<a href="{colab}notebooks/nb/nb.ipynb">Open in Colab</a>' in notebook
+    assert '<a href="nb.ipynb" download>' in notebook
+
+
+@pytest.mark.parametrize("variable", ["CI=true", "RELEASE=1"])
+def test_a_ci_or_release_build_fails_on_a_placeholder_in_one_line(
+    tmp_path: Path, variable: str
+):
+    _git_clone_of(tmp_path, "/srv/git/attention.git")  # a remote, not on GitHub
+    name, value = variable.split("=")
+    result = _build_tiny_site(
+        tmp_path,
+        {"index.md": "# Home\n"},
+        env={name: value, "SITE_URL": "https://example.org/"},
+        **LINKS,
+    )
+    assert result.returncode != 0
+    first = next(line for line in result.stderr.splitlines() if "ERROR" in line)
+    assert "mkdocs.yml: REPO_URL still the placeholder" in first, result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def test_address_and_repository_come_from_the_environment(
@@ -124,7 +198,7 @@ def test_materials_end_of_life_notice_is_not_silenced(
 def test_every_page_links_its_source_and_the_home_page_the_repository(
     built_site: Path,
 ):
-    repo = load_config(str(ROOT / "mkdocs.yml")).repo_url.rstrip("/")
+    repo = site_links().repo_url.rstrip("/")
     home = (built_site / "index.html").read_text()
     assert f'<a href="{repo}">the repository</a>' in home
     for source in ["index.md", "cricket.md", "notebooks/cricket_playground.py"]:
@@ -158,3 +232,52 @@ def test_the_nav_follows_the_home_pages_reading_order():
     ]
     home_order = list(dict.fromkeys(p for p in linked if p in nav))
     assert nav[1:] == home_order, f"nav {nav[1:]} != home page {home_order}"
+
+
+def _card(html: str) -> dict[str, str]:
+    """The page's metadata for a shared link: ``og:…``, ``twitter:…``, description."""
+    tags = re.findall(
+        r'<meta (?:property|name)="((?:og|twitter):[\w:]+|description)" '
+        r'content="([^"]*)"',
+        html,
+    )
+    return {name: unescape(content) for name, content in tags}
+
+
+@pytest.mark.parametrize(
+    "page, image",
+    [
+        ("", "card.png"),  # the home page's first figure: the site's card
+        ("cricket/", "cricket/card.png"),
+        ("notation/", "card.png"),  # no figure: the site's card
+        ("notebooks/cricket_playground/", "card.png"),
+    ],
+)
+def test_a_shared_link_shows_the_pages_title_first_paragraph_and_figure(
+    built_site: Path, page: str, image: str
+):
+    html = (built_site / page / "index.html").read_text()
+    card = _card(html)
+    assert card["og:title"] == card["twitter:title"]
+    assert card["og:title"].endswith(CONFIG["site_name"])
+    article = re.search(r"<article.*?</article>", html, re.S).group()
+    # the page's own text: no figure, no notebook download link (docs/_theme/main.html)
+    article = re.sub(
+        r'<figure\b.*?</figure>|<p class="mha-download">.*?</p>',
+        "",
+        article,
+        flags=re.S,
+    )
+    first = next(
+        text
+        for p in re.findall(r"<p\b[^>]*>(.*?)</p>", article, re.S)
+        if (text := " ".join(unescape(re.sub(r"<[^>]+>", "", p)).split()))
+    )
+    description = card["og:description"]
+    assert first.startswith(description.removesuffix("…")) and len(description) > 40
+    assert card["description"] == card["twitter:description"] == description
+    site = site_links().site_url
+    assert card["og:image"] == card["twitter:image"] == site + image
+    assert card["og:url"] == site + page
+    assert card["twitter:card"] == "summary_large_image"
+    assert (built_site / image).read_bytes().startswith(b"\x89PNG\r\n\x1a\n")

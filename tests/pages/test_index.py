@@ -4,15 +4,13 @@ notebooks a student downloads carry their outputs and install mha themselves."""
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
 import pytest
-import yaml
 
 from mha.pages import index
-from tests.conftest import ROOT
+from tests.conftest import ROOT, site_links
 
 NOTEBOOKS = sorted((ROOT / "docs" / "notebooks").glob("*.py"))
 
@@ -49,8 +47,7 @@ def test_home_teaches_then_orders_the_reading(built_site: Path) -> None:
     # the promise and the module table come after the reading order
     assert text.index("Reading order") < text.index("The promise")
     assert text.index("Reading order") < text.index("The code")
-    default = yaml.safe_load((ROOT / "mkdocs.yml").read_text().replace("!ENV", ""))
-    repo = os.environ.get("REPO_URL", default["repo_url"][1])
+    repo = site_links().repo_url
     first_paragraphs = article[: article.index("Reading order")]
     assert f'href="{repo}"' in first_paragraphs  # the repository, near the top
 
@@ -67,15 +64,14 @@ def test_the_notebook_download_runs_for_a_student(built_site: Path, source: Path
     page = built_site / "notebooks" / source.stem
     notebook = json.loads((page / f"{source.stem}.ipynb").read_text())
     first, *cells = notebook["cells"]
-    default = yaml.safe_load((ROOT / "mkdocs.yml").read_text().replace("!ENV", ""))
-    repo = os.environ.get("REPO_URL", default["repo_url"][1]).rstrip("/")
+    repo = site_links().repo_url.rstrip("/")
     install = "".join(first["source"])
     assert first["cell_type"] == "code"
     assert f'%pip install "git+{repo}"' in install and "import mha" in install
     code = [c for c in cells if c["cell_type"] == "code"]
     assert code and all(c["outputs"] for c in code)  # executed at build, outputs kept
     assert [c["execution_count"] for c in code] == list(range(1, len(code) + 1))
-    site = os.environ.get("SITE_URL", default["site_url"][1])
+    site = site_links().site_url
     for cell in cells:
         for link in re.findall(r"\]\(([^)\s]+)\)", "".join(cell["source"])):
             assert link.startswith(site), link  # absolute, under the site's address
