@@ -18,6 +18,7 @@ from playwright.sync_api import Locator, Page, expect
 from mha.experiments import head_grid as hg
 from mha.pages import real_gqa_model, real_heads
 from mha.pretrained import minilm, smollm2
+from mha.support.page import WIDGET_BYTES
 from tests.browser.recording import RecordedPage
 
 PAGES = {"real-heads/": "minilm", "real-gqa-model/": "smollm2"}
@@ -210,7 +211,7 @@ def test_the_page_and_its_data_are_within_budget(built_site, widgets, path):
     html = (built_site / path / "index.html").read_text(encoding="utf-8")
     embedded = re.findall(r'class="mhg-data">(.*?)</script>', html, re.S)
     assert [len(e.encode()) for e in embedded] == [widgets[path].nbytes]
-    assert widgets[path].nbytes <= 150_000
+    assert widgets[path].nbytes <= WIDGET_BYTES
     assert len(html.encode()) <= 1_000_000
 
 

@@ -19,13 +19,13 @@ import pytest
 from mha.figures import to_svg
 from mha.figures.heads_explorer import heatmaps
 from mha.pages import heads_explorer as hx
+from mha.support.page import WIDGET_BYTES
 from mha.worked import cat_mat, cricket
 
 TOKENS = cat_mat.TOKENS
 THE, SECOND_THE = 0, 4
 CAT, MAT, STOP = TOKENS.index("cat"), TOKENS.index("mat"), TOKENS.index(".")
 NEIGHBOUR, PART_OF_SPEECH, SAME_WORD, SINK = range(4)
-BUDGET = 150 * 1024  # bytes of widget data per page
 
 
 @pytest.fixture(scope="module")
@@ -223,7 +223,7 @@ def test_payload_floats_have_at_most_four_decimals(data) -> None:
 @pytest.mark.parametrize("name", hx.EXAMPLES)
 def test_each_widgets_data_fits_its_budget(name) -> None:
     size = len(hx.widget(name).encode())
-    assert size <= BUDGET, f"{name}: {size} bytes"
+    assert size <= WIDGET_BYTES, f"{name}: {size} bytes"
 
 
 def test_payload_configs_labels_and_slider(data) -> None:
