@@ -297,3 +297,9 @@ def test_the_layer_split_figure_draws_two_parts_a_model():
     assert len(fig.axes[0].patches) == 2 * len(layers)
     assert "Qwen2.5 7B" in layer_figures(layers)["layer_split"].alt
     assert to_svg(fig, "alt") == to_svg(layer_split(layers), "alt")
+
+
+def test_the_layer_tables_units_are_the_counts_scaled():
+    r = {c.name: c for c in layer_costs()}["GPT-2 small"]
+    assert r.billions == (r.cost.projections / 1e9, r.cost.attention / 1e9)
+    assert r.weights_millions == 12 * 1024**2 / 1e6

@@ -54,7 +54,7 @@
     const caption = el("figcaption", { id: `mhx-${++idCount}` }, `${config.label} · H${h}: ${head.name}`);
     const width = LEFT + nk * CELL + 4, height = TOP + nq * CELL + 4;
     const svg = el("svg", { viewBox: `0 0 ${width} ${height}`, role: "group", "aria-labelledby": caption.id }, "", SVG);
-    svg.style.maxWidth = `${width}px`; // a map of few keys stays small
+    svg.style.maxWidth = `${Math.round(width * 0.75)}px`; // a map of few keys stays small
     ex.keys.forEach((k, j) => {
       const x = LEFT + (j + 0.5) * CELL, y = TOP - 6;
       svg.append(el("text", { x, y, class: "mhx-key", transform: `rotate(-90 ${x} ${y})` }, k.token, SVG));

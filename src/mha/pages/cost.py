@@ -210,6 +210,16 @@ class LayerCost:
         return self.cost.attention / self.cost.total
 
     @property
+    def billions(self) -> tuple[float, float]:
+        """The projections' and the n² part's multiply-adds, in billions (10⁹)."""
+        return self.cost.projections / 1e9, self.cost.attention / 1e9
+
+    @property
+    def weights_millions(self) -> float:
+        """``weights`` in millions (10⁶)."""
+        return self.weights / 1e6
+
+    @property
     def weights_gb(self) -> float:
         """``weights`` in gigabytes (10⁹ bytes) at 2 bytes a weight (16-bit floats)."""
         return self.weights * 2 / 1e9
