@@ -1,7 +1,7 @@
 """The heads explorer in headless Chromium, driven by mouse and keyboard at two widths.
 
 The numbers the widget shows are compared with the core's, computed here from
-`mha.worked.cat_mat` and `mha.worked.cricket` (not read back from the page's data).
+`mha.worked.cat_mat` (not read back from the page's data).
 After each selection the arithmetic panel's heading and the row's breakdown must be
 on screen, with the selected row still on screen (the map is not scrolled away).
 """
@@ -16,12 +16,11 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from mha import split_heads
-from mha.worked import cat_mat, cricket
+from mha.worked import cat_mat
 from tests.browser.accessibility import COLOUR_RULES, blocking_violations
 from tests.browser.recording import RecordedPage
 
 PAGE = "heads-explorer/"
-CRICKET_PAGE = "cricket/"
 WIDTHS = (1280, 375)
 HEIGHT = 800
 RELATIONS = ("neighbour", "part of speech", "same word", "sink")
@@ -281,33 +280,50 @@ def test_the_sink_slider_shows_when_the_full_stop_stops_dominating(new_page) -> 
     assert not recorded.problems(), recorded.problems()
 
 
-def test_the_cricket_widget_shows_his_over_three_keys(new_page) -> None:
-    """At 1280 px; at 375 px the layout test below drives it."""
-    recorded = open_widget(new_page, CRICKET_PAGE)
-    page, root = recorded.page, widget(recorded.page)
-    expect(root.locator("svg")).to_have_count(3)  # 1 and 2 heads side by side
-    expect(root.get_by_role("slider")).to_have_count(0)
-    target = root.get_by_role("button", name="his, position 1, H0 of 2 heads")
-    target.click()
-    assert_shown(page, target)
-    columns, numbers = breakdown(page)
-    assert columns[1] == "coreference dimensions"
-    head_a = cricket.solve().head_a
-    assert np.allclose(numbers[:, 1], head_a.dots, atol=5e-3)
-    assert np.allclose(numbers[:, -1], head_a.weights, atol=6e-4)
-    root.get_by_role("button", name="1 head", exact=True).click()
-    expect(root.locator("svg")).to_have_count(1)
-    full = cricket.solve().full  # the selected row follows the toggle
-    columns, numbers = breakdown(page)
-    assert columns[1] == "coreference dimensions + topic dimensions"
-    assert np.allclose(numbers[:, -1], full.weights, atol=6e-4)
+def _contrast(a: str, b: str) -> float:
+    """WCAG contrast ratio of two CSS colours ``rgb(r, g, b)``."""
+
+    def luminance(css: str) -> float:
+        rgb = np.array([float(v) for v in re.findall(r"[\d.]+", css)[:3]]) / 255
+        lin = np.where(rgb <= 0.03928, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+        return float(lin @ [0.2126, 0.7152, 0.0722])
+
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_cell_prints_its_weight_legibly(new_page, width: int) -> None:
+    """The four heads' maps: each cell's printed weight is the core's, to 2 decimals,
+    in black or white as legible on its colour, at the legibility rule's size."""
+    recorded = open_widget(new_page, width=width)
+    root = widget(recorded.page)
+    root.get_by_role("button", name="4 heads", exact=True).click()
+    expect(root.locator("svg")).to_have_count(4)
+    cells = root.locator("svg").evaluate_all(
+        """svgs => svgs.map(s => [...s.querySelectorAll('text.mhx-value')].map(t => ({
+            text: t.textContent,
+            px: parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a,
+            ink: getComputedStyle(t).fill,
+            cell: getComputedStyle(t.previousElementSibling).fill,
+        })))"""
+    )
+    _, weights = cat_mat.layer(4)(cat_mat.features())  # (4 heads, 8, 8)
+    n = len(cat_mat.TOKENS)
+    for h, shown in enumerate(cells):
+        printed = np.array([float(c["text"]) for c in shown]).reshape(n, n)
+        assert np.allclose(printed, weights[h], atol=0.0051)
+        assert all(c["text"] == f"{float(c['text']):.2f}" for c in shown)
+    flat = [c for shown in cells for c in shown]
+    least = {1280: 9, 375: 7}[width]  # px: the figures' legibility rule
+    assert min(c["px"] for c in flat) >= least, min(c["px"] for c in flat)
+    assert min(_contrast(c["ink"], c["cell"]) for c in flat) >= 4.5
     assert not recorded.problems(), recorded.problems()
 
 
-@pytest.mark.parametrize("path", [PAGE, CRICKET_PAGE])
-def test_no_serious_accessibility_violation_while_in_use(new_page, path: str) -> None:
+def test_no_serious_accessibility_violation_while_in_use(new_page) -> None:
     """axe with the arithmetic shown: every rule in light mode, colours in dark."""
-    recorded = open_widget(new_page, path)
+    recorded = open_widget(new_page)
     page = recorded.page
     widget(page).get_by_role(
         "button", name=re.compile(r", H0 of 1 head$")
@@ -325,9 +341,8 @@ def test_no_serious_accessibility_violation_while_in_use(new_page, path: str) ->
     assert blocking_violations(page, COLOUR_RULES) == []
 
 
-@pytest.mark.parametrize("path", [PAGE, CRICKET_PAGE])
-def test_no_layout_break_and_legible_text_at_375_pixels(new_page, path: str) -> None:
-    recorded = open_widget(new_page, path, width=375)
+def test_no_layout_break_and_legible_text_at_375_pixels(new_page) -> None:
+    recorded = open_widget(new_page, width=375)
     page, root = recorded.page, widget(recorded.page)
     root.get_by_role("button", name="1 head", exact=True).click()
     first = root.get_by_role("button", name=re.compile(r", H0 of 1 head$")).first

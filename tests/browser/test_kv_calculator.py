@@ -18,6 +18,7 @@ import pytest
 from mha.accounting import kv_cache_bytes
 from mha.data.published import DECODERS, decoder
 from mha.pages.kv_cache import Shape, calculator_view, size_text, what_fits
+from mha.support.page import WIDGET_BYTES
 from tests.browser.accessibility import COLOUR_RULES, blocking_violations
 
 PAGE = "kv-cache/"
@@ -278,7 +279,7 @@ def test_invalid_input_gets_a_message_naming_the_field(new_page) -> None:
 def test_the_data_is_in_the_page_and_no_request_leaves_the_site(new_page) -> None:
     seen = open_calculator(new_page)
     data = seen.page.locator("#kv-calculator-data").inner_text()
-    assert len(data.encode()) <= 150_000
+    assert len(data.encode()) <= WIDGET_BYTES
     # nothing fetched for it (Material's search index is the page's only JSON)
     fetched = [url for url in seen.requests if re.search(r"kv-cache[^/]*\.json", url)]
     assert not fetched, fetched

@@ -18,6 +18,7 @@ from playwright.sync_api import Locator, Page, expect
 from mha.experiments import head_grid as hg
 from mha.pages import real_gqa_model, real_heads
 from mha.pretrained import minilm, smollm2
+from mha.support.page import WIDGET_BYTES
 from tests.browser.recording import RecordedPage
 
 PAGES = {"real-heads/": "minilm", "real-gqa-model/": "smollm2"}
@@ -235,3 +236,22 @@ def test_drive_the_grid(new_page, widgets, core, path, width):
     wider = check_off_screen_cue(recorded.page, widgets[path])
     assert wider == (path == "real-gqa-model/" and width < 1280)  # 30 layers at 375
     assert not recorded.problems()
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_the_page_and_its_data_are_within_budget(built_site, widgets, path):
+    html = (built_site / path / "index.html").read_text(encoding="utf-8")
+    embedded = re.findall(r'class="mhg-data">(.*?)</script>', html, re.S)
+    assert [len(e.encode()) for e in embedded] == [widgets[path].nbytes]
+    assert widgets[path].nbytes <= WIDGET_BYTES
+    assert len(html.encode()) <= 1_000_000
+
+
+def test_it_works_from_a_file(browser, built_site) -> None:
+    page = browser.new_page()
+    try:
+        page.goto((built_site / "real-gqa-model" / "index.html").as_uri())
+        page.get_by_role("button", name="layer 29 head 8", exact=True).click()
+        expect(page.locator(".mhg-title")).to_contain_text("L29H8")
+    finally:
+        page.close()

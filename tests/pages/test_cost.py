@@ -9,10 +9,16 @@ import numpy as np
 import pytest
 
 from mha import KVCache, MultiHeadAttention
-from mha.accounting import kv_cache_bytes, param_count, score_flops, score_multiply_adds
+from mha.accounting import (
+    kv_cache_bytes,
+    layer_multiply_adds,
+    param_count,
+    score_flops,
+    score_multiply_adds,
+)
 from mha.data.published import MODELS, VOITA_2019, model
 from mha.figures import to_svg
-from mha.figures.cost import head_timings
+from mha.figures.cost import head_timings, layer_split
 from mha.figures.cost import score_ranks as rank_figure
 from mha.pages import cost as cost_page
 from mha.pages.cost import (
@@ -20,6 +26,9 @@ from mha.pages.cost import (
     ScoreRank,
     facts,
     figures,
+    layer_costs,
+    layer_facts,
+    layer_figures,
     page,
     published_costs,
     score_ranks,
@@ -178,7 +187,7 @@ def test_the_cost_pages_facts_hold_and_turn_false_on_other_values():
     shrinking = replace(p.timings, rows=p.timings.rows[::-1])  # the core gets faster
     found = facts(p.rows, costs, shrinking, p.ranks, bleu)
     assert not found["growth_in_core"].holds and not found["rest_flat"].holds
-    assert set(p.figures) == {"head_timings", "score_ranks"}
+    assert set(p.figures) == {"head_timings", "score_ranks", "layer_split"}
 
 
 def test_the_page_reads_the_shares_and_mismatches_of_the_totals():
@@ -218,3 +227,107 @@ def test_a_run_above_the_cores_shows_quartiles_and_headlines_no_ratio(
         assert (layer_range in text) is loaded
         assert ("rest of the layer (ms) |" in text) is not loaded
         assert ("states no ratio" in text) is loaded
+
+
+# the whole layer: projections, scores, weighted sum
+
+
+def test_the_whole_layer_at_the_count_tables_shape():
+    cost = layer_multiply_adds(100, 512, 8)
+    assert (cost.projections, cost.scores) == (104_857_600, 5_120_000)
+    assert cost.weighted_sum == cost.scores and cost.total == 104_857_600 + 10_240_000
+    timed = layer_multiply_adds(512, 512, 1)  # the timing table's n
+    assert (timed.projections, timed.scores) == (536_870_912, 134_217_728)
+    assert page().whole == cost and page().facts["projections_dominate"].holds
+
+
+def test_the_projections_are_counted_from_a_real_layers_products():
+    layer = MultiHeadAttention(48, 6, n_kv_heads=2)
+    n = 10
+    x = np.zeros((n, 48))
+    products = [(x, layer.w_q), (x, layer.w_k), (x, layer.w_v), (x, layer.w_o)]
+    counted = sum(a.shape[0] * w.size for a, w in products)  # rows × (in × out)
+    cost = layer_multiply_adds(n, 48, 6, n_kv_heads=2)
+    assert cost.projections == counted
+    assert cost.scores == 6 * n * n * 8  # 6 heads, n × n dots of d_k = 8
+
+
+@pytest.mark.parametrize(
+    "d_model, n_heads, n_kv_heads, expected",
+    [(512, 8, None, 1024), (768, 12, 12, 1536), (8192, 64, 8, 9216), (64, 4, 1, 80)],
+)
+def test_the_crossover_is_2d_for_mha_and_earlier_with_shared_kv_heads(
+    d_model, n_heads, n_kv_heads, expected
+):
+    at = layer_multiply_adds(expected, d_model, n_heads, n_kv_heads=n_kv_heads)
+    assert at.crossover == expected and at.projections == at.attention
+    before = layer_multiply_adds(expected - 1, d_model, n_heads, n_kv_heads)
+    assert before.projections > before.attention
+
+
+def test_a_head_width_apart_from_d_model_is_counted_as_given():
+    palm = layer_multiply_adds(2048, 18432, 48, n_kv_heads=1, d_k=256)
+    assert palm.projections == 2048 * 18432 * (2 * 48 * 256 + 2 * 256)
+    assert palm.scores == 48 * 2048**2 * 256
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, name",
+    [
+        ((0, 512, 8), {}, "n"),
+        ((10, 512, 7), {}, "d_model"),
+        ((10, 512, 8), {"n_kv_heads": 3}, "n_kv_heads"),
+        ((10, 512, 8), {"d_k": 0}, "d_k"),
+        ((10, 512, 8), {"n_kv_heads": 3, "d_k": 64}, "n_kv_heads"),
+    ],
+)
+def test_layer_multiply_adds_names_a_bad_argument(args, kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        layer_multiply_adds(*args, **kwargs)
+
+
+def test_every_published_context_is_in_the_layer_table_except_a_window():
+    names = {r.name for r in layer_costs()}
+    assert {"BERT-base", "GPT-2 small", "Llama-2 7B", "Qwen2.5 7B"} <= names
+    assert "Mistral 7B" not in names and "Transformer base" not in names
+    bert = {r.name: r for r in layer_costs()}["BERT-base"]
+    assert bert.cost == layer_multiply_adds(512, 768, 12)
+    assert bert.weights == 12 * 512 * 512 and bert.weights_gb == 12 * 512**2 * 2 / 1e9
+    shares = [r.share for r in layer_costs()]
+    assert shares == sorted(shares) and 0 < shares[0] < shares[-1] < 1
+
+
+def test_the_whole_layer_facts_turn_false():
+    layers = layer_costs()
+    assert all(
+        f.holds for f in layer_facts(layer_multiply_adds(100, 512, 8), layers).values()
+    )
+    long = layer_multiply_adds(4096, 512, 8)  # past the crossover
+    assert not layer_facts(long, layers)["projections_dominate"].holds
+    bert = next(r for r in layers if r.name == "BERT-base")  # an MHA model
+    shared = replace(bert, cost=layer_multiply_adds(512, 768, 12, n_kv_heads=4))
+    assert not layer_facts(long, (shared, *layers))["crossover_2d"].holds
+    longer = tuple(  # every context 100 times longer: past every crossover
+        replace(
+            r,
+            context=100 * r.context,
+            cost=layer_multiply_adds(
+                100 * r.context, r.d_model, r.n_heads, r.n_kv_heads, r.d_k
+            ),
+        )
+        for r in layers
+    )
+    assert not layer_facts(long, longer)["most_below"].holds
+
+
+def test_the_layer_split_figure_draws_two_parts_a_model():
+    layers = layer_costs()
+    fig = layer_split(layers)
+    assert len(fig.axes[0].patches) == 2 * len(layers)
+    assert "Qwen2.5 7B" in layer_figures(layers)["layer_split"].alt
+
+
+def test_the_layer_tables_units_are_the_counts_scaled():
+    r = {c.name: c for c in layer_costs()}["GPT-2 small"]
+    assert r.billions == (r.cost.projections / 1e9, r.cost.attention / 1e9)
+    assert r.weights_millions == 12 * 1024**2 / 1e6

@@ -2,16 +2,20 @@
 statements (head B, split versus scale), the extended example and the page."""
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from mha.figures.cricket import head_vectors
+from mha.pages import cricket as cricket_page
 from mha.pages.cricket import facts, page
 from mha.support.formatting import decimals
 from mha.worked.cricket import (
     EXTENDED_TOKENS,
     K_EXTENDED,
+    Q_HIS,
     TOKENS,
     V_EXTENDED,
     V_TRIPLED,
@@ -132,6 +136,27 @@ def test_the_figures_draw_the_pages_values(example):
         example.head_a.weights.tolist()
     )
     assert set(figures["extended"].data[0]) == {"his", "century"}
+
+
+def test_each_heads_plane_draws_its_own_columns_of_q_and_the_keys(example):
+    panels = head_vectors(example, Q_HIS, K, TOKENS)
+    for fig, run in zip(panels, (example.head_a, example.head_b), strict=True):
+        ax = fig.axes[0]  # q and every key that is not zero in the head's columns
+        assert len(ax.patches) == 1 + int(np.count_nonzero(K[:, list(run.dims)].any(1)))
+        legend = [t.get_text() for t in ax.get_legend().get_texts()]
+        for token, dot, weight, line in zip(
+            TOKENS, run.dots, run.weights, legend, strict=True
+        ):
+            assert line == f'"{token}": q·k = {dot:g}, weight {weight:.3f}'
+
+
+def test_the_planes_alt_text_follows_the_values(example):
+    alt = page().figures["head_vectors"].alt
+    assert "In head A (columns 0-1) the key of Kohli reaches furthest" in alt
+    assert "In head B (columns 2-3) the key of his reaches furthest" in alt
+    assert "the key of century is zero" in alt and "the key of Kohli is zero" in alt
+    other = replace(example.head_a, dots=np.array([0.0, 1.0, 3.0]))
+    assert "the key of century reaches furthest" in cricket_page._reach(other)
 
 
 def test_cost_is_the_same_for_one_head_and_two():

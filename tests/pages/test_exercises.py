@@ -12,15 +12,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mha import causal_mask, merge_heads, softmax, split_heads
 from mha.layer import MultiHeadAttention
 from mha.pages import exercises
 from mha.pages.exercises import (
     Verdict,
     best_kv_heads,
     check_best_kv_heads,
+    check_cross_attention,
     check_gqa_param_count,
+    check_multi_head_attention,
+    check_padding_mask,
     check_rope,
     check_split_heads,
+    padding_mask,
 )
 
 # split_heads
@@ -204,6 +209,270 @@ def test_kv_checker_rejects_a_table_of_the_old_fixed_cases():
     assert not check_best_kv_heads(lambda h, g: old.get((h, g), 1))
 
 
+# the whole layer
+
+
+def _attention(q, k, v, mask, dtype):
+    scores = q @ k.swapaxes(-1, -2) / dtype.type(np.sqrt(q.shape[-1]))
+    if mask is not None:
+        scores = np.where(mask, scores, dtype.type(-np.inf))
+    return softmax(scores) @ v
+
+
+def layer_core(x, w_q, w_k, w_v, w_o, n_heads, mask=None):
+    layer = MultiHeadAttention(x.shape[-1], n_heads)
+    layer.w_q, layer.w_k, layer.w_v, layer.w_o = w_q, w_k, w_v, w_o
+    return layer(x, mask)[0]
+
+
+def layer_written(x, w_q, w_k, w_v, w_o, n_heads, mask=None):
+    q, k, v = (split_heads(x @ w, n_heads) for w in (w_q, w_k, w_v))
+    return merge_heads(_attention(q, k, v, mask, x.dtype)) @ w_o
+
+
+def layer_head_by_head(x, w_q, w_k, w_v, w_o, n_heads, mask=None):
+    d_k = x.shape[-1] // n_heads
+    heads = []
+    for i in range(n_heads):  # one head at a time, from its columns
+        cols = slice(i * d_k, (i + 1) * d_k)
+        m = None if mask is None else mask[..., 0, :, :] if mask.ndim == 4 else mask
+        heads.append(
+            _attention(x @ w_q[:, cols], x @ w_k[:, cols], x @ w_v[:, cols], m, x.dtype)
+        )
+    return np.concatenate(heads, axis=-1) @ w_o
+
+
+def layer_no_mask(x, w_q, w_k, w_v, w_o, n_heads, mask=None):
+    return layer_written(x, w_q, w_k, w_v, w_o, n_heads)
+
+
+def layer_no_w_o(x, w_q, w_k, w_v, w_o, n_heads, mask=None):
+    q, k, v = (split_heads(x @ w, n_heads) for w in (w_q, w_k, w_v))
+    return merge_heads(_attention(q, k, v, mask, x.dtype))
+
+
+def layer_transposed_split(x, w_q, w_k, w_v, w_o, n_heads, mask=None):
+    b, s, d = x.shape
+    q, k, v = ((x @ w).reshape(b, n_heads, s, d // n_heads) for w in (w_q, w_k, w_v))
+    return _attention(q, k, v, mask, x.dtype).reshape(b, s, d) @ w_o
+
+
+def layer_unscaled(x, w_q, w_k, w_v, w_o, n_heads, mask=None):
+    undo = x.dtype.type(np.sqrt(x.shape[-1] // n_heads))  # cancels the 1/√d_k
+    return layer_written(x, w_q * undo, w_k, w_v, w_o, n_heads, mask)
+
+
+def layer_inverted_mask(x, w_q, w_k, w_v, w_o, n_heads, mask=None):
+    return layer_written(
+        x, w_q, w_k, w_v, w_o, n_heads, None if mask is None else ~mask
+    )
+
+
+@pytest.mark.parametrize("right", [layer_core, layer_written, layer_head_by_head])
+def test_the_layer_checker_accepts_right_answers(right):
+    verdict = check_multi_head_attention(right)
+    assert verdict, verdict.message
+
+
+@pytest.mark.parametrize(
+    "wrong, reason",
+    [
+        (lambda x, *a: np.zeros((1, 3, 8), x.dtype), "got shape"),  # hard-coded
+        (lambda x, *a: np.zeros_like(x), "wrong values"),  # hard-coded, any shape
+        (layer_no_mask, "the mask was not applied"),
+        (layer_no_w_o, "multiply it by W_O"),
+        (layer_transposed_split, "mixes tokens"),
+        (layer_unscaled, "not divided by √d_k"),
+        # inverted: named, or a query left with no key at all (a causal mask's)
+        (layer_inverted_mask, "inverted|every key is masked"),
+        (lambda x, *a: layer_written(x.astype(np.float64), *a), "keep x's dtype"),
+        (lambda x, *a: layer_written(x, *a).tolist(), "expected a NumPy array"),
+        (lambda x, w_q, w_k, w_v, w_o, h: x, "raised TypeError"),  # no mask argument
+    ],
+)
+def test_the_layer_checker_rejects_wrong_answers(wrong, reason):
+    verdict = check_multi_head_attention(wrong)
+    assert not verdict and re.search(reason, verdict.message), verdict.message
+
+
+def test_the_layer_checker_names_a_softmax_over_queries_and_the_model_width():
+    def over_queries(x, w_q, w_k, w_v, w_o, n_heads, mask=None):
+        q, k, v = (split_heads(x @ w, n_heads) for w in (w_q, w_k, w_v))
+        scores = q @ k.swapaxes(-1, -2) / x.dtype.type(np.sqrt(q.shape[-1]))
+        if mask is not None:
+            scores = np.where(mask, scores, x.dtype.type(-np.inf))
+        return merge_heads(softmax(scores, axis=-2) @ v) @ w_o
+
+    def by_d_model(x, w_q, w_k, w_v, w_o, n_heads, mask=None):
+        scale = np.sqrt(x.shape[-1] // n_heads) / np.sqrt(x.shape[-1])
+        return layer_written(x, w_q * x.dtype.type(scale), w_k, w_v, w_o, n_heads, mask)
+
+    found = [check_multi_head_attention(f) for f in (over_queries, by_d_model)]
+    assert "softmax runs over the keys" in found[0].message
+    assert "not √d_model" in found[1].message
+
+
+def test_the_layer_checker_tries_every_mask_both_dtypes_and_several_heads():
+    seen = []
+
+    def recording(x, w_q, w_k, w_v, w_o, n_heads, mask=None):
+        shape = None if mask is None else mask.shape
+        seen.append((x.shape, x.dtype, n_heads, shape))
+        return layer_core(x, w_q, w_k, w_v, w_o, n_heads, mask)
+
+    assert check_multi_head_attention(recording)
+    masks = {m for *_, m in seen}
+    assert None in masks and any(m is not None and len(m) == 2 for m in masks)
+    assert any(m is not None and len(m) == 4 for m in masks)
+    assert {d for _, d, _, _ in seen} == {np.dtype(np.float32), np.dtype(np.float64)}
+    assert {h for _, _, h, _ in seen} >= {1} and max(h for _, _, h, _ in seen) > 1
+
+
+def test_the_layer_checker_refuses_an_answer_that_changes_its_input():
+    def scribbles(x, w_q, w_k, w_v, w_o, n_heads, mask=None):
+        out = layer_core(x, w_q, w_k, w_v, w_o, n_heads, mask)
+        w_o[...] = 0
+        return out
+
+    verdict = check_multi_head_attention(scribbles)
+    assert not verdict and "changed one of its inputs" in verdict.message
+
+
+def test_the_layer_checker_fails_a_lookup_table_of_some_cases():
+    known = {}
+
+    def learn(x, w_q, w_k, w_v, w_o, n_heads, mask=None):
+        known[x.tobytes()] = layer_core(x, w_q, w_k, w_v, w_o, n_heads, mask)
+        return known[x.tobytes()]
+
+    assert check_multi_head_attention(learn)
+
+    def table(x, *args):
+        return known.get(x.tobytes(), np.zeros_like(x))
+
+    assert not check_multi_head_attention(table)
+
+
+def test_the_written_out_layer_is_the_core_and_each_bug_differs_from_it():
+    rng = np.random.default_rng(1)
+    x, memory = rng.normal(size=(2, 4, 8)), rng.normal(size=(2, 5, 8))
+    weights = [rng.normal(size=(8, 8)) for _ in range(4)]
+    mask = causal_mask(4)
+    expected = exercises._core_layer(x, x, weights, 2, mask)
+    assert np.allclose(exercises._layer_forward(x, x, weights, 2, mask), expected)
+    padded = padding_mask(np.array([4, 3]), 5)  # every query keeps a key inverted too
+    for bug, _ in exercises.LAYER_BUGS:
+        # x has 4 keys, not 5; a softmax over the queries meets a masked key column
+        m = None if bug in ("keys from x", "softmax over queries") else padded
+        right = exercises._core_layer(x, memory, weights, 2, m)
+        assert np.allclose(exercises._layer_forward(x, memory, weights, 2, m), right)
+        wrong = exercises._layer_forward(x, memory, weights, 2, m, bug)
+        assert not np.allclose(wrong, right), bug
+
+
+# cross-attention
+
+
+def cross_core(x, memory, w_q, w_k, w_v, w_o, n_heads, mask=None):
+    layer = MultiHeadAttention(x.shape[-1], n_heads)
+    layer.w_q, layer.w_k, layer.w_v, layer.w_o = w_q, w_k, w_v, w_o
+    return layer(x, mask, kv=memory)[0]
+
+
+def cross_written(x, memory, w_q, w_k, w_v, w_o, n_heads, mask=None):
+    q = split_heads(x @ w_q, n_heads)
+    k, v = split_heads(memory @ w_k, n_heads), split_heads(memory @ w_v, n_heads)
+    return merge_heads(_attention(q, k, v, mask, x.dtype)) @ w_o
+
+
+@pytest.mark.parametrize("right", [cross_core, cross_written])
+def test_the_cross_attention_checker_accepts_right_answers(right):
+    verdict = check_cross_attention(right)
+    assert verdict, verdict.message
+
+
+@pytest.mark.parametrize(
+    "wrong, reason",
+    [
+        (lambda x, m, *a: layer_written(x, *a[:5]), "come from memory"),
+        (lambda x, m, *a: cross_written(m, x, *a), "one row per query"),
+        (
+            lambda x, m, *a: cross_written(
+                x, m, *a[:3], np.eye(x.shape[-1], dtype=x.dtype), *a[4:]
+            ),
+            "W_O",
+        ),
+        (lambda x, m, *a: cross_written(x, m, *a[:5]), "the mask was not applied"),
+        (lambda x, m, *a: np.zeros((1, 2, 4), x.dtype), "got shape"),
+    ],
+)
+def test_the_cross_attention_checker_rejects_wrong_answers(wrong, reason):
+    verdict = check_cross_attention(wrong)
+    assert not verdict and reason in verdict.message, verdict.message
+
+
+# the padding mask
+
+
+@pytest.mark.parametrize(
+    "right",
+    [
+        padding_mask,
+        lambda lengths, s: (np.arange(s) < lengths[:, None])[:, None, None, :],
+        lambda lengths, s: (
+            np.arange(s)[None, None, None] < lengths[:, None, None, None]
+        ),
+        lambda lengths, s: np.broadcast_to(
+            padding_mask(lengths, s), (len(lengths), 1, s, s)
+        ).copy(),
+    ],
+)
+def test_the_padding_checker_accepts_right_answers(right):
+    verdict = check_padding_mask(right)
+    assert verdict, verdict.message
+
+
+@pytest.mark.parametrize(
+    "wrong, reason",
+    [
+        (lambda lengths, s: padding_mask(lengths, s).astype(int), "a mask is boolean"),
+        (lambda lengths, s: ~padding_mask(lengths, s), "inverted"),
+        (lambda lengths, s: padding_mask(lengths + 1, s), "one key too many"),
+        (lambda lengths, s: padding_mask(lengths, s).swapaxes(-1, -2), "masks queries"),
+        (lambda lengths, s: np.arange(s) < lengths[:, None], "does not broadcast"),
+        (lambda lengths, s: padding_mask(lengths[::-1], s), "wrong values"),
+        (
+            lambda lengths, s: padding_mask(lengths, s).tolist(),
+            "expected a NumPy array",
+        ),
+    ],
+)
+def test_the_padding_checker_rejects_wrong_answers(wrong, reason):
+    verdict = check_padding_mask(wrong)
+    assert not verdict and reason in verdict.message, verdict.message
+
+
+def test_the_padding_checker_refuses_an_answer_that_changes_lengths():
+    def scribbles(lengths, seq_len):
+        mask = padding_mask(lengths, seq_len)
+        lengths[:] = 0
+        return mask
+
+    verdict = check_padding_mask(scribbles)
+    assert not verdict and "changed its input lengths" in verdict.message
+
+
+def test_a_padding_mask_gives_each_sentence_its_unpadded_result():
+    layer = MultiHeadAttention(8, 2, rng=np.random.default_rng(3))
+    rng = np.random.default_rng(4)
+    lengths = np.array([6, 2, 4])
+    batch = rng.normal(size=(3, 6, 8))
+    out, _ = layer(batch, padding_mask(lengths, 6))
+    for b, n in enumerate(lengths):
+        alone, _ = layer(batch[b, :n])
+        assert np.allclose(out[b, :n], alone, rtol=1e-12, atol=1e-12)
+
+
 # --- every checker: NumPy scalars, stable verdicts, never raising -----------------
 
 
@@ -316,7 +585,15 @@ RAISES = st.sampled_from(
         MemoryError(),
     ]
 )
-CHECKERS = (check_split_heads, check_gqa_param_count, check_best_kv_heads, check_rope)
+CHECKERS = (
+    check_split_heads,
+    check_gqa_param_count,
+    check_best_kv_heads,
+    check_multi_head_attention,
+    check_cross_attention,
+    check_padding_mask,
+    check_rope,
+)
 
 
 @pytest.mark.parametrize("checker", CHECKERS)

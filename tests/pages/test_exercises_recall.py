@@ -8,7 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mha.pages.exercises import facts, page
+from mha.accounting import layer_multiply_adds
+from mha.pages.exercises import facts, page, recall_facts
 from mha.worked.cricket import V_TRIPLED, solve
 
 
@@ -100,3 +101,35 @@ def test_the_recall_answers_facts_hold_and_turn_false_on_other_values():
     assert not found["head_b_triples"].holds
     bigger = {**p.cost, "many_heads": p.cost["many_heads"] + 1}
     assert not facts(args[0], p.bert, bigger, p.example, p.tripled)["flops_same"].holds
+
+
+def test_the_answers_on_masks_cross_attention_the_ffn_depth_and_the_cache():
+    p = page()
+    assert (p.masks["kept"], p.masks["scores"]) == (10, 16)  # 4·5/2 of 4²
+    assert np.allclose(p.masks["first"], p.masks["v_first"])
+    assert p.cross["weights"].shape == (4, 3, 5)
+    assert np.allclose(p.cross["weights"].sum(axis=-1), 1)
+    assert p.hull["within"] == p.hull["checks"] == 6 * 4
+    assert (p.depth["n_layers"], p.depth["n_heads"]) == (30, 9)
+    assert p.depth["pairs"] == 81 * sum(range(30))  # h² heads below, for each layer
+    big, small = p.kv["big"], p.kv["small"]
+    assert big["bytes"] == 2 * 32 * 32 * 128 * 4096 * 2  # K and V, layers, heads, ...
+    assert small["bytes"] == 2 * 80 * 8 * 128 * 4096 * 2
+    assert p.whole.projections == 104_857_600 and p.whole.attention == 10_240_000
+    assert p.whole.crossover == 1024
+
+
+def test_the_new_recall_facts_turn_false_on_other_values():
+    p = page()
+    args = {k: getattr(p, k) for k in ("masks", "cross", "hull", "kv", "whole")}
+    assert all(f.holds for f in recall_facts(**args).values())
+    moved = {**p.masks, "first": p.masks["first"] + 1}
+    assert not recall_facts(**args | {"masks": moved})["first_copies"].holds
+    flat = {**p.cross, "weights": p.cross["weights"] * 2}
+    assert not recall_facts(**args | {"cross": flat})["rows_over_memory"].holds
+    outside = {**p.hull, "within": p.hull["checks"] - 1}
+    assert not recall_facts(**args | {"hull": outside})["all_within"].holds
+    swapped = {**p.kv, "big": p.kv["small"], "small": p.kv["big"]}
+    assert not recall_facts(**args | {"kv": swapped})["gqa_smaller"].holds
+    long = layer_multiply_adds(4096, 512, 8)
+    assert not recall_facts(**args | {"whole": long})["projections_more"].holds

@@ -19,6 +19,7 @@ from mha.experiments import head_grid as hg
 from mha.experiments.corpus import CAT
 from mha.pages import real_gqa_model, real_heads
 from mha.pretrained import minilm, smollm2
+from mha.support.page import WIDGET_BYTES
 
 MODELS = ("minilm", "smollm2")
 
@@ -100,7 +101,7 @@ def test_weights_are_the_cores_to_eight_bits(widgets, cores, model) -> None:
 def test_each_widget_data_is_within_budget(widgets, model) -> None:
     widget = widgets[model]
     assert widget.nbytes == len(hg.payload_json(widget.data).encode())
-    assert widget.nbytes <= hg.BUDGET == 150_000
+    assert widget.nbytes <= WIDGET_BYTES
     embedded = re.search(r'class="mhg-data">(.*?)</script>', widget.html, re.S)
     assert json.loads(embedded.group(1)) == widget.data
 

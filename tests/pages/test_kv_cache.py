@@ -35,6 +35,7 @@ from mha.pages.kv_cache import (
     size_text,
     what_fits,
 )
+from mha.support.page import WIDGET_BYTES
 
 REQUIRED = [
     "Llama-2 7B",
@@ -235,7 +236,7 @@ def test_the_calculator_data_is_embedded_small_and_complete():
             counted_params(c.name),
         )
         assert m["max_context"] == c.max_context
-    assert len(calculator_json().encode()) <= 150_000
+    assert len(calculator_json().encode()) <= WIDGET_BYTES
 
 
 def test_which_kv_head_each_query_head_reads_comes_from_repeat_kv():

@@ -205,7 +205,13 @@ def test_whole_layer_figure_labels_the_arrays_shapes() -> None:
         assert shape in texts
     assert [t for t in ("H0", "H7") if t in texts] == ["H0", "H7"]
     maps = [im.get_array() for im in fig.axes[0].images]
-    assert len(maps) == 8 and np.allclose(maps[3], w.weights[3])
+    assert len(maps) == 8 + 1 and np.allclose(maps[3], w.weights[3])
+    scale = maps[-1].ravel()  # the colour scale: 0 to the largest weight drawn
+    assert scale[0] == 0 and np.isclose(scale[-1], w.weights.max())
+    labels = [t.get_text() for t in fig.axes[0].texts]
+    for token in set(w.tokens):  # each map row's and column's token, in order
+        assert labels.count(token) == w.tokens.count(token) * (2 + 4)  # rows, keys
+    assert f"{w.weights.max():.2f}" in labels
 
 
 def test_q_i_is_a_column_block_and_the_reshape_view() -> None:

@@ -8,7 +8,7 @@
   const CIVIDIS = ["#00224e", "#1a386f", "#434e6c", "#61656f", "#7d7c78",
     "#9b9476", "#bcae6c", "#dec958", "#fee838"];
   const SVG = "http://www.w3.org/2000/svg";
-  const CELL = 24, LEFT = 58, TOP = 58; // heatmap geometry in SVG units (text: 16)
+  const CELL = 34, LEFT = 58, TOP = 58; // heatmap geometry in SVG units (text: 16)
   let idCount = 0;
 
   // Formatting only: each value is printed as stored, to a fixed precision.
@@ -21,7 +21,13 @@
     const x = Math.min(Math.max(w, 0), 1) * (CIVIDIS.length - 1);
     const i = Math.min(Math.floor(x), CIVIDIS.length - 2);
     const [a, b] = [CIVIDIS[i], CIVIDIS[i + 1]].map((h) => [1, 3, 5].map((k) => parseInt(h.substr(k, 2), 16)));
-    return `rgb(${a.map((v, k) => Math.round(v + (b[k] - v) * (x - i))).join(",")})`;
+    return a.map((v, k) => Math.round(v + (b[k] - v) * (x - i)));
+  }
+  // black or white text, whichever stands out more on the cell (WCAG luminance),
+  // as on the real models' maps
+  function ink(rgb) {
+    const lin = rgb.map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2] > 0.179 ? "#000" : "#fff";
   }
 
   function el(tag, attrs = {}, text = "", ns = null) {
@@ -62,9 +68,13 @@
       g.append(el("rect", { class: "mhx-frame", x: 1, y: y + 1, width: LEFT + nk * CELL, height: CELL - 2 }, "", SVG));
       g.append(el("text", { x: LEFT - 6, y: y + CELL / 2, class: "mhx-query" }, ex.queries[i].token, SVG));
       row.weights.forEach((w, j) => {
-        const cell = el("rect", { x: LEFT + j * CELL, y, width: CELL, height: CELL, fill: colour(w), class: "mhx-cell" }, "", SVG);
+        const rgb = colour(w);
+        const cell = el("rect", { x: LEFT + j * CELL, y, width: CELL, height: CELL, fill: `rgb(${rgb.join(",")})`, class: "mhx-cell" }, "", SVG);
         cell.append(el("title", {}, `${ex.queries[i].token} → ${ex.keys[j].token}: ${fixed(w, 3)}`, SVG));
-        g.append(cell);
+        // the weight itself, printed in its cell (2 decimals; 3 in the title and the panel)
+        const value = el("text", { x: LEFT + (j + 0.5) * CELL, y: y + CELL / 2, class: "mhx-value", "aria-hidden": "true" }, fixed(w, 2), SVG);
+        value.style.fill = ink(rgb);
+        g.append(cell, value);
       });
       const sel = state.selected;
       if (sel && sel.n === n && sel.h === h && sel.query === i) g.setAttribute("aria-current", "true");

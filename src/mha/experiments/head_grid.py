@@ -34,7 +34,6 @@ from mha.support.cache import cached
 MAX_TOKENS = 16  # a sentence's tokens, in either model: its map fits a phone
 COUNT = 6  # sentences per widget
 LEVELS = 255  # 8-bit weights: round(LEVELS * w)
-BUDGET = 150_000  # bytes of JSON per widget
 MAJORITY = 0.5  # a target kind needs at least half of the head's attention on average
 BROAD = 0.75  # a broad head's entropy is at least this fraction of the uniform one
 

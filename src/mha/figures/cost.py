@@ -1,4 +1,5 @@
-"""Figures of the cost page: measured time against the number of heads, score ranks."""
+"""Figures of the cost page: measured time against the number of heads, score ranks,
+and where a whole layer's multiply-adds go at each published model's context."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from mha.figures.style import PALETTE, new_figure
-from mha.pages.cost import ScoreRank, Timings
+from mha.figures.style import INK, PALETTE, new_figure
+from mha.pages.cost import LayerCost, ScoreRank, Timings
 
 
 def head_timings(timings: Timings) -> Figure:
@@ -87,4 +88,43 @@ def score_ranks(ranks: tuple[ScoreRank, ...]) -> Figure:
     ax.set_xlabel(f"d_k (h = d_model / d_k, n = {ranks[0].n} tokens)")
     ax.set_ylabel("rank")
     ax.legend(loc="upper left")
+    return fig
+
+
+def layer_split(layers: tuple[LayerCost, ...]) -> Figure:
+    """One bar per model at its full context: the projections' share of the layer's
+    multiply-adds, then the scores' and weighted sum's, each printed in its part.
+
+    ```python
+    from mha.figures.cost import layer_split
+    from mha.pages.cost import layer_costs
+
+    fig = layer_split(layer_costs())
+    assert len(fig.axes[0].patches) == 2 * len(layer_costs())
+    ```
+    """
+    fig, ax = new_figure(6.0, 0.3 * len(layers) + 1.0)
+    y = np.arange(len(layers))[::-1]  # the first model on top
+    shares = np.array([r.share for r in layers])
+    ax.barh(y, 1 - shares, color=PALETTE[0], label="projections (4·n·d² for MHA)")
+    ax.barh(
+        y,
+        shares,
+        left=1 - shares,
+        color=PALETTE[1],
+        label="scores and weighted sum (2·n²·d)",
+    )
+    for row, share in zip(y, shares, strict=True):
+        if share < 0.85:  # room in the projections' part
+            ax.text(0.02, row, f"{1 - share:.0%}", va="center", color="white")
+        if share > 0.15:
+            ax.text(0.98, row, f"{share:.0%}", va="center", ha="right", color="black")
+    ax.axvline(0.5, color=INK, lw=0.8, ls="--")
+    names = [f"{r.name}, n = {r.context:,}" for r in layers]
+    ax.set_yticks(y, names)
+    ax.set_xlim(0, 1)
+    ax.set_xticks([0, 0.5, 1], ["0%", "50%", "100%"])
+    ax.set_xlabel("share of one layer's multiply-adds at the model's full context")
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=1, frameon=False)
+    ax.tick_params(axis="y", length=0)
     return fig

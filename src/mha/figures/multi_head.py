@@ -230,7 +230,7 @@ def whole_layer(w: WholeLayer) -> Figure:
     from mha.pages.multi_head import whole_layer as run
 
     fig = whole_layer(run())
-    assert len(fig.axes[0].images) == 8  # one attention map per head
+    assert len(fig.axes[0].images) == 8 + 1  # one attention map per head, a scale
     ```
     """
     h, _, d_k = w.q_heads.shape
@@ -298,17 +298,19 @@ def whole_layer(w: WholeLayer) -> Figure:
         fontsize=size,
         color=INK,
     )
-    cols, cell = 4, 1.9
+    cols, cell = 4, 1.85
     cell_y = cell * x_unit / y_unit  # square maps
-    top = -8.7
+    top, vmax = -9.6, float(w.weights.max())
+    n = len(w.tokens)
+    step = cell / n  # one token's row or column, in x-units
     for i in range(h):
         row, col = divmod(i, cols)
-        x0, y0 = 0.45 + col * 2.4, top - row * (cell_y + 0.9)
+        x0, y0 = 0.65 + col * 2.35, top - row * (cell_y + 0.9)
         ax.imshow(
             w.weights[i],
             cmap=CMAP,
             vmin=0,
-            vmax=float(w.weights.max()),
+            vmax=vmax,
             extent=(x0, x0 + cell, y0 - cell_y, y0),
             interpolation="nearest",
         )
@@ -321,7 +323,34 @@ def whole_layer(w: WholeLayer) -> Figure:
             fontsize=size,
             color=INK,
         )
+        for t, token in enumerate(w.tokens):  # queries left of a row, keys on top
+            if col == 0:
+                y_t = y0 - (t + 0.5) * step * x_unit / y_unit
+                ax.text(x0 - 0.06, y_t, token, ha="right", va="center", fontsize=8)
+            if row == 0:
+                x_t = x0 + (t + 0.5) * step
+                ax.text(
+                    x_t,
+                    y0 + 0.1,
+                    token,
+                    ha="center",
+                    va="bottom",
+                    fontsize=8,
+                    rotation=90,
+                )
     y = top - (-(-h // cols)) * (cell_y + 0.9) + 0.2
+    ax.imshow(  # the colour scale: the maps' weights from 0 to the largest
+        np.linspace(0, vmax, 256)[None],
+        cmap=CMAP,
+        vmin=0,
+        vmax=vmax,
+        extent=(3.0, 7.0, y - 0.55, y - 0.25),
+        aspect="auto",
+    )
+    for value, x_v in ((0.0, 3.0), (vmax / 2, 5.0), (vmax, 7.0)):
+        ax.text(x_v, y - 0.6, f"{value:.2f}", ha="center", va="top", fontsize=size)
+    ax.text(2.9, y - 0.4, "weight", ha="right", va="center", fontsize=size)
+    y -= 1.4
     arrow(5, y, y - 1.0, f"× V_i: {shape(w.heads)}")
     box(5, y - 1.5, 9.6, f"concatenate the {h} heads", PALETTE[2])
     arrow(5, y - 2.0, y - 3.0, shape(w.concat))

@@ -1,6 +1,7 @@
 """What changes with the number of heads h at a fixed width d_model: ``docs/cost.md``.
 
 Counted from real layers: the parameters. Computed: the score multiply-adds, the
+whole layer's multiply-adds at every published model's shape and context, the
 scores the softmax normalises and the rank of each head's score matrix. Measured by
 ``make bench``: the layer's time, read back from ``mha/data/bench/heads.json``.
 """
@@ -13,7 +14,13 @@ from itertools import pairwise
 
 import numpy as np
 
-from mha.accounting import param_count, score_flops, score_multiply_adds
+from mha.accounting import (
+    LayerMultiplyAdds,
+    layer_multiply_adds,
+    param_count,
+    score_flops,
+    score_multiply_adds,
+)
 from mha.data import published, totals, vaswani2017
 from mha.heads import split_heads
 from mha.layer import MultiHeadAttention
@@ -52,8 +59,9 @@ def page() -> Page:
     ```
     """
     rows, ranks, t = cached(sweep), cached(score_ranks), timings()  # computed once
-    costs, parts = published_costs(), _model_parts()
+    costs, parts, layers = published_costs(), _model_parts(), layer_costs()
     base, bert = published.model("Transformer base"), published.model("BERT-base")
+    whole = layer_multiply_adds(N, D_MODEL, base.n_heads)  # the count table's shape
     by_share = sorted(parts, key=lambda p: p.attention_share)
     by_name = {p.name: p for p in parts}
     return Page(
@@ -72,8 +80,13 @@ def page() -> Page:
         timings=t,
         base_heads=base.n_heads,
         ranks=ranks,
-        facts=facts(rows, costs, t, ranks, [r.bleu for r in vaswani2017.ROW_A]),
-        figures=figures(t, ranks),
+        whole=whole,
+        timed_whole=layer_multiply_adds(t.n, t.d_model, 1),  # the timed layer's
+        layers=layers,
+        windowed=[c for c in published.DECODERS if c.sliding_window is not None],
+        facts=facts(rows, costs, t, ranks, [r.bleu for r in vaswani2017.ROW_A])
+        | layer_facts(whole, layers),
+        figures=figures(t, ranks) | layer_figures(layers),
     )
 
 
@@ -170,6 +183,92 @@ def _model_parts() -> tuple[ModelParts, ...]:
         millions = (round(n / 1e6) for n in counts)
         parts.append(ModelParts(name, *millions, b.attention_share, b.stated_source))
     return tuple(parts)
+
+
+@dataclass(frozen=True)
+class LayerCost:
+    """One published model's attention layer at its full context: what it computes
+    and the attention weights it holds."""
+
+    name: str
+    d_model: int
+    n_heads: int
+    n_kv_heads: int
+    d_k: int
+    context: int  # the longest context the model was published for
+    context_source: published.Source
+    cost: LayerMultiplyAdds  # one layer, one sequence of ``context`` tokens
+
+    @property
+    def weights(self) -> int:
+        """The attention weights one layer holds for one sequence: h·n²."""
+        return self.n_heads * self.context**2
+
+    @property
+    def share(self) -> float:
+        """The share of the layer's multiply-adds in the scores and weighted sum."""
+        return self.cost.attention / self.cost.total
+
+    @property
+    def billions(self) -> tuple[float, float]:
+        """The projections' and the n² part's multiply-adds, in billions (10⁹)."""
+        return self.cost.projections / 1e9, self.cost.attention / 1e9
+
+    @property
+    def weights_millions(self) -> float:
+        """``weights`` in millions (10⁶)."""
+        return self.weights / 1e6
+
+    @property
+    def weights_gb(self) -> float:
+        """``weights`` in gigabytes (10⁹ bytes) at 2 bytes a weight (16-bit floats)."""
+        return self.weights * 2 / 1e9
+
+
+def windowed_out(
+    decoders: tuple[published.DecoderConfig, ...],
+) -> tuple[published.DecoderConfig, ...]:
+    """The decoders that attend to every past token: a sliding window (Mistral 7B's)
+    caps the keys of a query, so n² does not describe its scores.
+
+    ```python
+    from mha.data import published
+    from mha.pages.cost import windowed_out
+
+    assert "Mistral 7B" not in {c.name for c in windowed_out(published.DECODERS)}
+    ```
+    """
+    return tuple(c for c in decoders if c.sliding_window is None)
+
+
+def layer_costs() -> tuple[LayerCost, ...]:
+    """Every published model with a context length (learned positions, or a
+    decoder's published context): its layer's multiply-adds at that length, sorted
+    by the n² part's share.
+
+    ```python
+    from mha.pages.cost import layer_costs
+
+    bert = {c.name: c for c in layer_costs()}["BERT-base"]
+    assert (bert.context, bert.cost.crossover) == (512, 2 * 768)
+    assert bert.weights == 12 * 512**2
+    ```
+    """
+    shapes = []
+    for s in published.MODELS:  # multi-head: as many K/V heads as query heads
+        arch = totals.ARCHITECTURES[s.name]
+        if arch.learned_positions:  # the base Transformer's sinusoids set no length
+            shapes.append((s.name, s.d_model, s.n_heads, s.n_heads, s.d_k))
+            shapes[-1] += (arch.learned_positions, arch.source)
+    for c in windowed_out(published.DECODERS):
+        if c.max_context is not None and c.context_source is not None:
+            shapes.append((c.name, c.d_model, c.n_heads, c.n_kv_heads, c.head_dim))
+            shapes[-1] += (c.max_context, c.context_source)
+    rows = []
+    for name, d, h, h_kv, d_k, n, source in shapes:
+        cost = layer_multiply_adds(n, d, h, n_kv_heads=h_kv, d_k=d_k)
+        rows.append(LayerCost(name, d, h, h_kv, d_k, n, source, cost))
+    return tuple(sorted(rows, key=lambda r: r.share))
 
 
 @dataclass(frozen=True)
@@ -370,6 +469,68 @@ def facts(
         "vaswani_heads": Fact(
             0 < best < len(bleu) - 1 and bleu[0] < bleu[best] > bleu[-1],
             f"dev BLEU by heads {bleu}",
+        ),
+    }
+
+
+def layer_facts(
+    seed: LayerMultiplyAdds, layers: tuple[LayerCost, ...]
+) -> dict[str, Fact]:
+    """The facts the page states about the whole layer's multiply-adds.
+
+    ```python
+    from mha.accounting import layer_multiply_adds
+    from mha.pages.cost import layer_costs, layer_facts
+
+    found = layer_facts(layer_multiply_adds(2000, 512, 8), layer_costs())
+    assert not found["projections_dominate"].holds
+    ```
+    """
+    mha = [
+        r
+        for r in layers
+        if r.n_heads == r.n_kv_heads and r.d_k * r.n_heads == r.d_model
+    ]
+    below = [r for r in layers if r.context < r.cost.crossover]
+    return {
+        "projections_dominate": Fact(
+            seed.projections > 10 * seed.scores,
+            f"projections {seed.projections}, scores {seed.scores}",
+        ),
+        "crossover_2d": Fact(
+            bool(mha) and all(r.cost.crossover == 2 * r.d_model for r in mha),
+            f"crossovers {[(r.name, r.cost.crossover, r.d_model) for r in mha]}",
+        ),
+        "most_below": Fact(
+            2 * len(below) > len(layers),
+            f"{len(below)} of {len(layers)} contexts under their crossover",
+        ),
+    }
+
+
+def layer_figures(layers: tuple[LayerCost, ...]) -> dict[str, Figure]:
+    """The whole layer's multiply-adds at every published model's context.
+
+    ```python
+    from mha.pages.cost import layer_costs, layer_figures
+
+    found = layer_figures(layer_costs())
+    assert "Qwen2.5 7B" in found["layer_split"].alt
+    ```
+    """
+    low, high = layers[0], layers[-1]
+    return {
+        "layer_split": Figure(
+            "cost.layer_split",
+            (layers,),
+            alt="One horizontal bar per published model, at its full context length, "
+            "split into the projections' share of the layer's multiply-adds and the "
+            f"share of the scores and weighted sum, from {low.share:.0%} for "
+            f"{low.name} to {high.share:.0%} for {high.name}; a dashed line marks "
+            "half, where the context equals the crossover.",
+            caption="Where one attention layer's multiply-adds go at each model's full "
+            "context: look at the blue part of each bar, the projections, which is the "
+            "larger part for every model whose context is under its crossover.",
         ),
     }
 

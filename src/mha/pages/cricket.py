@@ -12,10 +12,9 @@ import numpy as np
 
 from mha.accounting import param_count, score_multiply_adds
 from mha.attention import softmax
-from mha.pages import heads_explorer
 from mha.support.page import Fact, Figure, Page
 from mha.worked import cricket
-from mha.worked.cricket import Cricket
+from mha.worked.cricket import Cricket, HeadRun
 
 KOHLI, HIS, CENTURY, OVER = range(4)  # positions in cricket.EXTENDED_TOKENS
 
@@ -29,7 +28,7 @@ def page() -> Page:
 
     p = page()
     assert all(fact.holds for fact in p.facts.values())
-    assert set(p.figures) == {"three_distributions", "extended"}
+    assert set(p.figures) == {"three_distributions", "head_vectors", "extended"}
     ```
     """
     example, extended = cricket.solve(), cricket.solve_extended()
@@ -41,7 +40,6 @@ def page() -> Page:
         tripled=tripled,
         tokens=cricket.TOKENS,
         cost=_cost(),
-        widget=heads_explorer.widget("cricket"),
         facts=facts(example, extended, tripled),
         figures=figures(example, extended),
     )
@@ -159,6 +157,21 @@ def figures(example: Cricket, extended: dict[str, Cricket]) -> dict[str, Figure]
             "A and B. Look at the first group: one head ties Kohli and his; head A "
             "does not.",
         ),
+        "head_vectors": Figure(
+            "cricket.head_vectors",
+            (example, cricket.Q_HIS, cricket.K, cricket.TOKENS),
+            alt="Two panels, head A's plane (columns 0 and 1) and head B's (columns 2 "
+            'and 3). In each, the query of "his" is a thick arrow and the keys of '
+            + ", ".join(cricket.TOKENS)
+            + " are thinner arrows, each labelled with its dot product with the query "
+            "and its weight; a dashed line drops from each key onto the query's dotted "
+            "line. "
+            + " ".join(_reach(run) for run in (example.head_a, example.head_b)),
+            caption="Each head's query and keys in the head's own two columns. The dot "
+            "product is how far a key reaches along the query's line (the dashed "
+            "drop) times the query's length: look at which key reaches furthest in "
+            "each head, the one that head weights most.",
+        ),
         "extended": Figure(
             "cricket.extended_distributions",
             (extended, cricket.EXTENDED_TOKENS),
@@ -171,6 +184,15 @@ def figures(example: Cricket, extended: dict[str, Cricket]) -> dict[str, Figure]
             "one head ties Kohli and over, two heads give each its own distribution.",
         ),
     }
+
+
+def _reach(run: HeadRun) -> str:
+    """What one head's panel shows, for its alt text: the key reaching furthest along
+    the query, and the keys that are zero in the head's columns."""
+    k = cricket.K[:, list(run.dims)]
+    zero = [t for t, key in zip(cricket.TOKENS, k, strict=True) if not key.any()]
+    text = f"In {run.name} the key of {cricket.TOKENS[_top(run.dots)]} reaches furthest"
+    return text + "".join(f" and the key of {t} is zero" for t in zero) + "."
 
 
 def _cost() -> dict[str, int]:

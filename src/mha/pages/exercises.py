@@ -18,10 +18,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha.accounting import param_count, score_flops, score_multiply_adds
-from mha.attention import scaled_dot_product_attention
+from mha.accounting import (
+    LayerMultiplyAdds,
+    kv_cache_bytes,
+    layer_multiply_adds,
+    param_count,
+    score_flops,
+    score_multiply_adds,
+)
+from mha.attention import causal_mask, scaled_dot_product_attention, softmax
 from mha.data import published
-from mha.heads import split_heads
+from mha.heads import merge_heads, split_heads
 from mha.layer import MultiHeadAttention
 from mha.pages import cricket as cricket_page
 from mha.positions import sinusoidal
@@ -152,6 +159,92 @@ def check_rope(
         raise ValueError(f"pairing: expected one of {PAIRINGS}, got {pairing!r}")
     check = functools.partial(_check_rope, interleaved=pairing == "interleaved")
     return _judged(check, candidate, "rope(x, positions, base)")
+
+
+def check_multi_head_attention(
+    candidate: Callable[..., np.ndarray],
+) -> Verdict:
+    """Check ``candidate(x, w_q, w_k, w_v, w_o, n_heads, mask)``: the whole layer,
+    ``x (batch, seq, d_model) -> (batch, seq, d_model)`` in x's dtype, against the
+    core's ``MultiHeadAttention`` holding the same weights, on random shapes, weights
+    and inputs, float32 and float64, with no mask, a causal one, a padding one
+    ``(batch, 1, 1, seq)`` and a random one (True = may attend).
+
+    ```python
+    import numpy as np
+    from mha import merge_heads, scaled_dot_product_attention, split_heads
+    from mha.pages.exercises import check_multi_head_attention
+
+    def no_w_o(x, w_q, w_k, w_v, w_o, n_heads, mask=None):  # stops at the heads
+        q, k, v = (split_heads(x @ w, n_heads) for w in (w_q, w_k, w_v))
+        return merge_heads(scaled_dot_product_attention(q, k, v, mask)[0])
+
+    verdict = check_multi_head_attention(no_w_o)
+    assert not verdict and "W_O" in verdict.message
+    ```
+    """
+    signature = "multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads, mask=None)"
+    return _judged(_check_layer, candidate, signature)
+
+
+def check_cross_attention(candidate: Callable[..., np.ndarray]) -> Verdict:
+    """Check ``candidate(x, memory, w_q, w_k, w_v, w_o, n_heads, mask)``: queries
+    from ``x (batch, n, d_model)``, keys and values from ``memory (batch, m,
+    d_model)`` with m ≠ n, output ``(batch, n, d_model)``, against the core's
+    ``layer(x, mask, kv=memory)``, with no mask, a padding mask over the memory and a
+    random one.
+
+    ```python
+    from mha.pages.exercises import check_cross_attention
+
+    def self_attention(x, memory, w_q, w_k, w_v, w_o, n_heads, mask=None):
+        from mha import MultiHeadAttention
+
+        layer = MultiHeadAttention(x.shape[-1], n_heads)
+        layer.w_q, layer.w_k, layer.w_v, layer.w_o = w_q, w_k, w_v, w_o
+        return layer(x, mask)[0]  # reads x, not memory
+
+    verdict = check_cross_attention(self_attention)
+    assert not verdict and "memory" in verdict.message
+    ```
+    """
+    signature = "cross_attention(x, memory, w_q, w_k, w_v, w_o, n_heads, mask=None)"
+    return _judged(_check_cross, candidate, signature)
+
+
+def padding_mask(lengths: np.ndarray, seq_len: int) -> np.ndarray:
+    """The reference answer to the padding exercise: ``(batch, 1, 1, seq_len)``,
+    True where key j is one of sentence b's ``lengths[b]`` real tokens.
+
+    ```python
+    import numpy as np
+    from mha.pages.exercises import padding_mask
+
+    mask = padding_mask(np.array([2, 3]), 3)
+    assert mask.shape == (2, 1, 1, 3) and mask[0, 0, 0].tolist() == [True, True, False]
+    ```
+    """
+    lengths = np.asarray(lengths)
+    return (np.arange(seq_len) < lengths[:, None])[:, None, None, :]
+
+
+def check_padding_mask(candidate: Callable[[np.ndarray, int], np.ndarray]) -> Verdict:
+    """Check ``candidate(lengths, seq_len)``: a boolean mask broadcastable to
+    ``(batch, heads, seq_len, seq_len)`` that lets every query see the real keys of
+    its sentence and no padding, on random batches of random lengths.
+
+    ```python
+    import numpy as np
+    from mha.pages.exercises import check_padding_mask
+
+    def masks_the_queries(lengths, seq_len):  # the sequence axis in the wrong place
+        return (np.arange(seq_len) < lengths[:, None])[:, None, :, None]
+
+    verdict = check_padding_mask(masks_the_queries)
+    assert not verdict and "queries" in verdict.message
+    ```
+    """
+    return _judged(_check_padding_mask, candidate, "padding_mask(lengths, seq_len)")
 
 
 # --- how the checkers work: the same function gets the same cases, so the same
@@ -373,6 +466,252 @@ def _rope_problem(
     )
 
 
+# --- the whole layer: cases, the core's answer and the common mistakes named
+
+LAYER_D_KS = (1, 2, 3, 4, 6)  # with 2 to 4 heads, the last case one head
+SELF_MASKS = ("none", "causal", "padding", "random")
+CROSS_MASKS = ("none", "padding", "random")
+# (bug, what to tell the reader); each bug is one change to the layer, tried in order
+LAYER_BUGS = (
+    ("no W_O", "this is the heads' concatenation: multiply it by W_O"),
+    (
+        "no mask",
+        "the mask was not applied: where it is False, set the score to -inf "
+        "before the softmax",
+    ),
+    (
+        "inverted mask",
+        "the mask is inverted: True means may attend (the PyTorch convention)",
+    ),
+    (
+        "plain reshape",
+        "a plain reshape to (batch, heads, seq, d_k) mixes tokens: reshape to "
+        "(batch, seq, heads, d_k), then swap seq and heads (and back to merge)",
+    ),
+    ("no scale", "the scores are not divided by √d_k"),
+    ("sqrt d_model", "divide the scores by √d_k, the head's width, not √d_model"),
+    ("softmax over queries", "the softmax runs over the keys: the last axis"),
+    ("keys from x", "keys and values come from memory, queries from x"),
+)
+
+
+def _check_layer(candidate: Callable, rng: np.random.Generator) -> Verdict:
+    return _layer_cases(candidate, rng, cross=False)
+
+
+def _check_cross(candidate: Callable, rng: np.random.Generator) -> Verdict:
+    return _layer_cases(candidate, rng, cross=True)
+
+
+def _layer_cases(candidate: Callable, rng: np.random.Generator, cross: bool) -> Verdict:
+    kinds = CROSS_MASKS if cross else SELF_MASKS
+    kinds = [str(k) for k in (*rng.permutation(kinds), *rng.permutation(kinds))]
+    if cross:  # no mask first: reading x for the keys shows as values, not a raise
+        kinds.insert(0, kinds.pop(kinds.index("none")))
+    for i, kind in enumerate(kinds):
+        n_heads = 1 if i == len(kinds) - 1 else int(rng.integers(2, 5))
+        d_model = n_heads * int(rng.choice(LAYER_D_KS))
+        batch, n = int(rng.integers(1, 4)), int(rng.integers(2, 6))
+        m = n + int(rng.integers(1, 3)) if cross else n  # memory longer than x
+        dtype = (np.float32, np.float64)[i % 2]
+        x = rng.normal(size=(batch, n, d_model)).astype(dtype)
+        memory = rng.normal(size=(batch, m, d_model)).astype(dtype)
+        weights = [  # W_Q, W_K, W_V, W_O, scaled so that the maps are not flat
+            (rng.normal(size=(d_model, d_model)) * 2 / np.sqrt(d_model)).astype(dtype)
+            for _ in range(4)
+        ]
+        mask = _random_mask(rng, kind, batch, n, m)
+        inputs = (x, memory, *weights) if cross else (x, *weights)
+        expected = _core_layer(x, memory if cross else x, weights, n_heads, mask)
+        given = [a.copy() for a in inputs]  # the caller's arrays, as the candidate sees
+        got, error = _call(candidate, *given, n_heads, _copy(mask))
+        shape = f"x {x.shape}" + (f", memory {memory.shape}" if cross else "")
+        case = f"{shape} ({np.dtype(dtype)}), n_heads={n_heads}, mask: {kind}"
+        problem = error or _layer_problem(
+            got, expected, inputs, given, (weights, n_heads, mask), cross
+        )
+        if problem:
+            return Verdict(False, f"{case}: {problem}")
+    name = "cross_attention" if cross else "multi_head_attention"
+    return Verdict(
+        True,
+        f"{name} matched the core's layer on {len(kinds)} random inputs "
+        f"(masks: {', '.join(sorted(set(kinds)))}; float32 and float64; "
+        "one head to four), keeping x's dtype and leaving the inputs unchanged",
+    )
+
+
+def _random_mask(
+    rng: np.random.Generator, kind: str, batch: int, n: int, m: int
+) -> np.ndarray | None:
+    """A mask of ``kind`` over ``m`` keys, with at least one key for every query."""
+    if kind == "causal":
+        return causal_mask(n)
+    if kind == "padding":  # one sentence padded at least, every sentence non-empty
+        lengths = rng.integers(1, m + 1, size=batch)
+        lengths[rng.integers(batch)] = rng.integers(1, m)
+        return padding_mask(lengths, m)
+    if kind == "random":
+        allowed = rng.random((batch, 1, n, m)) < 0.5
+        allowed[..., np.arange(n), rng.integers(m, size=n)] = True
+        return allowed
+    return None
+
+
+def _core_layer(
+    x: np.ndarray,
+    kv: np.ndarray,
+    weights: list[np.ndarray],
+    n_heads: int,
+    mask: np.ndarray | None,
+) -> np.ndarray:
+    """The answer: the core's ``MultiHeadAttention`` holding ``weights``, in float64."""
+    layer = MultiHeadAttention(x.shape[-1], n_heads)
+    w_q, w_k, w_v, w_o = (w.astype(np.float64) for w in weights)
+    layer.w_q, layer.w_k, layer.w_v, layer.w_o = w_q, w_k, w_v, w_o
+    return layer(x.astype(np.float64), mask, kv=kv.astype(np.float64))[0]
+
+
+def _copy(mask: np.ndarray | None) -> np.ndarray | None:
+    return None if mask is None else mask.copy()
+
+
+def _layer_forward(
+    x: np.ndarray,
+    kv: np.ndarray,
+    weights: list[np.ndarray],
+    n_heads: int,
+    mask: np.ndarray | None,
+    bug: str = "",
+) -> np.ndarray:
+    """The layer in float64 written out step by step with one ``bug`` of
+    ``LAYER_BUGS`` (with ``bug=""`` it is the core's layer: a test holds them equal)."""
+    w_q, w_k, w_v, w_o = (w.astype(np.float64) for w in weights)
+    x, kv = x.astype(np.float64), (x if bug == "keys from x" else kv).astype(np.float64)
+
+    def split(a: np.ndarray) -> np.ndarray:  # (batch, seq, d) -> (batch, h, seq, d_k)
+        if bug == "plain reshape":
+            return a.reshape(a.shape[0], n_heads, a.shape[1], -1)
+        return split_heads(a, n_heads)
+
+    q, k, v = split(x @ w_q), split(kv @ w_k), split(kv @ w_v)
+    scale = {"no scale": 1.0, "sqrt d_model": np.sqrt(x.shape[-1])}
+    scores = q @ k.swapaxes(-1, -2) / scale.get(bug, np.sqrt(q.shape[-1]))
+    if mask is not None and bug != "no mask":
+        scores = np.where(~mask if bug == "inverted mask" else mask, scores, -np.inf)
+    heads = softmax(scores, axis=-2 if bug == "softmax over queries" else -1) @ v
+    if bug == "plain reshape":  # merged the same way, the inverse of the split
+        concat = heads.reshape(heads.shape[0], heads.shape[2], -1)
+    else:
+        concat = merge_heads(heads)
+    return concat if bug == "no W_O" else concat @ w_o
+
+
+def _layer_problem(
+    got: object,
+    expected: np.ndarray,
+    inputs: tuple[np.ndarray, ...],
+    given: list[np.ndarray],
+    layer: tuple[list[np.ndarray], int, np.ndarray | None],
+    cross: bool,
+) -> str | None:
+    """What is wrong with ``got``, the candidate's output for ``inputs``, or None."""
+    x = inputs[0]
+    if not all(np.array_equal(a, b) for a, b in zip(inputs, given, strict=True)):
+        return "changed one of its inputs: the layer must leave the caller's arrays"
+    if not isinstance(got, np.ndarray):
+        return f"returned {_shown(got)}, expected a NumPy array"
+    if got.shape != expected.shape:
+        hint = " (batch, seq, d_model)"
+        if cross and got.shape[-2:] == inputs[1].shape[-2:]:
+            hint = (
+                ": one row per query; queries come from x, keys and values from memory"
+            )
+        return f"got shape {got.shape}, expected {expected.shape}{hint}"
+    if got.dtype != x.dtype:
+        return f"returned dtype {got.dtype} for a {x.dtype} x: keep x's dtype"
+    tolerance = {"rtol": 1e-4, "atol": 1e-4} if x.dtype == np.float32 else {}
+    if np.allclose(got, expected, **tolerance):
+        return None
+    weights, n_heads, mask = layer
+    for bug, hint in LAYER_BUGS:
+        try:
+            kv = inputs[1] if cross else x
+            wrong = _layer_forward(x, kv, weights, n_heads, mask, bug)
+        except ValueError:  # an inverted mask may leave a query no key at all
+            continue
+        if wrong.shape == got.shape and np.allclose(got, wrong, **tolerance):
+            return f"wrong values; {hint}"
+    worst = float(np.nanmax(np.abs(got.astype(np.float64) - expected)))
+    return f"wrong values (off by up to {worst:.3g}); compare each step with the page"
+
+
+def _check_padding_mask(candidate: Callable, rng: np.random.Generator) -> Verdict:
+    cases = []
+    for i in range(6):
+        batch, seq_len = int(rng.integers(2, 5)), int(rng.integers(2, 8))
+        lengths = rng.integers(1, seq_len + 1, size=batch)
+        lengths[0], lengths[-1] = seq_len, rng.integers(1, seq_len)  # full, padded
+        cases.append((rng.permutation(lengths) if i % 2 else lengths, seq_len))
+    for lengths, seq_len in cases:
+        expected = np.broadcast_to(
+            padding_mask(lengths, seq_len), _square(lengths, seq_len)
+        )
+        given = lengths.copy()
+        got, error = _call(candidate, given, seq_len)
+        case = f"lengths={lengths.tolist()}, seq_len={seq_len}"
+        problem = error or _mask_problem(got, expected, lengths, given, seq_len)
+        if problem:
+            return Verdict(False, f"{case}: {problem}")
+    return Verdict(
+        True,
+        f"the padding mask matched on {len(cases)} random batches (sequences of "
+        f"{min(s for _, s in cases)} to {max(s for _, s in cases)} positions, full "
+        "and padded sentences)",
+    )
+
+
+def _square(lengths: np.ndarray, seq_len: int) -> tuple[int, int, int, int]:
+    """The scores' shape the mask must cover, with one head: (batch, 1, seq, seq)."""
+    return (len(lengths), 1, seq_len, seq_len)
+
+
+def _mask_problem(
+    got: object,
+    expected: np.ndarray,
+    lengths: np.ndarray,
+    given: np.ndarray,
+    seq_len: int,
+) -> str | None:
+    """What is wrong with ``got``, the candidate's padding mask, or None."""
+    if not np.array_equal(given, lengths):
+        return "changed its input lengths"
+    if not isinstance(got, np.ndarray):
+        return f"returned {_shown(got)}, expected a NumPy array"
+    if got.dtype != np.bool_:
+        return f"got dtype {got.dtype}: a mask is boolean, True = may attend"
+    try:
+        spread = np.broadcast_to(got, expected.shape)
+    except ValueError:
+        return (
+            f"shape {got.shape} does not broadcast to the scores' (batch, heads, seq, "
+            f"seq) = {expected.shape}: put the key axis last, (batch, 1, 1, seq)"
+        )
+    if np.array_equal(spread, expected):
+        return None
+    if np.array_equal(spread, ~expected):
+        return "inverted: True means may attend, so real tokens are True"
+    if np.array_equal(spread, expected.swapaxes(-1, -2)):
+        return (
+            "it masks queries, not keys: padding must not be read, so the sequence "
+            "axis is the last one, (batch, 1, 1, seq)"
+        )
+    off = np.broadcast_to(padding_mask(lengths + 1, seq_len), expected.shape)
+    if np.array_equal(spread, off):
+        return "one key too many: sentence b's real keys are 0 to lengths[b] - 1"
+    return "wrong values: key j of sentence b may be read when j < lengths[b]"
+
+
 def _call(fn: Callable, *args: object) -> tuple[object, str | None]:
     """``fn(*args)``, or what it raised, described for the reader."""
     try:
@@ -511,7 +850,10 @@ def page() -> Page:
         },
         cost=cost,
         rope_shift=rope_shift,
-        facts=facts(weights, bert, cost, before, after) | rope_facts(rope_shift),
+        **(more := more_recall()),
+        facts=facts(weights, bert, cost, before, after)
+        | rope_facts(rope_shift)
+        | recall_facts(*(more[k] for k in ("masks", "cross", "hull", "kv", "whole"))),
         figures={},
     )
 
@@ -547,6 +889,90 @@ def rope_facts(question: dict) -> dict[str, Fact]:
     return {
         "rope_stays": Fact(np.isclose(rope[0], rope[1], rtol=0, atol=1e-9), f"{rope}"),
         "added_moves": Fact(abs(added[0] - added[1]) > 0.1, f"{added}"),
+    }
+
+
+def more_recall(rng: np.random.Generator | None = None) -> dict[str, dict]:
+    """The answers to the questions on masks, cross-attention, the FFN, depth, the
+    KV cache and the whole layer's cost, each computed by the core.
+
+    ```python
+    from mha.pages.exercises import more_recall
+
+    answers = more_recall()
+    assert answers["masks"]["kept"] == 4 * 5 // 2
+    assert answers["kv"]["small"]["bytes"] < answers["kv"]["big"]["bytes"]
+    ```
+    """
+    rng = np.random.default_rng(0) if rng is None else rng
+    n, d_k = 4, 3  # masks: a causal head over four tokens
+    q, k, v = (rng.normal(size=(n, d_k)) for _ in range(3))
+    out, _ = scaled_dot_product_attention(q, k, v, causal_mask(n))
+    masks = {"n": n, "kept": int(causal_mask(n).sum()), "scores": n * n}
+    masks |= {"first": out[0], "v_first": v[0]}
+    layer = MultiHeadAttention(8, 4, rng=rng)  # cross: 3 decoder tokens, 5 encoder
+    x, memory = rng.normal(size=(3, 8)), rng.normal(size=(5, 8))
+    _, weights = layer(x, kv=memory)
+    cross = {"d_model": 8, "n_heads": 4, "n": 3, "m": 5, "weights": weights}
+    values = rng.normal(size=(6, 4))  # the FFN: one head's outputs against its values
+    mixed = softmax(rng.normal(size=(6, 6)) * 3) @ values
+    low, high = values.min(axis=0), values.max(axis=0)
+    hull = {"tokens": 6, "d_k": 4, "checks": mixed.size}
+    hull |= {"within": int(((mixed >= low) & (mixed <= high)).sum())}
+    smol = published.decoder("SmolLM2-135M")  # depth: who can read whom
+    pairs = smol.n_heads**2 * smol.n_layers * (smol.n_layers - 1) // 2
+    depth = {"model": smol.name, "n_layers": smol.n_layers, "n_heads": smol.n_heads}
+    depth |= {"pairs": pairs}
+    kv = {}  # the KV cache: float16, batch 1, each model's published context
+    for key, name in (("big", "Llama-2 7B"), ("small", "Llama-2 70B")):
+        c = published.decoder(name)
+        per_layer = kv_cache_bytes(1, c.n_kv_heads, c.head_dim, c.max_context, 2)
+        kv[key] = {"config": c, "bytes": per_layer * c.n_layers}
+    kv["ratio"] = kv["big"]["bytes"] / kv["small"]["bytes"]
+    base = published.model("Transformer base")  # the whole layer, the count table's n
+    whole = layer_multiply_adds(cricket.COST_N, base.d_model, base.n_heads)
+    return {"masks": masks, "cross": cross, "hull": hull, "depth": depth, "kv": kv} | {
+        "whole": whole
+    }
+
+
+def recall_facts(
+    masks: dict, cross: dict, hull: dict, kv: dict, whole: LayerMultiplyAdds
+) -> dict[str, Fact]:
+    """The facts of the answers on masks, cross-attention, the FFN, the cache and the
+    whole layer's cost.
+
+    ```python
+    from mha.pages.exercises import more_recall, recall_facts
+
+    a = more_recall()
+    hull = a["hull"] | {"within": 0}
+    found = recall_facts(a["masks"], a["cross"], hull, a["kv"], a["whole"])
+    assert not found["all_within"].holds and found["first_copies"].holds
+    ```
+    """
+    w = cross["weights"]
+    return {
+        "first_copies": Fact(
+            np.allclose(masks["first"], masks["v_first"]),
+            f"out[0] {masks['first']}, v[0] {masks['v_first']}",
+        ),
+        "rows_over_memory": Fact(
+            w.shape[-1] == cross["m"] and np.allclose(w.sum(axis=-1), 1),
+            f"weights {w.shape}, row sums {w.sum(axis=-1).round(6).tolist()}",
+        ),
+        "all_within": Fact(
+            hull["within"] == hull["checks"], f"{hull['within']} of {hull['checks']}"
+        ),
+        "gqa_smaller": Fact(
+            kv["small"]["bytes"] < kv["big"]["bytes"]
+            and kv["small"]["config"].params > kv["big"]["config"].params,
+            f"{kv['small']['bytes']} vs {kv['big']['bytes']} bytes",
+        ),
+        "projections_more": Fact(
+            whole.projections > whole.attention,
+            f"projections {whole.projections}, scores and sum {whole.attention}",
+        ),
     }
 
 

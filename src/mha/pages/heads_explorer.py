@@ -1,6 +1,5 @@
 """The heads explorer: the widget's data, and what ``docs/heads-explorer.md`` prints.
 
-The cricket page embeds the same widget on its own example (``widget("cricket")``).
 The page's script (``docs/assets/js/heads-explorer.js``) only renders the payload
 that ``widget`` embeds as JSON: every number is computed here by the core at build
 time and rounded to what the widget shows.
@@ -32,11 +31,11 @@ from mha.attention import scaled_dot_product_attention
 from mha.heads import split_heads
 from mha.support.cache import cached
 from mha.support.page import Fact, Figure, Page
-from mha.worked import cat_mat, cricket
+from mha.worked import cat_mat
 
 SCHEMA_VERSION = 2
 DECIMALS = 4
-EXAMPLES = ("cat_mat", "cricket")
+EXAMPLES = ("cat_mat",)
 # Two maps "look alike" below this mean absolute difference of their weights.
 ALIKE = 0.1
 
@@ -172,38 +171,12 @@ def _cat_mat() -> dict:
     }
 
 
-CRICKET_RELATIONS = ("coreference dimensions", "topic dimensions")
-
-
-def _cricket() -> dict:
-    q, k = cricket.Q_HIS[None], cricket.K  # (1 query, d_model), (3 keys, d_model)
-    two = tuple(f"{r} (head {n})" for r, n in zip(CRICKET_RELATIONS, "AB", strict=True))
-    names = {1: ("all four dimensions",), 2: two}
-    return {
-        "version": SCHEMA_VERSION,
-        "title": f'"{cricket.QUERY}" over ' + ", ".join(cricket.TOKENS),
-        "queries": _tokens((cricket.QUERY,), cricket.TOKENS.index(cricket.QUERY)),
-        "keys": _tokens(cricket.TOKENS),
-        "relations": list(CRICKET_RELATIONS),
-        "sinks": [],
-        "default": 0,
-        "variants": [
-            {
-                "sink": None,
-                "summary": "",
-                "contributions": _numbers(_contributions(q, k, 2)),
-                "configs": [_config(q, k, h, names[h], 2) for h in names],
-            }
-        ],
-    }
-
-
 def _example(name: str) -> dict:
-    return {"cat_mat": _cat_mat, "cricket": _cricket}[name]()
+    return {"cat_mat": _cat_mat}[name]()
 
 
 def example(name: str) -> dict:
-    """The widget's data for ``name`` (``"cat_mat"`` or ``"cricket"``), cached.
+    """The widget's data for ``name`` (one of ``EXAMPLES``), cached.
 
     ```python
     from mha.pages.heads_explorer import example
@@ -211,8 +184,6 @@ def example(name: str) -> dict:
     ex = example("cat_mat")
     default = ex["variants"][ex["default"]]
     assert [c["label"] for c in default["configs"]] == ["1 head", "2 heads", "4 heads"]
-    cricket = example("cricket")["variants"][0]["configs"][1]
-    assert cricket["heads"][0]["rows"][0]["weights"][0] == 0.7679
     ```
     """
     if name not in EXAMPLES:
@@ -227,8 +198,8 @@ def widget(name: str) -> str:
     ```python
     from mha.pages.heads_explorer import widget
 
-    html = widget("cricket")
-    assert html.startswith('<div class="mha-explorer" data-example="cricket">')
+    html = widget("cat_mat")
+    assert html.startswith('<div class="mha-explorer" data-example="cat_mat">')
     assert 'type="application/json"' in html and "noscript" in html
     ```
     """

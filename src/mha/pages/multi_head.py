@@ -400,13 +400,16 @@ def figures(
             f"of the cat sentence as X of shape ({n}, {d}); three projections W_Q, "
             f"W_K, W_V, each ({d}, {d}), give Q, K and V of shape ({n}, {d}); each is "
             f"split into {h} heads of d_k = {s['d_k']}; {h} small attention maps, H0 "
-            f"to H{h - 1}, each {n} by {n}; the heads' outputs are concatenated back to "
-            f"({n}, {d}) and multiplied by W_O into the output of the same shape.",
+            f"to H{h - 1}, each {n} by {n}, their rows and columns labelled with the "
+            f"tokens, above a colour scale from 0 to {whole.weights.max():.2f}; the "
+            f"heads' outputs are concatenated back to ({n}, {d}) and multiplied by W_O "
+            "into the output of the same shape.",
             caption="The whole layer at the base Transformer's shape on the cat "
             "sentence, each arrow labelled with the shape of the array it carries. "
-            "Follow one token down: one row of X becomes one row in each head's map "
-            "(rows are queries, columns keys, both in sentence order), and one row of "
-            "the output.",
+            'Follow one token down, say "cat": its row of X becomes the row labelled '
+            '"cat" in each head\'s map (rows are queries, columns keys), and one row '
+            "of the output. The weights are random, an untrained layer: read the maps "
+            "for the shapes and the eight separate distributions, not for meaning.",
         ),
         "split_heads_reshape": Figure(
             "multi_head.split_heads_reshape",

@@ -362,10 +362,11 @@ def page() -> Page:
 
     ```python
     from mha.pages.real_gqa_model import page
+    from mha.support.page import WIDGET_BYTES
 
     p = page()
     assert p.group == 3 and p.cache_ratio == 3 and p.speed["n_products"] == 4 * 30 + 1
-    assert p.every.n_heads == 270 and p.every.nbytes <= 150_000
+    assert p.every.n_heads == 270 and p.every.nbytes <= WIDGET_BYTES
     assert all(fact.holds for fact in p.facts.values())
     ```
     """

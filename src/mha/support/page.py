@@ -26,6 +26,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+# The design's budget for a widget's data embedded in its page (JSON, in bytes): the
+# one definition every widget and its tests use.
+WIDGET_BYTES = 150_000
+
 
 @dataclass(frozen=True)
 class Fact:

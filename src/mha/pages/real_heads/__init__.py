@@ -194,10 +194,11 @@ def page() -> Page:
 
     ```python
     from mha.pages.real_heads import page
+    from mha.support.page import WIDGET_BYTES
 
     p = page()
     assert p.total_heads == 72 and p.typical["previous token"].startswith("L0H")
-    assert p.every.n_heads == 72 and p.every.nbytes <= 150_000
+    assert p.every.n_heads == 72 and p.every.nbytes <= WIDGET_BYTES
     assert all(fact.holds for fact in p.facts.values())
     ```
     """
