@@ -41,7 +41,8 @@ def description(html: str, limit: int = 200) -> str:
 
 def card_png(draw, *data: object) -> bytes:
     """``draw(*data)`` (a figure function of ``mha.figures``) as PNG bytes on white,
-    the same bytes on every build; cached by content hash like the SVG figures.
+    the same bytes on every build; cached by content hash like the SVG figures. Of
+    small multiples (a list of panels), the first panel.
 
     ```python
     from mha.figures.cricket import three_distributions
@@ -58,8 +59,11 @@ def card_png(draw, *data: object) -> bytes:
 
 
 def _png(draw, *data: object) -> bytes:
+    drawn = draw(*data)
+    if isinstance(drawn, list | tuple):  # small multiples: the card shows the first
+        drawn = drawn[0]
     buffer = io.BytesIO()
-    draw(*data).savefig(
+    drawn.savefig(
         buffer, format="png", dpi=150, facecolor="white", metadata={"Software": None}
     )
     return buffer.getvalue()

@@ -251,6 +251,7 @@ def _card(html: str) -> dict[str, str]:
         ("cricket/", "cricket/card.png"),
         ("notation/", "card.png"),  # no figure: the site's card
         ("notebooks/cricket_playground/", "card.png"),
+        ("position/", "position/card.png"),  # small multiples: their first panel
     ],
 )
 def test_a_shared_link_shows_the_pages_title_first_paragraph_and_figure(
