@@ -1,4 +1,4 @@
-"""The answers to the six active-recall questions, as the page shows them, and the
+"""The answers to the seven active-recall questions, as the page shows them, and the
 exercises' place in the reading order."""
 
 from __future__ import annotations
@@ -100,3 +100,11 @@ def test_the_recall_answers_facts_hold_and_turn_false_on_other_values():
     assert not found["head_b_triples"].holds
     bigger = {**p.cost, "many_heads": p.cost["many_heads"] + 1}
     assert not facts(args[0], p.bert, bigger, p.example, p.tripled)["flops_same"].holds
+
+
+def test_the_scores_that_tiled_attention_never_holds():
+    ans = page().online
+    assert ans["scores_bytes"] == ans["n"] ** 2 * 8 == 2048 * 2048 * 8
+    assert ans["block_bytes"] == 128 * 128 * 8 and ans["blocks"] == 16 * 16
+    assert ans["naive_mb"] * 1e6 >= ans["dense_arrays"] * ans["scores_bytes"]
+    assert ans["tiled_mb"] < ans["naive_mb"] / 8

@@ -24,6 +24,7 @@ from mha.data import published
 from mha.heads import split_heads
 from mha.layer import MultiHeadAttention
 from mha.pages import cricket as cricket_page
+from mha.pages import fast_attention
 from mha.support.page import Fact, Page
 from mha.worked import cricket
 from mha.worked.cricket import Cricket
@@ -372,6 +373,7 @@ def page() -> Page:
     }
     total = pruned.n_layers * param_count(pruned.d_model, pruned.n_heads)
     return Page(
+        online=_online(),
         tokens=cricket.TOKENS,
         four_heads=four,
         flat=[i for i, row in enumerate(weights) if np.allclose(row, row[0])],
@@ -394,6 +396,25 @@ def page() -> Page:
         facts=facts(weights, bert, cost, before, after),
         figures={},
     )
+
+
+def _online() -> dict:
+    """Question 7: one head's scores at the fast-attention page's largest n, whole and
+    a block at a time, in float64, beside both paths' measured peaks."""
+    fast = fast_attention.page()
+    row, block = fast.memory[-1], fast.tile
+    size = fast.itemsize
+    return {
+        "n": row["n"],
+        "block": block,
+        "d_k": fast.d_k,
+        "scores_bytes": row["n"] ** 2 * size,
+        "block_bytes": block**2 * size,
+        "blocks": (row["n"] // block) ** 2,
+        "naive_mb": row["naive_mb"],
+        "tiled_mb": row["tiled_mb"],
+        "dense_arrays": fast.dense_arrays,
+    }
 
 
 def _score_variance(heads=(1, 8, 64), d_model=512, samples=4000) -> list[dict]:

@@ -24,7 +24,7 @@ from mha.support.page import Fact, Figure, Page
 
 # The worked example: one query's scores over six keys and the keys' values (one
 # number each, so that every step is a number), read two keys at a time.
-SCORES = np.array([1.0, 0.5, 3.0, 2.0, 4.0, -1.0])
+SCORES = np.array([1.0, 0.5, 3.0, 2.0, 2.5, -1.0])
 VALUES = np.array([10.0, 20.0, 30.0, 40.0, 50.0, 60.0])
 BLOCK = 2
 
