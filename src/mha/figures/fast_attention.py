@@ -25,10 +25,10 @@ def memory(rows: list[dict], bench_rows: list[dict]) -> Figure:
     assert len(fig.axes[0].lines) == 5
     ```
     """
-    fig, ax = new_figure(6.0, 3.4)
+    fig, ax = new_figure(6.0, 4.4)
     series = (
-        ("attend: the whole n×n", "naive", PALETTE[0], "o"),
-        ("tiled_attention: a block at a time", "tiled", PALETTE[1], "s"),
+        ("attend", "naive", PALETTE[0], "o"),
+        ("tiled_attention", "tiled", PALETTE[1], "s"),
     )
     wide = np.array([r["n"] for r in bench_rows])
     for label, key, colour, marker in series:
@@ -61,5 +61,5 @@ def memory(rows: list[dict], bench_rows: list[dict]) -> Figure:
     ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
     ax.set_xlabel("tokens n")
     ax.set_ylabel("peak memory (MB)")
-    ax.legend(loc="upper left")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2)
     return fig
