@@ -14,9 +14,10 @@ comparison cover the same minutes of a shared machine:
   The caches are filled with random keys and values (a step's time depends on the
   cache's length, not on what it holds), so no 4,096-token prefill is needed.
 - **where the rest of a step goes**: the step (``decode_seconds``) beside its weight
-  products alone (``products_seconds``), both of ``tests/bench/smollm2.py``, and one
-  cProfile of ``PROFILE_STEPS`` steps: the functions that take the time outside the
-  products.
+  products alone (``products_seconds``), both of ``tests/bench/smollm2.py``, with the
+  grouped attention of ``FusedQKV`` and with the readable one that copies each K/V
+  head per query head (``repeat_kv``), in turn; and one cProfile of
+  ``PROFILE_STEPS`` steps: the functions that take the time outside the products.
 
 Everything runs with BLAS on one thread (a busy, shared machine). Shorter runs:
 ``DECODE_ROUNDS`` and ``DECODE_MAX_CONTEXT`` in the environment; the result records
@@ -25,6 +26,7 @@ what was run, and the load average before and after.
 
 from __future__ import annotations
 
+import copy
 import cProfile
 import os
 import pstats
@@ -33,6 +35,7 @@ import time
 import numpy as np
 
 from mha.accounting import kv_cache_bytes
+from mha.layer import MultiHeadAttention
 from mha.pages.real_gqa_model import PARAGRAPH, expand_kv_heads
 from mha.pretrained import smollm2
 from mha.support.threads import one_blas_thread
@@ -159,17 +162,38 @@ def gqa_or_expansion(model: smollm2.SmolLM2, wide: smollm2.SmolLM2) -> list[dict
     return rows
 
 
+class _Repeating(smollm2.FusedQKV):
+    """The fused layer with the readable attention step: ``repeat_kv`` copies each
+    K/V head for its group's query heads (what ``FusedQKV._attend`` avoids)."""
+
+    _attend = MultiHeadAttention._attend
+
+
+def repeating(model: smollm2.SmolLM2) -> smollm2.SmolLM2:
+    """The model whose layers attend through ``repeat_kv``, the same arrays."""
+
+    def readable(attention):
+        layer = copy.copy(attention)
+        layer.__class__ = _Repeating
+        return layer
+
+    return model.map_attention(readable)
+
+
 def overhead(model: smollm2.SmolLM2, prompt: list[int]) -> dict:
-    """A step's time beside its weight products, interleaved, and where the rest goes."""
-    decode, products, rest = [], [], []
-    for _ in range(ROUNDS):
-        d, p = (
-            np.median(decode_seconds(model, prompt)),
-            np.median(products_seconds(model)),
-        )
-        decode.append(float(d))
-        products.append(float(p))
-        rest.append(float(d - p))
+    """A step's time beside its weight products, interleaved, and where the rest goes;
+    the same beside the model that attends through ``repeat_kv`` (turns alternate)."""
+    variants = {"grouped": model, "repeat_kv": repeating(model)}
+    decode = {name: [] for name in variants}
+    products, rest = [], {name: [] for name in variants}
+    for r in range(ROUNDS):
+        p = float(np.median(products_seconds(model)))
+        products.append(p)
+        for name in sorted(variants, reverse=r % 2 == 1):
+            d = float(np.median(decode_seconds(variants[name], prompt)))
+            decode[name].append(d)
+            rest[name].append(d - p)
+    cut = [g / k for g, k in zip(rest["grouped"], rest["repeat_kv"], strict=True)]
     caches = model.new_caches(len(prompt) + PROFILE_STEPS + 1)
     hidden = model.hidden(prompt, caches)[0, -1]
     profiler = cProfile.Profile()
@@ -181,9 +205,12 @@ def overhead(model: smollm2.SmolLM2, prompt: list[int]) -> dict:
     top = sorted(stats.items(), key=lambda item: item[1][2], reverse=True)[:15]
     return {
         "context": len(prompt),
-        "decode_ms": spread(decode, 1e3, 2),
+        "decode_ms": spread(decode["grouped"], 1e3, 2),
         "products_ms": spread(products, 1e3, 2),
-        "rest_ms": spread(rest, 1e3, 2),
+        "rest_ms": spread(rest["grouped"], 1e3, 2),
+        "repeat_kv_decode_ms": spread(decode["repeat_kv"], 1e3, 2),
+        "repeat_kv_rest_ms": spread(rest["repeat_kv"], 1e3, 2),
+        "rest_grouped_over_repeat_kv": spread(cut),
         "profile_steps": PROFILE_STEPS,
         "profile": [
             {
