@@ -561,8 +561,10 @@ def decoding(data: dict, config: smollm2.Config, weight_bytes: int) -> dict:
         grouped.append(
             {
                 **row,
-                "gqa_mb": gqa / 1e6,
-                "mha_mb": mha / 1e6,
+                "gqa_bytes": gqa,
+                "mha_bytes": mha,
+                "gqa_mb": round(gqa / 1e6),  # whole MB, printed with separators
+                "mha_mb": round(mha / 1e6),
                 "predicted_ratio": mha / gqa,
             }
         )
