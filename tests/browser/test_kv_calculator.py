@@ -17,7 +17,13 @@ import pytest
 
 from mha.accounting import kv_cache_bytes
 from mha.data.published import DECODERS, decoder
-from mha.pages.kv_cache import Shape, calculator_view, size_text, what_fits
+from mha.pages.kv_cache import (
+    Shape,
+    calculator_models,
+    calculator_view,
+    size_text,
+    what_fits,
+)
 from mha.support.page import WIDGET_BYTES
 from tests.browser.accessibility import COLOUR_RULES, blocking_violations
 
@@ -33,6 +39,9 @@ LABELS = {  # input name -> accessible name, as the issue lists them
     "itemsize": "bytes per value",
     "params": "parameters",
     "memory_gib": "memory (GiB)",
+    "latent": "latent width",
+    "window": "window",
+    "windowed_layers": "windowed layers",
 }
 OUTPUTS = [
     f"kv-{row}-{column}"
@@ -47,9 +56,11 @@ def generated_shapes(count: int = 240) -> list[Shape]:
     shapes = []
     for _ in range(count):
         kv_heads = int(rng.choice([1, 2, 3, 4, 8, 16]))
+        layers = int(rng.integers(1, 160))
+        window = int(rng.choice([0, 0, 512, 4096, 2**17]))
         shapes.append(
             Shape(
-                layers=int(rng.integers(1, 160)),
+                layers=layers,
                 query_heads=kv_heads * int(rng.integers(1, 16)),
                 kv_heads=kv_heads,
                 head_dim=int(rng.choice([32, 64, 80, 96, 128, 256])),
@@ -58,13 +69,17 @@ def generated_shapes(count: int = 240) -> list[Shape]:
                 itemsize=int(rng.choice([1, 2, 4])),
                 params=int(rng.integers(10**6, 10**12)),
                 memory_gib=float(rng.choice([0.5, 8, 24, 40, 80, 141, 640])),
+                latent=int(rng.choice([0, 0, 576, 1000])),
+                window=window,
+                windowed_layers=int(rng.integers(0, layers + 1)) if window else 0,
             )
         )
     return shapes
 
 
 def published_shapes() -> list[Shape]:
-    return [Shape.of(c.name, context=n) for c in DECODERS for n in (1, 4096, 10**6)]
+    names = calculator_models()
+    return [Shape.of(name, context=n) for name in names for n in (1, 4096, 10**6)]
 
 
 def port(page, shapes: list[Shape], kv_heads_of=lambda s: s.kv_heads) -> list[dict]:
@@ -79,6 +94,9 @@ def port(page, shapes: list[Shape], kv_heads_of=lambda s: s.kv_heads) -> list[di
             str(s.itemsize),
             str(s.params),
             str(s.memory),
+            str(s.latent),
+            str(s.window),
+            str(s.windowed_layers),
         ]
         for s in shapes
     ]
@@ -106,11 +124,14 @@ def core(shape: Shape, kv_heads: int) -> dict:
         shape.itemsize,
         shape.params,
         shape.memory,
+        shape.latent,
+        shape.window,
+        shape.windowed_layers,
     )
     return {
         "cache": str(fit.cache),
         "weights": str(fit.weights),
-        "longest": str(fit.longest_context),
+        "longest": "null" if fit.longest_context is None else str(fit.longest_context),
         "batch": str(fit.largest_batch),
         "size": size_text(fit.cache),
         "layer": str(
@@ -177,12 +198,12 @@ def test_every_published_model_fills_the_form_and_shows_the_core(new_page, size)
     # before any input: the build-time view of the model the page opens with
     model = page.get_by_label("model", exact=True).input_value()
     assert shown(page) == expected(Shape.of(model))
-    for c in DECODERS:  # chosen with the mouse, as a reader would
-        page.get_by_label("model", exact=True).select_option(c.name)
-        for name, label in LABELS.items():
+    for name in calculator_models():  # chosen with the mouse, as a reader would
+        page.get_by_label("model", exact=True).select_option(name)
+        for field_name, label in LABELS.items():
             field = form.get_by_label(label, exact=True)
-            assert field.get_attribute("name") == name
-        assert shown(page) == expected(Shape.of(c.name)), c.name
+            assert field.get_attribute("name") == field_name
+        assert shown(page) == expected(Shape.of(name)), name
     assert not seen.problems(), seen.problems()
 
 
@@ -212,7 +233,7 @@ def test_driven_by_the_keyboard(new_page, size) -> None:
     select = page.get_by_label("model", exact=True)
     select.focus()
     page.keyboard.press("End")  # the last model, with the keyboard
-    last = DECODERS[-1].name
+    last = list(calculator_models())[-1]
     assert select.input_value() == last
     shape = Shape.of(last)
     assert shown(page) == expected(shape)
@@ -336,3 +357,25 @@ def test_it_works_from_a_file(browser, built_site) -> None:
         assert not errors, errors
     finally:
         page.close()
+
+
+def test_deepseek_v2_caches_its_latent_and_position_key_per_token(new_page) -> None:
+    """(d_c + d_h^R) · layers · bytes per value: 512 + 64 values a layer, 60 layers."""
+    seen = open_calculator(new_page)
+    page = seen.page
+    page.get_by_label("model", exact=True).select_option("DeepSeek-V2")
+    page.get_by_label("context", exact=True).fill("1")
+    formula = (512 + 64) * 60 * 2
+    assert page.locator("#kv-cache-given").inner_text() == size_text(formula)
+    assert page.locator("#kv-kind").inner_text() == "MLA"
+    js = page.evaluate(
+        "() => String(window.mhaKvCalculator.whatFits(60n, 128n, 128n, 1n, 1n, 2n, "
+        "236000000000n, 687194767360n, 576n).cache)"
+    )
+    assert int(js) == formula
+    # a window over every layer caps the cache: Mistral 7B past its 4,096 tokens
+    page.get_by_label("model", exact=True).select_option("Mistral 7B")
+    page.get_by_label("context", exact=True).fill("1000000")
+    assert shown(page) == expected(Shape.of("Mistral 7B", context=10**6))
+    assert page.locator("#kv-context-given").inner_text().startswith("no limit")
+    assert not seen.problems(), seen.problems()

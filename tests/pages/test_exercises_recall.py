@@ -1,4 +1,4 @@
-"""The answers to the six active-recall questions, as the page shows them, and the
+"""The answers to the seven active-recall questions, as the page shows them, and the
 exercises' place in the reading order."""
 
 from __future__ import annotations
@@ -133,3 +133,11 @@ def test_the_new_recall_facts_turn_false_on_other_values():
     assert not recall_facts(**args | {"kv": swapped})["gqa_smaller"].holds
     long = layer_multiply_adds(4096, 512, 8)
     assert not recall_facts(**args | {"whole": long})["projections_more"].holds
+
+
+def test_the_scores_that_tiled_attention_never_holds():
+    ans = page().online
+    assert ans["scores_bytes"] == ans["n"] ** 2 * 8 == 2048 * 2048 * 8
+    assert ans["block_bytes"] == 128 * 128 * 8 and ans["blocks"] == 16 * 16
+    assert ans["naive_mb"] * 1e6 >= ans["dense_arrays"] * ans["scores_bytes"]
+    assert ans["tiled_mb"] < ans["naive_mb"] / 8

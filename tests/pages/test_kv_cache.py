@@ -15,6 +15,7 @@ import pytest
 
 from mha import KVCache, MultiHeadAttention
 from mha.accounting import kv_cache_bytes
+from mha.data.kv_designs import KV_DESIGNS
 from mha.data.published import DECODERS, GQA_TABLE_1, decoder
 from mha.figures import to_svg
 from mha.figures.kv_cache import cache_vs_context, fit_in_memory, head_sharing
@@ -227,8 +228,9 @@ def test_the_calculator_reads_llama_2_70b_as_the_page_says():
 
 def test_the_calculator_data_is_embedded_small_and_complete():
     data = json.loads(calculator_json())
-    assert [m["name"] for m in data["models"]] == [c.name for c in DECODERS]
-    for m, c in zip(data["models"], DECODERS, strict=True):
+    designs = [d.name for d in KV_DESIGNS if d.name not in {c.name for c in DECODERS}]
+    assert [m["name"] for m in data["models"]] == [c.name for c in DECODERS] + designs
+    for m, c in zip(data["models"], DECODERS, strict=False):
         assert (m["layers"], m["kv_heads"], m["head_dim"], m["params"]) == (
             c.n_layers,
             c.n_kv_heads,
@@ -241,11 +243,12 @@ def test_the_calculator_data_is_embedded_small_and_complete():
 
 def test_which_kv_head_each_query_head_reads_comes_from_repeat_kv():
     n_heads, panels = page().figures["head_sharing"].data
-    assert n_heads == 8 and [kv for _, kv, _ in panels] == [8, 2, 1]
+    assert n_heads == 8 and [kv for _, kv, _ in panels] == [8, 2, 1, 1]
     reads = [reads for _, _, reads in panels]
-    assert reads == [list(range(8)), [0] * 4 + [1] * 4, [0] * 8]
+    assert reads == [list(range(8)), [0] * 4 + [1] * 4, [0] * 8, [0] * 8]
+    assert [kind for kind, _, _ in panels] == ["MHA", "GQA-2", "MQA", "MLA"]
     fig = head_sharing(n_heads, panels)
-    for ax, h_kv in zip(fig.axes, [8, 2, 1], strict=True):
+    for ax, h_kv in zip(fig.axes, [8, 2, 1, 1], strict=True):
         ends = {tuple(line.get_xdata()) for line in ax.lines}
         assert len(ax.lines) == 8 and len({end[1] for end in ends}) == h_kv
 
@@ -276,7 +279,7 @@ def test_the_pages_facts_hold_and_follow_the_values():
     assert "Falcon-7B fits the most, 2,147" in texts["fit_in_memory"].alt
     assert "Q0 to Q3 read KV0" in texts["head_sharing"].alt
     assert figures(p.models, p.fits) == texts
-    assert [o for o in p.options if o[1]] == [(p.models["Llama-3 8B"], True)]
+    assert [o for o in p.options if o[2]] == [("Llama-3 8B", "GQA-8", True)]
 
 
 def test_gqa_tradeoff_reads_table_1():
@@ -332,3 +335,73 @@ def test_every_text_of_the_figures_follows_the_page_colour():
     for fig in figures_drawn:
         styles = re.findall(r'<text style="([^"]*)"', to_svg(fig, "alt"))
         assert styles and all("fill: currentColor" in s for s in styles)
+
+
+def test_deepseek_v2_caches_a_latent_and_a_position_key_per_token_per_layer():
+    from mha.data.kv_designs import design
+    from mha.pages.kv_cache import design_cache_bytes
+
+    formula = (512 + 64) * 60 * 2  # (d_c + d_h^R) · layers · 16-bit
+    assert design_cache_bytes(design("DeepSeek-V2"), 1) == formula
+    shape = Shape.of("DeepSeek-V2", context=1)
+    assert (shape.latent, shape.layers, shape.window) == (512 + 64, 60, 0)
+    fit = what_fits(*_args(shape))
+    assert fit.cache == formula
+    view = calculator_view(shape)
+    assert view["kv-kind"] == "MLA" and view["kv-cache-given"] == size_text(formula)
+    assert view["kv-cache-mha"] == size_text(2 * 128 * 128 * 60 * 2)  # 128 heads of 128
+
+
+def test_a_window_caps_its_layers_and_only_theirs():
+    from mha.data.kv_designs import design
+    from mha.pages.kv_cache import design_cache_bytes
+
+    gemma = Shape.of("Gemma 2 9B", context=10**6)
+    assert (gemma.window, gemma.windowed_layers, gemma.layers) == (4096, 21, 42)
+    per_layer_token = 2 * 8 * 256 * 2
+    expected = per_layer_token * (21 * 10**6 + 21 * 4096)
+    assert what_fits(*_args(gemma)).cache == expected
+    assert design_cache_bytes(design("Gemma 2 9B"), 10**6) == expected
+    mistral = Shape.of("Mistral 7B", context=10**6)  # every layer windowed
+    assert what_fits(*_args(mistral)).cache == cache_bytes(decoder("Mistral 7B"), 4096)
+    assert what_fits(*_args(mistral)).longest_context is None
+    assert calculator_view(mistral)["kv-context-given"].startswith("no limit")
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_longest_context_is_the_last_that_fits(seed):
+    rng = np.random.default_rng(seed)
+    layers = int(rng.integers(2, 80))
+    args = dict(
+        layers=layers,
+        kv_heads=int(rng.integers(1, 9)),
+        head_dim=int(rng.choice([64, 128, 256])),
+        batch=int(rng.integers(1, 9)),
+        itemsize=2,
+        params=int(rng.integers(10**8, 10**10)),
+        memory=int(rng.integers(2**33, 2**37)),
+        latent=int(rng.choice([0, 576])),
+        window=int(rng.choice([0, 1024, 4096])),
+        windowed_layers=int(rng.integers(0, layers)),  # at least one global layer
+    )
+    longest = what_fits(context=1, **args).longest_context
+    free = what_fits(context=1, **args).free
+    if longest:
+        assert what_fits(context=longest, **args).cache <= free
+    assert what_fits(context=longest + 1, **args).cache > free
+
+
+def _args(shape: Shape) -> tuple:
+    return (
+        shape.layers,
+        shape.kv_heads,
+        shape.head_dim,
+        shape.context,
+        shape.batch,
+        shape.itemsize,
+        shape.params,
+        shape.memory,
+        shape.latent,
+        shape.window,
+        shape.windowed_layers,
+    )

@@ -177,3 +177,28 @@ def test_the_swapped_pairing_is_a_fresh_rotation_and_leaves_the_original_alone()
     np.testing.assert_array_equal(swapped(x)[0], from_scratch(x)[0])
     assert not np.allclose(swapped(x)[0], before)
     np.testing.assert_array_equal(layer(x)[0], before)
+
+
+def test_the_predicted_step_bytes_are_the_benchmarked_models_own(page):
+    """The page predicts from the configuration; the bench counted the arrays of the
+    model and of its expansion: the two must agree to the byte."""
+    for row in page.decoding["grouped"]:
+        measured = row["predicted_bytes"]
+        assert row["gqa_bytes"] == measured["gqa"]
+        assert row["mha_bytes"] == measured["mha"]
+    assert page.decoding["cache_per_token"] == 30 * 2 * 3 * 64 * 4 == 46_080
+
+
+def test_the_decoding_facts_turn_false_on_other_results(page):
+    d = page.decoding
+    slow = [
+        {**r, "cached_tokens_per_s": {**r["cached_tokens_per_s"], "q1": 0.0}}
+        for r in d["recompute"]
+    ]
+    flat = [{**r, "speedup": {**r["speedup"], "median": 2.0}} for r in d["recompute"]]
+    level = [{**r, "predicted_ratio": 1.1} for r in d["grouped"]]
+    assert not gqa.decoding_facts({**d, "recompute": slow})["cache_always"].holds
+    assert not gqa.decoding_facts({**d, "recompute": flat})["gap_grows"].holds
+    assert not gqa.decoding_facts({**d, "grouped": level})["predicted_grows"].holds
+    assert gqa.decoding_facts({**d, "busy": True})["busy"].holds
+    assert not gqa.decoding_facts({**d, "busy": False})["busy"].holds

@@ -30,20 +30,49 @@
     return 2n * batch * nKvHeads * dK * length * itemsize;
   }
 
+  // 0 (none) or a positive count, as mha.pages.kv_cache._count_or_zero.
+  function countOrZero(name, value) {
+    return value === 0n ? 0n : positive(name, value);
+  }
+
   // mha.pages.kv_cache.what_fits: the cache, and what fits beside the weights.
-  function whatFits(layers, kvHeads, headDim, context, batch, itemsize, params, memory) {
+  // latent > 0: a layer caches that many values per token (latent attention);
+  // window > 0: `windowed` of the layers hold at most `window` tokens.
+  function whatFits(layers, kvHeads, headDim, context, batch, itemsize, params, memory,
+    latent = 0n, window = 0n, windowedLayers = 0n) {
     positive("layers", layers);
     positive("params", params);
     positive("memory", memory);
-    const cache = layers * kvCacheBytes(batch, kvHeads, headDim, context, itemsize);
-    const perToken = layers * kvCacheBytes(batch, kvHeads, headDim, 1n, itemsize);
-    const perSequence = layers * kvCacheBytes(1n, kvHeads, headDim, context, itemsize);
+    latent = countOrZero("latent", latent);
+    window = countOrZero("window", window);
+    const windowed = window ? countOrZero("windowed_layers", windowedLayers) : 0n;
+    if (windowed > layers) {
+      throw new RangeError(
+        `windowed_layers: expected at most the ${layers} layers, got ${windowed}`);
+    }
+    const unit = latent ? latent * positive("itemsize", itemsize)
+      : kvCacheBytes(1n, kvHeads, headDim, 1n, itemsize);
+    positive("batch", batch);
+    positive("context", context);
+    const sequence = (tokens) => {
+      const held = windowed && tokens > window ? window : tokens;
+      return unit * ((layers - windowed) * tokens + windowed * held);
+    };
     const weights = params * itemsize;
     const free = memory > weights ? memory - weights : 0n;
+    const perToken = batch * unit * layers;
+    let longestContext;
+    if (!windowed || free < batch * sequence(window)) {
+      longestContext = free / perToken;
+    } else if (windowed === layers) {
+      longestContext = null; // every layer capped: any context fits
+    } else {
+      const rest = free - batch * sequence(window);
+      longestContext = window + rest / (batch * unit * (layers - windowed));
+    }
     return {
-      cache, weights, memory, free,
-      longestContext: free / perToken,
-      largestBatch: free / perSequence,
+      cache: batch * sequence(context), weights, memory, free,
+      longestContext, largestBatch: free / sequence(context),
     };
   }
 
@@ -65,7 +94,8 @@
   }
 
   const grouped = (n) => n.toLocaleString("en-US");
-  const count = (n, unit) => `${grouped(n)} ${unit}${n === 1n ? "" : "s"}`;
+  const count = (n, unit) => (n === null ? "no limit (every layer windowed)"
+    : `${grouped(n)} ${unit}${n === 1n ? "" : "s"}`);
 
   // The fields, by input name: their accessible names and what they accept.
   const WHOLE = /^[0-9]+$/;
@@ -74,8 +104,10 @@
     ["layers", "layers"], ["query_heads", "query heads"], ["kv_heads", "K/V heads"],
     ["head_dim", "head dim"], ["context", "context"], ["batch", "batch"],
     ["itemsize", "bytes per value"], ["params", "parameters"],
-    ["memory_gib", "memory (GiB)"],
+    ["memory_gib", "memory (GiB)"], ["latent", "latent width"], ["window", "window"],
+    ["windowed_layers", "windowed layers"],
   ];
+  const MAY_BE_ZERO = new Set(["latent", "window", "windowed_layers"]);
 
   function kind(h, hKv) {
     if (hKv === h) return "MHA";
@@ -93,12 +125,23 @@
           return { error: `${label}: enter a positive number of GiB`, field: name };
         }
         shape.memory = BigInt(bytes);
+      } else if (MAY_BE_ZERO.has(name)) {
+        if (!WHOLE.test(text)) {
+          return { error: `${label}: enter a whole number (0 for none)`, field: name };
+        }
+        shape[name] = BigInt(text);
       } else {
         if (!WHOLE.test(text) || BigInt(text) < 1n) {
           return { error: `${label}: enter a whole number of at least 1`, field: name };
         }
         shape[name] = BigInt(text);
       }
+    }
+    if (shape.windowed_layers > shape.layers) {
+      return {
+        error: `windowed layers: enter at most the ${grouped(shape.layers)} layers`,
+        field: "windowed_layers",
+      };
     }
     if (shape.query_heads % shape.kv_heads !== 0n) {
       return {
@@ -125,13 +168,14 @@
     let fit;
     for (const [column, kvHeads] of Object.entries(columns)) {
       fit = whatFits(shape.layers, kvHeads, shape.head_dim, shape.context, shape.batch,
-        shape.itemsize, shape.params, shape.memory);
+        shape.itemsize, shape.params, shape.memory,
+        column === "given" ? shape.latent : 0n, shape.window, shape.windowed_layers);
       set(`kv-heads-${column}`, grouped(kvHeads));
       set(`kv-cache-${column}`, sizeText(fit.cache));
       set(`kv-context-${column}`, count(fit.longestContext, "token"));
       set(`kv-batch-${column}`, count(fit.largestBatch, "sequence"));
     }
-    set("kv-kind", kind(shape.query_heads, shape.kv_heads));
+    set("kv-kind", shape.latent ? "MLA" : kind(shape.query_heads, shape.kv_heads));
     set("kv-weights", `Weights: ${sizeText(fit.weights)} (${grouped(shape.params)} `
       + `parameters × ${shape.itemsize} bytes) in ${sizeText(fit.memory)} of memory, `
       + (fit.free > 0n ? `which leaves ${sizeText(fit.free)} for the cache.`
@@ -150,7 +194,8 @@
   function fill(form, model, defaults) {
     const values = {
       layers: model.layers, query_heads: model.query_heads, kv_heads: model.kv_heads,
-      head_dim: model.head_dim, params: model.params,
+      head_dim: model.head_dim, params: model.params, latent: model.latent,
+      window: model.window, windowed_layers: model.windowed_layers,
       batch: defaults.batch, itemsize: defaults.itemsize,
     };
     for (const [name, value] of Object.entries(values)) {

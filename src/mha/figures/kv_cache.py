@@ -15,14 +15,16 @@ from mha.figures.style import INK, PALETTE, SMALL, new_figure
 def head_sharing(n_heads: int, panels: Sequence[tuple[str, int, list[int]]]) -> Figure:
     """Query heads above, K/V heads below, a line from each query head to the K/V head
     it reads: one panel ``(kind, K/V heads, K/V head of each query head)`` per K/V
-    head count, stacked (MHA, GQA, MQA, as in Ainslie et al.'s Figure 2).
+    head count, stacked (MHA, GQA, MQA, as in Ainslie et al.'s Figure 2). A panel of
+    kind ``"MLA"`` draws its one square as the cached latent, from which every head's
+    keys and values are projected.
 
     ```python
     from mha.figures.kv_cache import head_sharing
     from mha.pages.kv_cache import page
 
     fig = head_sharing(*page().figures["head_sharing"].data)
-    assert len(fig.axes) == 3 and len(fig.axes[1].lines) == 8  # one line a query head
+    assert len(fig.axes) == 4 and len(fig.axes[1].lines) == 8  # one line a query head
     ```
     """
     fig, axes = new_figure(4.6, 1.7 * len(panels), nrows=len(panels), squeeze=False)
@@ -35,9 +37,14 @@ def head_sharing(n_heads: int, panels: Sequence[tuple[str, int, list[int]]]) -> 
         ax.scatter(x_kv, np.zeros(h_kv), s=150, color=PALETTE[1], marker="s", zorder=3)
         for i in range(n_heads):
             ax.text(x_query[i], 1.22, f"Q{i}", ha="center", va="bottom", fontsize=9)
+        latent = kind == "MLA"
         for j in range(h_kv):
-            ax.text(x_kv[j], -0.22, f"KV{j}", ha="center", va="top", fontsize=9)
-        ax.set_title(f"{kind}: {h_kv} K/V head{'s' if h_kv > 1 else ''}", fontsize=10)
+            label = "latent c (+ position key)" if latent else f"KV{j}"
+            ax.text(x_kv[j], -0.22, label, ha="center", va="top", fontsize=9)
+        title = f"{kind}: {h_kv} K/V head{'s' if h_kv > 1 else ''}"
+        if latent:
+            title = "MLA: one cached latent; each head projects its own K and V from it"
+        ax.set_title(title, fontsize=10)
         ax.set_xlim(-0.6, n_heads - 0.4)
         ax.set_ylim(-0.7, 1.7)
         ax.axis("off")

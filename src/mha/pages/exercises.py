@@ -31,6 +31,7 @@ from mha.data import published
 from mha.heads import merge_heads, split_heads
 from mha.layer import MultiHeadAttention
 from mha.pages import cricket as cricket_page
+from mha.pages import fast_attention
 from mha.positions import sinusoidal
 from mha.rope import RotaryEmbedding
 from mha.support.page import Fact, Page
@@ -830,6 +831,7 @@ def page() -> Page:
     total = pruned.n_layers * param_count(pruned.d_model, pruned.n_heads)
     rope_shift = _rope_shift()  # question 7
     return Page(
+        online=_online(),
         tokens=cricket.TOKENS,
         four_heads=four,
         flat=[i for i, row in enumerate(weights) if np.allclose(row, row[0])],
@@ -973,6 +975,25 @@ def recall_facts(
             whole.projections > whole.attention,
             f"projections {whole.projections}, scores and sum {whole.attention}",
         ),
+    }
+
+
+def _online() -> dict:
+    """Question 7: one head's scores at the fast-attention page's largest n, whole and
+    a block at a time, in float64, beside both paths' measured peaks."""
+    fast = fast_attention.page()
+    row, block = fast.memory[-1], fast.tile
+    size = fast.itemsize
+    return {
+        "n": row["n"],
+        "block": block,
+        "d_k": fast.d_k,
+        "scores_bytes": row["n"] ** 2 * size,
+        "block_bytes": block**2 * size,
+        "blocks": (row["n"] // block) ** 2,
+        "naive_mb": row["naive_mb"],
+        "tiled_mb": row["tiled_mb"],
+        "dense_arrays": fast.dense_arrays,
     }
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from mha.accounting import kv_cache_bytes
 from mha.data import totals
+from mha.data.kv_designs import KV_DESIGNS, KVDesign
 from mha.data.published import (
     DECODERS,
     GQA_GROUPS,
@@ -106,7 +107,10 @@ def page() -> Page:
         fits=fits,
         start=start,
         view=calculator_view(start),
-        options=[(r, r.config.name == CALCULATOR_MODEL) for r in rows],
+        options=[  # (name, kind, opens with it): the decoders, then the designs
+            (name, "MLA" if Shape.of(name).latent else d.kind, name == CALCULATOR_MODEL)
+            for name, d in calculator_models().items()
+        ],
         calculator_json=calculator_json(),
         tradeoffs=list(tradeoff.values()),
         tradeoff=tradeoff,
@@ -117,9 +121,66 @@ def page() -> Page:
         gqa_source=GQA_SOURCE,
         # where Ainslie et al. give speed and quality by model, time by groups
         cited={"table": 1, "figure": 6},
-        facts=facts(models, naive, fits, tradeoff),
+        designs=designs(),
+        facts={**facts(models, naive, fits, tradeoff), **design_facts(designs())},
         figures=figures(models, fits),
     )
+
+
+def designs() -> list[dict]:
+    """The rows of the KV-design table: each design's cache per token and at its
+    longest context, beside the same layers caching full multi-head K and V.
+
+    ```python
+    from mha.pages.kv_cache import designs
+
+    mla = designs()[0]
+    assert mla["per_token"] == (512 + 64) * 60 * 2 and mla["local_layers"] == 0
+    ```
+    """
+    rows = []
+    for d in KV_DESIGNS:
+        windows = [w for w in d.windows if w is not None]
+        longest = design_cache_bytes(d, d.max_context)
+        mha = d.mha_width * d.n_layers * d.max_context * BYTES_PER_VALUE
+        rows.append(
+            {
+                "design": d,
+                "width": d.widths[0],
+                "local_layers": len(windows),
+                "window": windows[0] if windows else None,
+                "per_token": design_cache_bytes(d, 1),
+                "longest": size_text(longest),
+                "mha_longest": size_text(mha),
+                "share": longest / mha,
+            }
+        )
+    return rows
+
+
+def design_facts(rows: list[dict]) -> dict[str, Fact]:
+    """The facts the design table's sentences state.
+
+    ```python
+    from mha.pages.kv_cache import design_facts, designs
+
+    rows = designs()
+    wide = [dict(rows[0], share=0.5)] + rows[1:]
+    assert not design_facts(wide)["mla_small"].holds
+    ```
+    """
+    mla = next(r for r in rows if r["design"].name == "DeepSeek-V2")
+    gemma = next(r for r in rows if r["design"].name == "Gemma 2 9B")
+    return {
+        "mla_small": Fact(
+            mla["share"] < 0.05 and mla["share"] == min(r["share"] for r in rows),
+            f"shares of full MHA: {[round(r['share'], 4) for r in rows]}",
+        ),
+        "half_local": Fact(
+            2 * gemma["local_layers"] == gemma["design"].n_layers,
+            f"{gemma['local_layers']} local of {gemma['design'].n_layers} layers",
+        ),
+    }
 
 
 def attention_kind(n_heads: int, n_kv_heads: int) -> str:
@@ -239,7 +300,8 @@ class Fit:
     free: (
         int  # memory left for the cache once the weights are in (0 if they do not fit)
     )
-    longest_context: int  # tokens a sequence that fit beside the weights, at the batch
+    # tokens a sequence that fit beside the weights, at the batch; None: no limit
+    longest_context: int | None
     largest_batch: int  # sequences of the context that fit beside the weights
 
 
@@ -252,10 +314,19 @@ def what_fits(
     itemsize: int,
     params: int,
     memory: int,
+    latent: int = 0,
+    window: int = 0,
+    windowed_layers: int = 0,
 ) -> Fit:
     """The cache of a shape, and the longest context and largest batch that fit in
     ``memory`` bytes beside the weights (``itemsize`` bytes per value; activations
     ignored: upper bounds). The calculator's script is a port of this.
+
+    ``latent`` > 0: each layer caches that many values per token instead of
+    ``2 · kv_heads · head_dim`` (latent attention). ``window`` > 0: ``windowed_layers``
+    of the layers hold at most ``window`` tokens (sliding-window layers), the others
+    every token; ``longest_context`` is ``None`` when every layer is windowed and the
+    full window fits: the cache then stops growing.
 
     ```python
     from mha.pages.kv_cache import GIB, what_fits
@@ -264,17 +335,51 @@ def what_fits(
     fit = what_fits(80, 8, 128, 4096, 1, 2, 68_976_648_192, 160 * GIB)
     assert fit.cache == 1_342_177_280 == 80 * 2 * 8 * 128 * 4096 * 2
     assert fit.largest_batch == fit.free // fit.cache == 25
+    # DeepSeek-V2: a latent of 512 and a position key of 64, 60 layers, one token
+    mla = what_fits(60, 128, 128, 1, 1, 2, 236_000_000_000, 640 * GIB, latent=576)
+    assert mla.cache == (512 + 64) * 60 * 2
+    # Gemma 2 9B: 21 of its 42 layers hold 4,096 tokens at most
+    gemma = what_fits(42, 8, 256, 8192, 1, 2, 9 * 10**9, 80 * GIB, 0, 4096, 21)
+    assert gemma.cache == 2 * 8 * 256 * 2 * (21 * 8192 + 21 * 4096)
     ```
     """
     layers = positive_int("layers", layers)
     params = positive_int("params", params)
     memory = positive_int("memory", memory)
-    cache = layers * kv_cache_bytes(batch, kv_heads, head_dim, context, itemsize)
-    per_token = layers * kv_cache_bytes(batch, kv_heads, head_dim, 1, itemsize)
-    per_sequence = layers * kv_cache_bytes(1, kv_heads, head_dim, context, itemsize)
+    latent, window = _count_or_zero("latent", latent), _count_or_zero("window", window)
+    windowed = _count_or_zero("windowed_layers", windowed_layers) if window else 0
+    if windowed > layers:
+        raise ValueError(
+            f"windowed_layers: expected at most the {layers} layers, got {windowed}"
+        )
+    if latent:  # values a layer caches per token, times the bytes of one, per sequence
+        unit = latent * positive_int("itemsize", itemsize)
+    else:
+        unit = kv_cache_bytes(1, kv_heads, head_dim, 1, itemsize)
+    batch = positive_int("batch", batch)
+    context = positive_int("context", context)
+
+    def sequence(tokens: int) -> int:  # one sequence's cache, all layers
+        held = min(tokens, window) if windowed else tokens
+        return unit * ((layers - windowed) * tokens + windowed * held)
+
     weights = params * itemsize
     free = max(memory - weights, 0)
-    return Fit(cache, weights, memory, free, free // per_token, free // per_sequence)
+    per_token = batch * unit * layers  # while no window is full
+    if not windowed or free < batch * sequence(window):
+        longest = free // per_token
+    elif windowed == layers:
+        longest = None  # every layer capped: any context fits
+    else:
+        rest = free - batch * sequence(window)
+        longest = window + rest // (batch * unit * (layers - windowed))
+    cache = batch * sequence(context)
+    return Fit(cache, weights, memory, free, longest, free // sequence(context))
+
+
+def _count_or_zero(name: str, value: int) -> int:
+    """``value`` as a count that may be 0 (none), or a clear error naming ``name``."""
+    return 0 if value == 0 else positive_int(name, value)
 
 
 @dataclass(frozen=True)
@@ -291,15 +396,28 @@ class Shape:
     params: int
     memory_gib: float
     model: str | None = None  # the published model the shape was filled from
+    latent: int = 0  # values a layer caches per token instead of K and V; 0: none
+    window: int = 0  # tokens a windowed layer holds at most; 0: no window
+    windowed_layers: int = 0  # how many layers have the window
 
     @classmethod
     def of(cls, name: str, context: int = EXAMPLE_CONTEXT) -> Shape:
         """The calculator's inputs as a published model fills them (batch 1, 16-bit)."""
-        c = decoder(name)
+        c = calculator_models()[name]
+        latent = c.widths[0] if c.widths[0] != 2 * c.n_kv_heads * c.head_dim else 0
+        windows = [w for w in c.windows if w is not None]
         shape = (c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim)
         workload = (context, EXAMPLE_BATCH, BYTES_PER_VALUE)
-        params = counted_params(c.name)
-        return cls(*shape, *workload, params, EXAMPLE_MEMORY_GIB, c.name)
+        return cls(
+            *shape,
+            *workload,
+            counted_params(c.name),
+            EXAMPLE_MEMORY_GIB,
+            c.name,
+            latent,
+            windows[0] if windows else 0,
+            len(windows),
+        )
 
     @property
     def memory(self) -> int:
@@ -307,8 +425,76 @@ class Shape:
         return int(np.floor(float(self.memory_gib) * GIB))
 
 
-def _count(n: int, unit: str) -> str:
+def _count(n: int | None, unit: str) -> str:
+    if n is None:
+        return "no limit (every layer windowed)"
     return f"{n:,} {unit}" + ("" if n == 1 else "s")
+
+
+def as_design(c: DecoderConfig) -> KVDesign:
+    """A published decoder as a ``KVDesign``: K and V of its K/V heads in every
+    layer, capped by its sliding window if it has one.
+
+    ```python
+    from mha.data.published import decoder
+    from mha.pages.kv_cache import as_design
+
+    llama = as_design(decoder("Llama-2 70B"))
+    assert llama.widths == (2 * 8 * 128,) * 80 and llama.windows == (None,) * 80
+    ```
+    """
+    return KVDesign(
+        c.name,
+        attention_kind(c.n_heads, c.n_kv_heads),
+        c.n_heads,
+        c.n_kv_heads,
+        c.head_dim,
+        (2 * c.n_kv_heads * c.head_dim,) * c.n_layers,
+        (c.sliding_window,) * c.n_layers,
+        2 * c.n_heads * c.head_dim,
+        c.params,
+        c.max_context,
+        c.source,
+        c.context_source,
+    )
+
+
+@functools.cache
+def calculator_models() -> dict[str, KVDesign]:
+    """The models the calculator offers: every published decoder, then the KV designs
+    of ``mha.data.kv_designs`` that are not among them (a design's row wins).
+
+    ```python
+    from mha.pages.kv_cache import calculator_models
+
+    models = calculator_models()
+    assert models["DeepSeek-V2"].widths[0] == 576 and "Llama-3 8B" in models
+    assert models["Mistral 7B"].windows[0] == 4096
+    ```
+    """
+    models = {c.name: as_design(c) for c in DECODERS}
+    return models | {d.name: d for d in KV_DESIGNS}
+
+
+def design_cache_bytes(
+    d: KVDesign, context: int, batch: int = 1, itemsize: int = BYTES_PER_VALUE
+) -> int:
+    """The cache of a design, layer by layer: values per token times the tokens the
+    layer holds (its window caps them), times the batch and the bytes of a value.
+
+    ```python
+    from mha.data.kv_designs import design
+    from mha.pages.kv_cache import design_cache_bytes
+
+    assert design_cache_bytes(design("DeepSeek-V2"), 1) == (512 + 64) * 60 * 2
+    gemma = design("Gemma 2 9B")  # 21 local layers stop at 4,096 tokens
+    assert design_cache_bytes(gemma, 8192) == 4096 * 2 * (21 * 8192 + 21 * 4096)
+    ```
+    """
+    context = positive_int("context", context)
+    tokens = [context if w is None else min(context, w) for w in d.windows]
+    held = sum(width * n for width, n in zip(d.widths, tokens, strict=True))
+    return held * positive_int("batch", batch) * positive_int("itemsize", itemsize)
 
 
 def calculator_view(shape: Shape) -> dict[str, str]:
@@ -326,10 +512,13 @@ def calculator_view(shape: Shape) -> dict[str, str]:
     ```
     """
     columns = {"given": shape.kv_heads, "mha": shape.query_heads, "mqa": 1}
-    view = {"kv-kind": attention_kind(shape.query_heads, shape.kv_heads)}
+    kind = attention_kind(shape.query_heads, shape.kv_heads)
+    view = {"kv-kind": "MLA" if shape.latent else kind}
     rest = (shape.context, shape.batch, shape.itemsize, shape.params, shape.memory)
+    windows = (shape.window, shape.windowed_layers)
     for column, kv_heads in columns.items():
-        fit = what_fits(shape.layers, kv_heads, shape.head_dim, *rest)
+        latent = shape.latent if column == "given" else 0
+        fit = what_fits(shape.layers, kv_heads, shape.head_dim, *rest, latent, *windows)
         view[f"kv-heads-{column}"] = f"{kv_heads:,}"
         view[f"kv-cache-{column}"] = size_text(fit.cache)
         view[f"kv-context-{column}"] = _count(fit.longest_context, "token")
@@ -342,7 +531,7 @@ def calculator_view(shape: Shape) -> dict[str, str]:
         f"{shape.itemsize} bytes) in {size_text(fit.memory)} of memory, {room}"
     )
     view["kv-warning"] = ""
-    c = None if shape.model is None else decoder(shape.model)
+    c = None if shape.model is None else calculator_models()[shape.model]
     if c is not None and shape.context > c.max_context:
         view["kv-warning"] = (
             f"{shape.context:,} tokens is past the {c.max_context:,} tokens "
@@ -366,8 +555,8 @@ def calculator_json() -> str:
     assert "<" not in calculator_json()
     ```
     """
-    fields = {"layers": "n_layers", "query_heads": "n_heads", "kv_heads": "n_kv_heads"}
-    fields |= {f: f for f in ("name", "head_dim", "max_context")}
+    fields = ("layers", "query_heads", "kv_heads", "head_dim", "params")
+    fields += ("latent", "window", "windowed_layers")
     data = {
         "default": {
             "model": CALCULATOR_MODEL,
@@ -380,11 +569,12 @@ def calculator_json() -> str:
         "gib": GIB,
         "models": [],
     }
-    for c in DECODERS:
+    for c in calculator_models().values():
         source = {"title": c.context_source.title, "where": c.context_source.where}
-        model = {key: getattr(c, field) for key, field in fields.items()}
-        counted = {"params": counted_params(c.name)}
-        data["models"].append(model | counted | {"context_source": source})
+        shape = Shape.of(c.name)
+        model = {field: getattr(shape, field) for field in fields}
+        model |= {"name": c.name, "max_context": c.max_context}
+        data["models"].append(model | {"context_source": source})
     text = json.dumps(data, sort_keys=True, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
@@ -495,6 +685,7 @@ def figures(
                 f"Q{first[-1]} read KV0)"
             )
         )
+    panels.append(("MLA", 1, [0] * h))  # DeepSeek-V2: every head reads one latent
     c = models[CONTEXT_MODEL].config
     kv_heads = (c.n_heads, c.n_kv_heads, 1)  # MHA, as published, MQA
     lines = [
@@ -514,14 +705,16 @@ def figures(
         "head_sharing": Figure(
             "kv_cache.head_sharing",
             (h, tuple(panels)),
-            alt=f"Three panels of {h} query heads, Q0 to Q{h - 1}, drawn as circles "
+            alt=f"Four panels of {h} query heads, Q0 to Q{h - 1}, drawn as circles "
             "above square K/V heads, with a line from each query head to the K/V head "
-            "it reads. " + "; ".join(said) + ".",
+            "it reads. " + "; ".join(said) + "; MLA: all query heads read one cached "
+            "latent vector, from which each projects its own keys and values.",
             caption="Which K/V head each query head reads, taken from repeat_kv: count "
             "the lines that meet at each square. The cache holds only the squares, so "
             "it shrinks by the factor h / h_kv ("
             + ", ".join(str(h // g) for g in sharing)
-            + " lines a square here).",
+            + " lines a square here). The last panel caches a latent instead of K/V "
+            "heads: its size is the latent's width, whatever the heads.",
         ),
         "cache_vs_context": Figure(
             "kv_cache.cache_vs_context",

@@ -371,6 +371,8 @@ def page() -> Page:
     ```
     """
     r, bench = results(), measured.load("smollm2")
+    decode_bench = measured.load("decode")
+    decoded = decoding(decode_bench, r.config, bench["weight_bytes_per_token"])
     c, itemsize = r.config, CACHE_ITEMSIZE
     # every head on the corpus's short sentences, its kind by the atlas's rule
     data = cached(head_grid.smollm2_payload, head_grid.texts(), smollm2.gguf_digest())
@@ -411,7 +413,9 @@ def page() -> Page:
         every=every,
         ranking=ranking(r),
         noise=NOISE,
-        facts=facts(r, bench, every.counts),
+        decode_bench=decode_bench,
+        decoding=decoded,
+        facts={**facts(r, bench, every.counts), **decoding_facts(decoded)},
         figures=figures(r),
     )
 
@@ -505,4 +509,122 @@ def figures(r: Study) -> dict[str, Figure]:
             "published model's level, and all of them with the dashed line: every "
             "layer converted.",
         )
+    }
+
+
+# --- decoding, measured by make bench (tests/bench/decode.py) -----------------------
+
+# The functions whose own time in the decode profile holds the step's weight products
+# (a matrix product is counted in the function that calls it).
+PRODUCT_FUNCTIONS = ("feed_forward", "head", "_project", "_linear", "_attend")
+
+
+def step_bytes(
+    config: smollm2.Config, weight_bytes: int, n_kv_heads: int, context: int
+) -> int:
+    """Bytes one decode step reads at ``context``: every weight once, the K and V
+    projections grown to ``n_kv_heads`` heads, and the whole float32 cache.
+
+    ```python
+    from mha.pages.real_gqa_model import step_bytes
+    from mha.pretrained import smollm2
+
+    model = smollm2.load()
+    c, weights = model.config, model.weight_nbytes
+    gap = step_bytes(c, weights, 9, 512) - step_bytes(c, weights, 3, 512)
+    assert gap == 30 * 2 * 6 * 64 * (576 + 512) * 4  # 6 more K/V heads a layer
+    ```
+    """
+    extra_heads = n_kv_heads - config.n_kv_heads
+    projections = 2 * extra_heads * config.d_k * config.d_model * CACHE_ITEMSIZE
+    cache = kv_cache_bytes(1, n_kv_heads, config.d_k, context, CACHE_ITEMSIZE)
+    return weight_bytes + config.n_layers * (projections + cache)
+
+
+def decoding(data: dict, config: smollm2.Config, weight_bytes: int) -> dict:
+    """The decode benchmark's tables, with the bytes each step is predicted to read.
+
+    ```python
+    from mha.pages.real_gqa_model import decoding, page
+
+    p = page()
+    d = decoding(p.decode_bench, p.study.config, p.bench["weight_bytes_per_token"])
+    assert d["grouped"][0]["predicted_ratio"] > 1
+    ```
+    """
+    grouped = []
+    for row in data["gqa_or_expansion"]:
+        t = row["context"]
+        gqa, mha = (
+            step_bytes(config, weight_bytes, h, t)
+            for h in (config.n_kv_heads, config.n_heads)
+        )
+        grouped.append(
+            {
+                **row,
+                "gqa_bytes": gqa,
+                "mha_bytes": mha,
+                "gqa_mb": round(gqa / 1e6),  # whole MB, printed with separators
+                "mha_mb": round(mha / 1e6),
+                "predicted_ratio": mha / gqa,
+            }
+        )
+    load, cores = data["load_average_1min"], data["provenance"]["machine"]["cpu_count"]
+    per_token = config.n_layers * kv_cache_bytes(
+        1, config.n_kv_heads, config.d_k, 1, CACHE_ITEMSIZE
+    )
+    profile = [
+        {**p, "products": p["function"].split("(")[-1].rstrip(")") in PRODUCT_FUNCTIONS}
+        for p in data["overhead"]["profile"]
+    ]
+    return {
+        "recompute": data["cache_or_recompute"],
+        "grouped": grouped,
+        "overhead": data["overhead"],
+        "profile": profile,
+        "rounds": data["rounds"],
+        "steps": data["steps_per_round"],
+        "load": max(load["before"], load["after"]),
+        "cores": cores,
+        "busy": max(load["before"], load["after"]) > cores,
+        "cache_per_token": per_token,
+        "weights_mb": weight_bytes / 1e6,
+    }
+
+
+def decoding_facts(d: dict) -> dict[str, Fact]:
+    """The facts the decoding section states.
+
+    ```python
+    from mha.pages.real_gqa_model import decoding_facts, page
+
+    p = page()
+    quiet = dict(p.decoding, busy=False)
+    assert decoding_facts(quiet)["busy"].holds is False
+    ```
+    """
+    rows, grouped = d["recompute"], d["grouped"]
+    spans = [
+        (
+            r["context"],
+            r["cached_tokens_per_s"]["q1"],
+            r["recompute_tokens_per_s"]["q3"],
+        )
+        for r in rows
+    ]
+    speedups = [r["speedup"]["median"] for r in rows]
+    predicted = [round(r["predicted_ratio"], 3) for r in grouped]
+    return {
+        "cache_always": Fact(
+            all(cached > again for _, cached, again in spans),
+            f"(context, cached q1, recompute q3) tokens/s: {spans}",
+        ),
+        "gap_grows": Fact(
+            speedups[-1] > 4 * speedups[0], f"speed-ups by context {speedups}"
+        ),
+        "predicted_grows": Fact(
+            predicted == sorted(predicted) and predicted[0] < 1.25 < predicted[-1],
+            f"predicted MHA/GQA bytes by context {predicted}",
+        ),
+        "busy": Fact(d["busy"], f"load {d['load']} on {d['cores']} cores"),
     }

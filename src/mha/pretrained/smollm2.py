@@ -36,8 +36,8 @@ from pathlib import Path
 import numpy as np
 from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
 
-from mha.attention import causal_mask
-from mha.heads import split_heads
+from mha.attention import attend, causal_mask, check_mask
+from mha.heads import merge_heads, split_heads
 from mha.kv_cache import KVCache
 from mha.layer import MultiHeadAttention
 from mha.pretrained import package_folder
@@ -150,6 +150,38 @@ class FusedQKV(MultiHeadAttention):
         if self.rope is not None:
             qk = self.rope.from_position(qk, start)
         return qk[..., :h, :, :], qk[..., h:, :, :], qkv[..., h + h_kv :, :, :]
+
+    def _attend(
+        self,
+        q: np.ndarray,
+        k: np.ndarray,
+        v: np.ndarray,
+        mask: np.ndarray | None,
+        head_mask: np.ndarray | None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Grouped: each K/V head is read where it lies by its group of query heads.
+
+        The readable path repeats every K/V head once per query head of its group
+        (``repeat_kv``), which copies the whole cache on every decode step: the 3 K/V
+        heads become 9 in memory, so grouped-query attention saved memory but not
+        bytes moved. Here the queries are grouped instead, ``(..., h_kv, group, n, d_k)``
+        against ``(..., h_kv, 1, length, d_k)``, and ``attend`` broadcasts: same
+        scores, no copy. A per-head ``head_mask`` or a per-head mask takes the
+        readable path.
+        """
+        group = self.n_heads // self.n_kv_heads
+        if mask is not None:
+            mask = check_mask(mask, (*q.shape[:-1], k.shape[-2]))
+        if group == 1 or head_mask is not None or (mask is not None and mask.ndim > 2):
+            return super()._attend(q, k, v, mask, head_mask)
+        *lead, h, n, d_k = q.shape
+        grouped = q.reshape(*lead, self.n_kv_heads, group, n, d_k)
+        heads, weights = attend(grouped, k[..., None, :, :], v[..., None, :, :], mask)
+        heads = heads.reshape(*lead, h, n, v.shape[-1])
+        out = merge_heads(heads) @ self.w_o.astype(q.dtype, copy=False)
+        if self.b_o is not None:
+            out += self.b_o.astype(q.dtype, copy=False)
+        return out, weights.reshape(*lead, h, n, k.shape[-2])
 
 
 @dataclass

@@ -1,0 +1,102 @@
+"""The fast-attention page: the worked online softmax, the memory, the counts, and
+each fact fed values that make it false."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from mha.attention import softmax
+from mha.pages.fast_attention import (
+    BLOCK,
+    SCORES,
+    VALUES,
+    facts,
+    memory,
+    multiply_adds,
+    online_steps,
+    page,
+)
+
+
+def test_every_fact_holds_and_the_example_agrees_with_the_softmax():
+    p = page()
+    assert all(f.holds for f in p.facts.values()), {
+        k: f.values for k, f in p.facts.items() if not f.holds
+    }
+    assert p.steps[-1].so_far == pytest.approx(softmax(SCORES) @ VALUES, abs=1e-12)
+    assert [s.keys for s in p.steps] == [(0, 1), (2, 3), (4, 5)]
+
+
+@pytest.mark.parametrize("block", [1, 2, 4, 5, 6])
+def test_the_online_steps_end_at_the_softmax_for_any_block(block):
+    rng = np.random.default_rng(block)
+    scores, values = rng.normal(size=11) * 5, rng.normal(size=11)
+    steps = online_steps(scores, values, block)
+    assert len(steps) == math.ceil(11 / block)
+    assert steps[-1].so_far == pytest.approx(softmax(scores) @ values, abs=1e-12)
+    assert steps[-1].m == scores.max() and steps[0].rescale == 0.0
+
+
+def test_each_running_state_is_the_softmax_of_the_keys_seen_so_far():
+    for step in online_steps(SCORES, VALUES, BLOCK):
+        seen = slice(0, step.keys[-1] + 1)
+        assert step.s == pytest.approx(np.exp(SCORES[seen] - step.m).sum())
+        assert step.so_far == pytest.approx(softmax(SCORES[seen]) @ VALUES[seen])
+
+
+def test_the_multiply_adds_match_their_closed_forms():
+    n, d, b = 1024, 64, 128
+    full, causal = multiply_adds(n, d, b, False), multiply_adds(n, d, b, True)
+    assert full["naive"] == full["tiled"] == causal["naive"] == n * n * 2 * d
+    t = n // b  # query blocks; query block i visits i + 1 key blocks
+    assert causal["tiled"] == b * b * 2 * d * t * (t + 1) // 2
+    assert full["rescale"] == n * (d + 1) * t
+    ragged = multiply_adds(300, 16, 64, True)  # the last block of 44 sees all 300 keys
+    assert ragged["tiled"] == 64 * 32 * (64 + 128 + 192 + 256) + 44 * 300 * 32
+
+
+def test_the_memory_grows_as_n_squared_and_as_n():
+    small, double = memory((256, 512))
+    for row in (small, double):
+        assert row["dense"] <= row["naive"] < 1.2 * row["dense"]
+    assert 3.5 < double["naive"] / small["naive"] < 4.5
+    assert double["tiled"] <= 2 * small["tiled"]
+
+
+def test_the_bench_agrees_with_the_build_where_both_measured():
+    p = page()
+    by_n = {row["n"]: row for row in p.bench["rows"]}
+    for row in p.memory:
+        assert by_n[row["n"]]["naive"] == pytest.approx(row["naive"], rel=0.05)
+    assert max(by_n) >= 8192
+
+
+def test_facts_turn_false():
+    p = page()
+    args = (p.steps, p.direct, p.memory, p.bench["rows"], p.counts)
+
+    def broken(i, value):
+        changed = list(args)
+        changed[i] = value
+        return facts(*changed)
+
+    flat = [dataclasses.replace(s, rescale=1.0) for s in p.steps]
+    assert not broken(0, flat)["max_moves"].holds
+    assert not broken(1, p.direct + 1e-9)["same_output"].holds
+    heavy = [dict(r, naive=2 * r["dense"]) for r in p.memory]
+    assert not broken(2, heavy)["dense_floor"].holds
+    level = [dict(r, naive=r["tiled"]) for r in p.memory]
+    assert not broken(2, level)["quadratic"].holds
+    steep = [dict(r, tiled=r["n"] ** 2) for r in p.memory]
+    assert not broken(2, steep)["linear"].holds
+    assert not broken(2, [dict(r, tiled=r["naive"]) for r in p.memory])["eighth"].holds
+    bad_bench = [dict(r, naive=3 * r["dense"]) for r in p.bench["rows"]]
+    assert not broken(3, bad_bench)["dense_floor"].holds
+    counts = dict(p.counts, full=dict(p.counts["full"], tiled=1))
+    assert not broken(4, counts)["same_products"].holds
+    counts = dict(p.counts, full=dict(p.counts["full"], rescale=10**12))
+    assert not broken(4, counts)["rescale_small"].holds
