@@ -374,8 +374,8 @@ def test_deepseek_v2_caches_its_latent_and_position_key_per_token(new_page) -> N
     )
     assert int(js) == formula
     # a window over every layer caps the cache: Mistral 7B past its 4,096 tokens
-    page.get_by_label("model", exact=True).select_option("Mistral 7B")
+    page.get_by_label("model", exact=True).select_option("Mistral 7B v0.1")
     page.get_by_label("context", exact=True).fill("1000000")
-    assert shown(page) == expected(Shape.of("Mistral 7B", context=10**6))
+    assert shown(page) == expected(Shape.of("Mistral 7B v0.1", context=10**6))
     assert page.locator("#kv-context-given").inner_text().startswith("no limit")
     assert not seen.problems(), seen.problems()

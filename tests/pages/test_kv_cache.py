@@ -362,8 +362,10 @@ def test_a_window_caps_its_layers_and_only_theirs():
     expected = per_layer_token * (21 * 10**6 + 21 * 4096)
     assert what_fits(*_args(gemma)).cache == expected
     assert design_cache_bytes(design("Gemma 2 9B"), 10**6) == expected
-    mistral = Shape.of("Mistral 7B", context=10**6)  # every layer windowed
-    assert what_fits(*_args(mistral)).cache == cache_bytes(decoder("Mistral 7B"), 4096)
+    mistral = Shape.of("Mistral 7B v0.1", context=10**6)  # every layer windowed
+    assert what_fits(*_args(mistral)).cache == cache_bytes(
+        decoder("Mistral 7B v0.1"), 4096
+    )
     assert what_fits(*_args(mistral)).longest_context is None
     assert calculator_view(mistral)["kv-context-given"].startswith("no limit")
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mha.data.published import Source, decoder
+from mha.data.totals import breakdown
 from mha.support.validate import lookup
 
 
@@ -49,7 +50,7 @@ class KVDesign:
     widths: tuple[int, ...]  # values cached per token, one entry a layer
     windows: tuple[int | None, ...]  # tokens a layer holds at most; None: all
     mha_width: int  # values per token a layer would cache with full multi-head K/V
-    params: int  # published total, for what fits beside the weights
+    params: int  # total for what fits beside the weights (counted where it can be)
     max_context: int
     source: Source
     context_source: Source  # where ``max_context`` was read
@@ -79,7 +80,7 @@ _GEMMA2 = Source(
 _LATENT, _ROPE_KEY, _DEEPSEEK_LAYERS = 512, 64, 60
 _GEMMA2_LAYERS, _GEMMA2_KV_HEADS, _GEMMA2_HEADS, _GEMMA2_HEAD = 42, 8, 16, 256
 _GEMMA2_WINDOW = 4096
-_mistral = decoder("Mistral 7B")
+_mistral = decoder("Mistral 7B v0.1")
 
 KV_DESIGNS: tuple[KVDesign, ...] = (
     KVDesign(
@@ -123,7 +124,7 @@ KV_DESIGNS: tuple[KVDesign, ...] = (
         (2 * _mistral.n_kv_heads * _mistral.head_dim,) * _mistral.n_layers,
         (_mistral.sliding_window,) * _mistral.n_layers,
         2 * _mistral.n_heads * _mistral.head_dim,
-        _mistral.params,
+        breakdown(_mistral.name).total,  # counted from its shape
         _mistral.max_context,
         _mistral.source,
         _mistral.context_source,
@@ -137,7 +138,7 @@ def design(name: str) -> KVDesign:
     ```python
     from mha.data.kv_designs import design
 
-    assert design("Mistral 7B").windows[0] == 4096
+    assert design("Mistral 7B v0.1").windows[0] == 4096
     ```
     """
     return lookup("name", name, {d.name: d for d in KV_DESIGNS})

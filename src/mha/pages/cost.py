@@ -235,7 +235,7 @@ def windowed_out(
     from mha.data import published
     from mha.pages.cost import windowed_out
 
-    assert "Mistral 7B" not in {c.name for c in windowed_out(published.DECODERS)}
+    assert "Mistral 7B v0.1" not in {c.name for c in windowed_out(published.DECODERS)}
     ```
     """
     return tuple(c for c in decoders if c.sliding_window is None)

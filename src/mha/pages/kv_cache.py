@@ -411,7 +411,7 @@ class Shape:
         return cls(
             *shape,
             *workload,
-            counted_params(c.name),
+            c.params,  # counted for a published decoder, stated for a design row
             EXAMPLE_MEMORY_GIB,
             c.name,
             latent,
@@ -452,7 +452,7 @@ def as_design(c: DecoderConfig) -> KVDesign:
         (2 * c.n_kv_heads * c.head_dim,) * c.n_layers,
         (c.sliding_window,) * c.n_layers,
         2 * c.n_heads * c.head_dim,
-        c.params,
+        counted_params(c.name),  # counted from its shape, as on the cost page
         c.max_context,
         c.source,
         c.context_source,
@@ -469,7 +469,7 @@ def calculator_models() -> dict[str, KVDesign]:
 
     models = calculator_models()
     assert models["DeepSeek-V2"].widths[0] == 576 and "Llama-3 8B" in models
-    assert models["Mistral 7B"].windows[0] == 4096
+    assert models["Mistral 7B v0.1"].windows[0] == 4096
     ```
     """
     models = {c.name: as_design(c) for c in DECODERS}
