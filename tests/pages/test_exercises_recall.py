@@ -1,4 +1,4 @@
-"""The answers to the six active-recall questions, as the page shows them, and the
+"""The answers to the seven active-recall questions, as the page shows them, and the
 exercises' place in the reading order."""
 
 from __future__ import annotations
@@ -100,3 +100,9 @@ def test_the_recall_answers_facts_hold_and_turn_false_on_other_values():
     assert not found["head_b_triples"].holds
     bigger = {**p.cost, "many_heads": p.cost["many_heads"] + 1}
     assert not facts(args[0], p.bert, bigger, p.example, p.tripled)["flops_same"].holds
+
+
+def test_the_keys_question_prints_the_circuits_pages_patching():
+    keys = page().keys
+    assert keys["sender"] == "L16H0" and keys["receiver"] == "L18H6"
+    assert keys["patched"] < keys["clean"] / 10 < keys["control"] / 5

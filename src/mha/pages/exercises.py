@@ -23,6 +23,7 @@ from mha.attention import scaled_dot_product_attention
 from mha.data import published
 from mha.heads import split_heads
 from mha.layer import MultiHeadAttention
+from mha.pages import circuits
 from mha.pages import cricket as cricket_page
 from mha.support.page import Fact, Page
 from mha.worked import cricket
@@ -391,9 +392,24 @@ def page() -> Page:
             "kept_heads": voita.heads_total - voita.heads_pruned,
         },
         cost=cost,
+        keys=_keys(),
         facts=facts(weights, bert, cost, before, after),
         figures={},
     )
+
+
+def _keys() -> dict:
+    """Question 7: the strongest induction head's score, unpatched and with the
+    previous-token head's write (or a random earlier head's) swapped in its keys."""
+    s = circuits.studies()
+    layer, head = s.top[0]
+    return {
+        "receiver": f"L{layer}H{head}",
+        "sender": f"L{s.previous[0]}H{s.previous[1]}",
+        "clean": float(s.sequences.clean[0]),
+        "patched": float(s.sequences.patched[0]),
+        "control": float(s.sequences.controls[0, 0]),
+    }
 
 
 def _score_variance(heads=(1, 8, 64), d_model=512, samples=4000) -> list[dict]:

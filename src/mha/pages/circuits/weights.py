@@ -74,10 +74,11 @@ def fold(
         return w.reshape(w.shape[0], n, -1).transpose(1, 0, 2)
 
     a0 = attentions[0]
+    pairs = list(zip(attentions, gains, strict=True))
     return Folded(
-        np.stack([heads(a.w_q, g, a.n_heads) for a, g in zip(attentions, gains)]),
-        np.stack([heads(a.w_k, g, a.n_kv_heads) for a, g in zip(attentions, gains)]),
-        np.stack([heads(a.w_v, g, a.n_kv_heads) for a, g in zip(attentions, gains)]),
+        np.stack([heads(a.w_q, g, a.n_heads) for a, g in pairs]),
+        np.stack([heads(a.w_k, g, a.n_kv_heads) for a, g in pairs]),
+        np.stack([heads(a.w_v, g, a.n_kv_heads) for a, g in pairs]),
         np.stack(
             [
                 np.asarray(a.w_o, np.float64).reshape(a0.n_heads, a0.d_k, -1)
