@@ -57,14 +57,15 @@ def _weights(heads: tuple[tuple[int, int], ...]) -> Weights:
     model = smollm2.load()
     blocks = model.blocks
     folded = w.fold([b.attention for b in blocks], [b.attention_norm for b in blocks])
-    embed = model.embedding.astype(np.float64)  # (d_model, vocab): W_E, tied
+    embed = model.embedding  # (d_model, vocab): W_E, tied
     unembed = model.final_norm[:, None] * embed  # W_U: the final norm's gain folded in
-    eig = w.ov_eigenvalues(folded, heads, unembed @ embed.T)
+    eig = w.ov_eigenvalues(folded, heads, (unembed @ embed.T).astype(np.float64))
     control = set(model.tokenizer.get_added_tokens_decoder())
     allowed = [i for i in range(model.config.vocab_size) if i not in control]
     sample = np.random.default_rng([SEED, 1]).choice(allowed, N_SAMPLE, replace=False)
     ones = np.ones(model.config.d_model)
-    inputs = rms_norm(embed[:, sample].T, ones, np.float64(model.blocks[0].eps))
+    chosen = embed[:, sample].astype(np.float64)  # (d_model, N_SAMPLE)
+    inputs = rms_norm(chosen.T, ones, np.float64(model.blocks[0].eps))
     ranks = w.own_token_ranks(folded, heads, inputs, unembed[:, sample])
     rope = blocks[0].attention.rope
     offsets = w.rotations(rope, range(1, MAX_OFFSET + 1))
@@ -107,11 +108,9 @@ def _sequences(
         mean_top=replaced_loss(model, p, top, mean=True),
         previous_zero=replaced_loss(model, p, [previous], mean=False),
         previous_mean=replaced_loss(model, p, [previous], mean=True),
-        clean=np.array([patched_induction(model, p, r, None) for r in top]),
-        patched=np.array([patched_induction(model, p, r, previous) for r in top]),
-        controls=np.array(
-            [[patched_induction(model, p, r, s) for s in controls] for r in top]
-        ),
+        clean=patched_induction(model, p, top, None),
+        patched=patched_induction(model, p, top, previous),
+        controls=np.stack([patched_induction(model, p, top, s) for s in controls], 1),
     )
 
 

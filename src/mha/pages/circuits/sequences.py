@@ -147,14 +147,15 @@ def replaced_loss(
 
 
 def patched_induction(
-    model: smollm2.SmolLM2, p: Pass, receiver: Head, sender: Head | None
-) -> float:
-    """The induction score of ``receiver`` (mean over the sequences) when its keys are
-    recomputed from a stream in which ``sender``'s write is the one it made on the
-    next sequence (the last borrows from the first); ``None`` patches nothing.
+    model: smollm2.SmolLM2, p: Pass, receivers: Sequence[Head], sender: Head | None
+) -> np.ndarray:
+    """The induction score of each of ``receivers`` (mean over the sequences) when its
+    keys are recomputed from a stream in which ``sender``'s write is the one it made on
+    the next sequence (the last borrows from the first); ``None`` patches nothing.
 
     Only the keys change: the queries and values are the unchanged pass's, and no
-    other layer is rerun (the direct path from sender to keys).
+    other layer is rerun (the direct path from sender to keys). The sender's write is
+    computed once, then one key projection per receiver.
 
     ```python
     import numpy as np
@@ -165,33 +166,36 @@ def patched_induction(
     model = smollm2.load()
     ids = repeated_sequences(model)[:2]
     p = run(model, ids)
-    clean = patched_induction(model, p, (18, 6), None)
+    (clean,) = patched_induction(model, p, [(18, 6)], None)
     weights = np.mean([induction_scores(model.attentions(row)[18, 6]) for row in ids])
     assert np.isclose(clean, weights, atol=1e-3)
     ```
     """
-    layer, head = receiver
-    block = model.blocks[layer]
-    a = block.attention
-    x = p.entering[layer]  # (B, n, d_model)
+    n = p.ids.shape[1]
+    causal = causal_mask(n)
+    swap = 0.0
     if sender is not None:
         s_layer, s_head = sender
-        if s_layer >= layer:
+        if s_layer >= min(layer for layer, _ in receivers):
             raise ValueError(
-                f"sender: expected a layer below the receiver's {layer}, got {sender}"
+                f"sender: expected a layer below every receiver's, got {sender} for "
+                f"{list(receivers)}"
             )
         s_block = model.blocks[s_layer]
         normed = rms_norm(p.entering[s_layer], s_block.attention_norm, s_block.eps)
-        written = s_block.attention.head_writes(normed, causal_mask(x.shape[1]))[0]
-        written = written[:, s_head]  # (B, n, d_model)
-        x = x - written + np.roll(written, -1, axis=0)
-    d_k, kv = a.d_k, head // (a.n_heads // a.n_kv_heads)
-    keys = (
-        rms_norm(x, block.attention_norm, block.eps)
-        @ a.w_k[:, kv * d_k : (kv + 1) * d_k]
-    )
-    normed = rms_norm(p.entering[layer], block.attention_norm, block.eps)
-    queries = normed @ a.w_q[:, head * d_k : (head + 1) * d_k]
-    q, k = a.rope.from_position(queries, 0), a.rope.from_position(keys, 0)
-    _, weights = attend(q, k, k, causal_mask(x.shape[1]))
-    return float(induction_scores(weights.astype(np.float64)).mean())
+        written = s_block.attention.head_writes(normed, causal)[0][:, s_head]
+        swap = np.roll(written, -1, axis=0) - written  # (B, n, d_model)
+    scores = []
+    for layer, head in receivers:
+        block = model.blocks[layer]
+        a = block.attention
+        d_k, kv = a.d_k, head // (a.n_heads // a.n_kv_heads)
+        x = p.entering[layer]  # (B, n, d_model)
+        w_k = a.w_k[:, kv * d_k : (kv + 1) * d_k]
+        keys = rms_norm(x + swap, block.attention_norm, block.eps) @ w_k
+        normed = rms_norm(x, block.attention_norm, block.eps)
+        queries = normed @ a.w_q[:, head * d_k : (head + 1) * d_k]
+        q, k = a.rope.from_position(queries, 0), a.rope.from_position(keys, 0)
+        _, weights = attend(q, k, k, causal)
+        scores.append(induction_scores(weights.astype(np.float64)).mean())
+    return np.array(scores)

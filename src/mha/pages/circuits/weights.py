@@ -216,11 +216,11 @@ def composition_scores(folded: Folded, offset_sets: Sequence[np.ndarray]) -> np.
 
     g_q, g_k, g_v = gram(f.w_q), gram(f.w_k), gram(f.w_v)
     # H per set: the query Gram rotated by each offset, averaged (two big products each)
-    spread = g_q.reshape(-1, d_k)
+    spread = g_q.reshape(-1, d_k).astype(np.float32)
     mean_rotated = []
     for rots in offset_sets:
-        total = np.zeros_like(spread)
-        for r in rots:
+        total = np.zeros(spread.shape)
+        for r in rots.astype(np.float32):
             right = (spread @ r).reshape(-1, d_k, d_k)  # G_Q R
             total += right.swapaxes(-1, -2).reshape(-1, d_k) @ r  # (R^T G_Q R)^T
         mean_rotated.append(total.reshape(g_q.shape) / len(rots))
