@@ -74,7 +74,7 @@ def patching(
     assert len(fig.axes[0].patches) == 6
     ```
     """
-    fig, ax = new_figure(5.4, 2.8)
+    fig, ax = new_figure(5.4, 3.2)
     x = np.arange(len(names))
     mean = controls.mean(axis=1)
     spread = np.stack([mean - controls.min(axis=1), controls.max(axis=1) - mean])
@@ -92,7 +92,13 @@ def patching(
     ax.set_xticks(x, names)
     ax.set_ylim(0, 1)
     ax.set_ylabel("induction score")
-    ax.legend(loc="upper right", fontsize=9, frameon=False)
+    ax.legend(
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.12),
+        ncol=2,
+        fontsize=9,
+        frameon=False,
+    )
     return fig
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from mha.attention import attend, causal_mask
 from mha.experiments.value_norms import value_norms, weighted_by_norm
-from mha.pages.depth.repeated_tokens import HALF, induction_scores
+from mha.pages.depth.repeated_tokens import induction_scores
 from mha.pretrained import smollm2
 from mha.pretrained.smollm2 import rms_norm
 
@@ -39,7 +39,8 @@ class Pass:
 
 
 def run(model: smollm2.SmolLM2, ids: np.ndarray) -> Pass:
-    """One batched pass over ``ids (B, 2 HALF)`` that keeps what the page reads.
+    """One batched pass over ``ids (B, 2T)``, sequences of T tokens repeated once,
+    that keeps what the page reads.
 
     A head's direct logit attribution at query t of the second copy is its write
     through the final norm's gain and 1/RMS of the last stream, onto the output
@@ -52,10 +53,10 @@ def run(model: smollm2.SmolLM2, ids: np.ndarray) -> Pass:
     from mha.pretrained import smollm2
 
     model = smollm2.load()
-    ids = repeated_sequences(model)[:1]
+    ids = np.tile(repeated_sequences(model)[:1, :4], 2)  # 4 tokens, then the same 4
     p = run(model, ids)
-    assert np.allclose(model.head(p.entering[-1][0]), model.logits(ids[0]), atol=1e-2)
-    assert p.dla.shape == (30, 9) and (p.first_token_moved < 1).all()
+    assert p.entering.shape == (31, 1, 8, 576) and p.dla.shape == (30, 9)
+    assert ((p.first_token_moved > 0) & (p.first_token_moved < 1)).all()
     ```
     """
     ids = np.asarray(ids)
@@ -73,7 +74,8 @@ def run(model: smollm2.SmolLM2, ids: np.ndarray) -> Pass:
         x = x + block.feed_forward(x)
         entering.append(x)
     final = entering[-1]
-    queries = np.arange(HALF, 2 * HALF - 1)  # their next token repeats the first copy
+    half = ids.shape[1] // 2
+    queries = np.arange(half, 2 * half - 1)  # their next token repeats the first copy
     out = model.final_norm * model.embedding.T  # (vocab, d_model): output directions
     scale = 1 / np.sqrt(np.mean(final[:, queries] ** 2, axis=-1) + model.blocks[0].eps)
     target = out[ids[:, queries + 1]] - out.mean(axis=0)  # (B, q, d_model)
@@ -99,7 +101,7 @@ def second_copy_loss(
     model: smollm2.SmolLM2, final: np.ndarray, ids: np.ndarray
 ) -> float:
     """Mean next-token loss (nats) on the second copy, from the last streams
-    ``final (B, n, d_model)`` of sequences ``ids (B, n)``.
+    ``final (B, 2T, d_model)`` of sequences ``ids (B, 2T)`` (T tokens, then again).
 
     ```python
     import numpy as np
@@ -107,12 +109,15 @@ def second_copy_loss(
     from mha.pretrained import smollm2
 
     model = smollm2.load()
-    ids = np.array([[5, 7] * 50])  # HALF = 50 tokens, then the same again
+    ids = np.array([[504, 2365, 28, 905] * 2])  # 4 tokens, then the same 4
     final = model.trace(ids[0]).stream[-1][None]
-    assert 0 < second_copy_loss(model, final, ids) < 1
+    logits = model.head(final[0])[4:7]  # the second copy's first 3 queries
+    expected = np.log(smollm2.perplexity_of(logits, ids[0, 5:]))
+    assert np.isclose(second_copy_loss(model, final, ids), expected)
     ```
     """
-    queries = np.arange(HALF, 2 * HALF - 1)
+    half = ids.shape[1] // 2
+    queries = np.arange(half, 2 * half - 1)
     losses = [
         np.log(smollm2.perplexity_of(model.head(f[queries]), row[queries + 1]))
         for f, row in zip(final, ids, strict=True)
@@ -127,13 +132,14 @@ def replaced_loss(
     or by zero, resuming ``p`` at the first layer that changes.
 
     ```python
+    import numpy as np
     from mha.pages.circuits.sequences import replaced_loss, run
     from mha.pages.depth.repeated_tokens import repeated_sequences
     from mha.pretrained import smollm2
 
     model = smollm2.load()
-    p = run(model, repeated_sequences(model)[:1])
-    assert replaced_loss(model, p, [(18, 6)], mean=True) > 0
+    p = run(model, np.tile(repeated_sequences(model)[:1, :4], 2))
+    assert replaced_loss(model, p, [(29, 0)], mean=True) > 0
     ```
     """
     start = min(layer for layer, _ in heads)
@@ -164,11 +170,11 @@ def patched_induction(
     from mha.pretrained import smollm2
 
     model = smollm2.load()
-    ids = repeated_sequences(model)[:2]
+    ids = np.tile(repeated_sequences(model)[:1, :4], 2)  # 4 tokens, then the same 4
     p = run(model, ids)
     (clean,) = patched_induction(model, p, [(18, 6)], None)
-    weights = np.mean([induction_scores(model.attentions(row)[18, 6]) for row in ids])
-    assert np.isclose(clean, weights, atol=1e-3)
+    weights = model.attentions(ids[0])[18, 6]
+    assert np.isclose(clean, induction_scores(weights, half=4), atol=1e-3)
     ```
     """
     n = p.ids.shape[1]
@@ -197,5 +203,5 @@ def patched_induction(
         queries = normed @ a.w_q[:, head * d_k : (head + 1) * d_k]
         q, k = a.rope.from_position(queries, 0), a.rope.from_position(keys, 0)
         _, weights = attend(q, k, k, causal)
-        scores.append(induction_scores(weights.astype(np.float64)).mean())
+        scores.append(induction_scores(weights.astype(np.float64), n // 2).mean())
     return np.array(scores)
