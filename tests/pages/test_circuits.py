@@ -82,6 +82,12 @@ def test_a_window_mask_keeps_the_band_and_the_sinks():
         assert set(np.flatnonzero(mask[t])) == allowed
     with pytest.raises(ValueError, match="band"):
         window_mask(4, band=0)
+    with pytest.raises(ValueError, match="ids"):
+        streaming((1, 2, 3), band=4, sinks=1)
+    with pytest.raises(ValueError, match="offset_sets"):
+        w.composition_scores(
+            w.Folded(*(np.zeros((2, 1, 4, 2)),) * 4), [np.eye(3)[None]]
+        )
 
 
 def test_logits_under_the_causal_mask_equal_plain_logits(model):

@@ -37,7 +37,10 @@ SINKS = 4  # first tokens kept beside it
 TEXT = Path(__file__).resolve().parents[4] / "docs" / "attention.md"
 
 
-def _name(head) -> str:
+Head = tuple[int, int]
+
+
+def _name(head: Head | tuple[np.integer, np.integer]) -> str:
     return f"L{int(head[0])}H{int(head[1])}"
 
 
@@ -243,7 +246,9 @@ def _summary(values: np.ndarray) -> list[float]:
     return [float(f(values)) for f in (np.median, np.min, np.max)]
 
 
-def _senders(scores: np.ndarray, top) -> list[tuple[str, str, float, str, float]]:
+def _senders(
+    scores: np.ndarray, top: tuple[Head, ...]
+) -> list[tuple[str, str, float, str, float]]:
     """Each receiver's two strongest senders: receiver, sender, score, sender, score."""
     rows = []
     for layer, head in top:
@@ -271,7 +276,7 @@ def _strongest_pairs(scores: np.ndarray, k: int) -> list[tuple[str, str, float]]
     ]
 
 
-def _shared_keys(top, config: smollm2.Config) -> list[str]:
+def _shared_keys(top: tuple[Head, ...], config: smollm2.Config) -> list[str]:
     """The induction heads grouped by the K/V head they read, as prose per group."""
     group = config.n_heads // config.n_kv_heads
     groups: dict[tuple[int, int], list[str]] = {}
@@ -280,7 +285,7 @@ def _shared_keys(top, config: smollm2.Config) -> list[str]:
     return [f"{', '.join(g[:-1])} and {g[-1]}" for g in groups.values() if len(g) > 1]
 
 
-def _offset_gap(composition: np.ndarray, top) -> float:
+def _offset_gap(composition: np.ndarray, top: tuple[Head, ...]) -> float:
     """The largest change, offset 1 against the mean over offsets, of the top heads'
     scores from any sender."""
     rows = np.array([composition[:, layer, head] for layer, head in top])

@@ -65,8 +65,12 @@ def streaming(ids: tuple[int, ...], band: int, sinks: int) -> Streaming:
     assert s.full < s.band_only
     ```
     """
-    model = smollm2.load()
     n = len(ids) - 1
+    if n <= band:
+        raise ValueError(
+            f"ids: expected more than band + 1 = {band + 1} tokens, got {len(ids)}"
+        )
+    model = smollm2.load()
     rows = np.arange(band, n)  # the queries whose settings differ
     ids = np.asarray(ids)
 

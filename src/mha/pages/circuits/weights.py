@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mha.layer import MultiHeadAttention
+from mha.rope import RotaryEmbedding
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,7 @@ def own_token_ranks(
     return 1 + (written > own).sum(axis=-1)
 
 
-def rotations(rope, offsets: Sequence[int]) -> np.ndarray:
+def rotations(rope: RotaryEmbedding, offsets: Sequence[int]) -> np.ndarray:
     """``(len(offsets), d_k, d_k)``: R_Δ with ``rope(x, p) = x @ R_p``, so that a
     query at t and a key at t - Δ score ``q R_Δ k^T`` before rotation.
 
@@ -210,6 +211,12 @@ def composition_scores(folded: Folded, offset_sets: Sequence[np.ndarray]) -> np.
     f = folded
     n_layers, h, d_model, d_k = f.w_q.shape
     h_kv = f.w_k.shape[1]
+    for i, rots in enumerate(offset_sets):
+        if np.ndim(rots) != 3 or np.shape(rots)[1:] != (d_k, d_k) or not len(rots):
+            raise ValueError(
+                f"offset_sets[{i}]: expected rotations (m >= 1, {d_k}, {d_k}), "
+                f"got shape {np.shape(rots)}"
+            )
 
     def gram(w: np.ndarray) -> np.ndarray:
         return w.swapaxes(-1, -2) @ w
