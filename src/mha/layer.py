@@ -159,6 +159,35 @@ class MultiHeadAttention:
             mask = np.arange(cache.length) <= positions  # (n_new, length)
         return self._attend(q, keys, values, mask, None)
 
+    def head_writes(
+        self, x: np.ndarray, mask: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """What each head adds to the output: ``(..., h, seq, d_model)``, and the weights.
+
+        Head i's output times its rows ``i*d_k:(i+1)*d_k`` of W_O; the writes summed
+        over heads, plus ``b_o``, are the layer's output.
+
+        ```python
+        import numpy as np
+        from mha import MultiHeadAttention, causal_mask
+
+        layer = MultiHeadAttention(d_model=8, n_heads=4, n_kv_heads=2)
+        x = np.random.default_rng(0).normal(size=(1, 5, 8))
+        writes, _ = layer.head_writes(x, causal_mask(5))
+        assert writes.shape == (1, 4, 5, 8)
+        assert np.allclose(writes.sum(axis=-3), layer(x, causal_mask(5))[0])
+        ```
+        """
+        x = self._check_input(x)
+        q, k, v = self._project(x, x, 0)
+        group = self.n_heads // self.n_kv_heads
+        k, v = repeat_kv(k, group), repeat_kv(v, group)
+        if mask is not None:
+            mask = check_mask(mask, (*q.shape[:-1], k.shape[-2]))
+        heads, weights = attend(q, k, v, mask)  # (..., h, seq, d_k)
+        w_o = self.w_o.astype(x.dtype, copy=False)
+        return heads @ w_o.reshape(self.n_heads, self.d_k, self.d_model), weights
+
     def to_gqa(self, n_kv_heads: int) -> MultiHeadAttention:
         """A copy with ``n_kv_heads`` K/V heads, each the mean of its group's heads.
 

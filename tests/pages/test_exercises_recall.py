@@ -141,3 +141,9 @@ def test_the_scores_that_tiled_attention_never_holds():
     assert ans["block_bytes"] == 128 * 128 * 8 and ans["blocks"] == 16 * 16
     assert ans["naive_mb"] * 1e6 >= ans["dense_arrays"] * ans["scores_bytes"]
     assert ans["tiled_mb"] < ans["naive_mb"] / 8
+
+
+def test_the_keys_question_prints_the_circuits_pages_patching():
+    keys = page().keys
+    assert keys["sender"] == "L16H0" and keys["receiver"] == "L18H6"
+    assert keys["patched"] < keys["clean"] / 10 < keys["control"] / 5

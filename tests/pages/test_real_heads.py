@@ -15,8 +15,10 @@ import pytest
 
 from mha.experiments import head_grid
 from mha.experiments.corpus import CAT, CRICKET, TRIPLES, retrieval_queries
+from mha.experiments.value_norms import value_norms
 from mha.pages import real_heads as head_atlas
 from mha.pages.real_heads import pruning
+from mha.pages.real_heads.cls_moves import cls_shares
 from mha.pretrained import minilm
 
 # --- the head atlas's logic on small inputs ------------------------------------------
@@ -245,3 +247,23 @@ def test_the_figures_draw_what_the_page_hands_them():
         [0.4, 38 / 48]
     )
     assert "layer 5's bar is several times" in figures["damage"].alt
+
+
+def test_the_cls_heads_move_little_of_what_they_weigh(atlas, pruned):
+    """The [CLS] heads' weight on [CLS] against [CLS]'s share of what they move, by
+    hand on one sentence for one head, and the fact turned false."""
+    model = minilm.load()
+    layer, head = (int(i) for i in np.argwhere(atlas.kinds == "[CLS]")[0])
+    text = "The cat sat on the mat."
+    forward = model.forward(model.batch([text]))
+    w = forward.weights[layer][0, head, 1:-1]  # word queries
+    norms = value_norms(model.layers[layer].attention, forward.hidden[layer])[0, head]
+    by_hand = (w[:, 0] * norms[0] / (w * norms).sum(-1)).mean()
+    weight, moved = cls_shares([text], [(layer, head)])
+    assert np.isclose(weight, w[:, 0].mean()) and np.isclose(moved, by_hand)
+    weight, moved = head_atlas.cls_moved(atlas)
+    assert moved < weight / 3
+    equal = head_atlas.facts(atlas, pruned, cls=(weight, weight))
+    assert not equal["cls_moves_little"].holds
+    with pytest.raises(ValueError, match="heads"):
+        cls_shares([text], [])

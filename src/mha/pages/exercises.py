@@ -30,6 +30,7 @@ from mha.attention import causal_mask, scaled_dot_product_attention, softmax
 from mha.data import published
 from mha.heads import merge_heads, split_heads
 from mha.layer import MultiHeadAttention
+from mha.pages import circuits
 from mha.pages import cricket as cricket_page
 from mha.pages import fast_attention
 from mha.positions import sinusoidal
@@ -852,6 +853,7 @@ def page() -> Page:
         },
         cost=cost,
         rope_shift=rope_shift,
+        keys=_keys(),
         **(more := more_recall()),
         facts=facts(weights, bert, cost, before, after)
         | rope_facts(rope_shift)
@@ -994,6 +996,19 @@ def _online() -> dict:
         "naive_mb": row["naive_mb"],
         "tiled_mb": row["tiled_mb"],
         "dense_arrays": fast.dense_arrays,
+
+
+def _keys() -> dict:
+    """Question 7: the strongest induction head's score, unpatched and with the
+    previous-token head's write (or a random earlier head's) swapped in its keys."""
+    s = circuits.studies()
+    layer, head = s.top[0]
+    return {
+        "receiver": f"L{layer}H{head}",
+        "sender": f"L{s.previous[0]}H{s.previous[1]}",
+        "clean": float(s.sequences.clean[0]),
+        "patched": float(s.sequences.patched[0]),
+        "control": float(s.sequences.controls[0, 0]),
     }
 
 

@@ -370,12 +370,17 @@ class SmolLM2:
         return rms_norm(x, self.final_norm, self.blocks[0].eps) @ self.embedding
 
     def logits(
-        self, ids: Sequence[int], head_mask: np.ndarray | None = None
+        self,
+        ids: Sequence[int],
+        head_mask: np.ndarray | None = None,
+        mask: np.ndarray | None = None,
     ) -> np.ndarray:
         """Next-token logits ``(len(ids), vocab)``: row i scores the token after ``ids[: i + 1]``.
 
         ``head_mask (layers, heads)``, if given, multiplies each head's output before
-        W_O (0 removes the head), in a whole-sequence pass (``trace``).
+        W_O (0 removes the head), in a whole-sequence pass (``trace``). ``mask (n, n)``,
+        boolean (True = may attend), replaces the causal mask (a sliding window...)
+        in a whole-sequence pass that keeps no attention weights (``resume``).
 
         ```python
         import numpy as np
@@ -389,9 +394,75 @@ class SmolLM2:
         ```
         """
         ids = self._check_ids(ids)
+        if mask is not None:
+            mask = np.asarray(mask)
+            if mask.shape != (len(ids), len(ids)) or mask.dtype != bool:
+                raise ValueError(
+                    f"mask: expected a boolean array of shape {(len(ids), len(ids))}, "
+                    f"got {mask.dtype} {mask.shape}"
+                )
+            return self.head(self.resume(self.embed(ids), 0, mask, head_mask)[0])
         if head_mask is not None:
             return self.head(self.trace(ids, head_mask).stream[-1])
         return self.head(self.hidden(ids, self.new_caches(len(ids)))[0])
+
+    def resume(
+        self,
+        x: np.ndarray,
+        layer: int,
+        mask: np.ndarray,
+        head_mask: np.ndarray | None = None,
+        replace: dict[tuple[int, int], np.ndarray] | None = None,
+    ) -> np.ndarray:
+        """The residual stream after the last block, from ``x (..., n, d_model)``
+        entering block ``layer``, in a whole-sequence pass under ``mask`` (boolean,
+        True = may attend) that keeps no attention weights.
+
+        ``head_mask (layers, heads)`` multiplies each head's output before W_O;
+        ``replace`` maps ``(layer, head)`` to a write ``(..., n, d_model)`` that stands
+        in for what that head adds to the stream (``head_writes``; broadcast: one mean
+        write ``(d_model,)`` is a mean ablation).
+
+        ```python
+        import numpy as np
+        from mha.attention import causal_mask
+        from mha.pretrained import smollm2
+
+        model = smollm2.load()
+        ids = [504, 2365, 28, 905]
+        trace = model.trace(ids)
+        x = trace.stream[2][None]  # entering block 2
+        assert np.allclose(model.resume(x, 2, causal_mask(4))[0], trace.stream[-1], atol=1e-3)
+        zero = model.resume(x, 2, causal_mask(4), replace={(5, 1): np.zeros(576)})
+        keep = np.ones((30, 9))
+        keep[5, 1] = 0
+        assert np.allclose(zero[0], model.trace(ids, keep).stream[-1], atol=1e-3)
+        ```
+        """
+        n_layers = self.config.n_layers
+        if not 0 <= layer < n_layers:
+            raise ValueError(f"layer: expected 0 to {n_layers - 1}, got {layer}")
+        scale = (
+            np.ones((n_layers, self.config.n_heads), np.float32)
+            if head_mask is None
+            else self._check_head_mask(head_mask)
+        )
+        added: dict[int, np.ndarray] = {}
+        for (i, h), write in (replace or {}).items():
+            if not (layer <= i < n_layers and 0 <= h < self.config.n_heads):
+                raise ValueError(
+                    f"replace: expected (layer, head) with layer {layer} to "
+                    f"{n_layers - 1}, head below {self.config.n_heads}, got {(i, h)}"
+                )
+            scale[i, h] = 0.0
+            added[i] = added.get(i, 0) + np.asarray(write, x.dtype)
+        for i in range(layer, n_layers):
+            block = self.blocks[i]
+            normed = rms_norm(x, block.attention_norm, block.eps)
+            attended, _ = block.attention(normed, mask=mask, head_mask=scale[i])
+            x = x + attended + added.get(i, 0)
+            x = x + block.feed_forward(x)
+        return x
 
     def attentions(self, ids: Sequence[int], start: int = 0) -> np.ndarray:
         """Every head's attention weights on ``ids``: ``(layers, heads, n, n)``, causal.

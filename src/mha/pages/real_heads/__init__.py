@@ -24,6 +24,7 @@ from mha.experiments import head_grid
 from mha.experiments.corpus import SEEDS, sentences
 from mha.experiments.head_grid import BROAD, MAJORITY, Sentence
 from mha.pages.real_heads import pruning
+from mha.pages.real_heads.cls_moves import cls_shares
 from mha.pages.real_heads.pruning import STEP, Pruning, literature_counts
 from mha.pretrained import minilm
 from mha.support import measured
@@ -242,6 +243,7 @@ def page() -> Page:
         previous_clark=f"{layer + 1}-{head + 1}",  # as Clark et al. count, from 1
         broad_in_first=a.count_in_layer("broad", 0),
         cls_layers=_prose(cls_layers),
+        cls_moved=cls_moved(a),
         broad_layers=_prose(a.layers("broad")),
         positional_layers=_prose(
             sorted(set(a.layers("previous token") + a.layers("next token")))
@@ -277,7 +279,24 @@ def page() -> Page:
     )
 
 
-def facts(a: Atlas, p: Pruning) -> dict[str, Fact]:
+def cls_moved(a: Atlas) -> tuple[float, float]:
+    """The [CLS] heads' mean weight on [CLS] over the corpus, and [CLS]'s share of
+    what they move (weight times value norm), cached.
+
+    ```python
+    from mha.pages.real_heads import atlas, cls_moved
+
+    weight, moved = cls_moved(atlas())
+    assert 0 < moved < weight < 1
+    ```
+    """
+    heads = tuple((int(i), int(j)) for i, j in np.argwhere(a.kinds == "[CLS]"))
+    return cached(cls_shares, sentences(), heads)
+
+
+def facts(
+    a: Atlas, p: Pruning, cls: tuple[float, float] | None = None
+) -> dict[str, Fact]:
     """The facts the page's sentences state about the atlas and the pruning studies.
 
     ```python
@@ -292,6 +311,7 @@ def facts(a: Atlas, p: Pruning) -> dict[str, Fact]:
     ```
     """
     counts = {kind: a.count(kind) for kind in KINDS}
+    cls_weight, cls_move = cls_moved(a) if cls is None else cls
     shift = a.value("previous token") if counts["previous token"] else 0.0
     positional = a.layers("previous token") + a.layers("next token")
     broad0 = a.count_in_layer("broad", 0)
@@ -309,6 +329,9 @@ def facts(a: Atlas, p: Pruning) -> dict[str, Fact]:
         "shift": Fact(shift > 0.9, f"weight on the previous token {shift:.3f}"),
         "none_of_these": Fact(none_of_these, f"counts {counts}"),
         "cls_dominant": Fact(counts["[CLS]"] == max(counts.values()), f"{counts}"),
+        "cls_moves_little": Fact(
+            cls_move < cls_weight / 3, f"weight {cls_weight}, moved {cls_move}"
+        ),
         "bottom": Fact(
             bool(positional) and max(positional) <= 1 and broad0 > a.kinds.shape[1] / 2,
             f"positional heads in layers {positional}; {broad0} broad in layer 0",

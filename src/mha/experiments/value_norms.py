@@ -1,0 +1,62 @@
+"""Attention weighted by what it moves: Kobayashi et al. (2020)'s norm-based view.
+
+A head's output at query t is ``sum_s a[t, s] f(x_s)``, with ``f(x) = (x W_V + b_V)
+W_O`` restricted to the head's rows of W_O. A large weight on a token whose ``f`` is
+small moves little: the share of ``a[t, s] |f(x_s)|`` says what actually moves.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mha.heads import repeat_kv, split_heads
+from mha.layer import MultiHeadAttention
+
+
+def value_norms(attention: MultiHeadAttention, x: np.ndarray) -> np.ndarray:
+    """``|f(x_s)|`` per head and token, ``(..., h, n)``: each token's value through the
+    head's rows of W_O, from the attention's input ``x (..., n, d_model)``.
+
+    ```python
+    import numpy as np
+    from mha import MultiHeadAttention
+    from mha.experiments.value_norms import value_norms
+
+    layer = MultiHeadAttention(d_model=8, n_heads=4, n_kv_heads=2)
+    x = np.random.default_rng(0).normal(size=(1, 5, 8))
+    norms = value_norms(layer, x)
+    v = x[0, 2] @ layer.w_v[:, 0:2]  # head 1 reads K/V head 0
+    assert norms.shape == (1, 4, 5)
+    assert np.isclose(norms[0, 1, 2], np.linalg.norm(v @ layer.w_o[2:4]))
+    ```
+    """
+    a = attention
+    v = x @ a.w_v.astype(x.dtype, copy=False)
+    if a.b_v is not None:
+        v = v + a.b_v.astype(x.dtype, copy=False)
+    v = repeat_kv(split_heads(v, a.n_kv_heads), a.n_heads // a.n_kv_heads)
+    w_o = a.w_o.astype(x.dtype, copy=False).reshape(a.n_heads, a.d_k, a.d_model)
+    return np.linalg.norm(v @ w_o, axis=-1)  # (..., h, n, d_model) -> (..., h, n)
+
+
+def weighted_by_norm(weights: np.ndarray, norms: np.ndarray) -> np.ndarray:
+    """Each row of ``weights (..., h, n_q, n_k)`` times ``norms (..., h, n_k)``,
+    renormalised to sum to 1: the share of what each key moves.
+
+    ```python
+    import numpy as np
+    from mha.experiments.value_norms import weighted_by_norm
+
+    weights = np.array([[[0.9, 0.1]]])  # one head, one query: most weight on key 0
+    shares = weighted_by_norm(weights, np.array([[0.1, 1.0]]))  # key 0 moves little
+    assert np.allclose(shares, [[[0.9 * 0.1 / 0.19, 0.1 / 0.19]]])
+    ```
+    """
+    weights, norms = np.asarray(weights), np.asarray(norms)
+    if norms.shape != weights.shape[:-2] + weights.shape[-1:]:
+        raise ValueError(
+            f"norms: expected shape {weights.shape[:-2] + weights.shape[-1:]} "
+            f"(one per head and key), got {norms.shape}"
+        )
+    moved = weights * norms[..., None, :]
+    return moved / moved.sum(axis=-1, keepdims=True)

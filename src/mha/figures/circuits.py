@@ -1,0 +1,126 @@
+"""Figures of the circuits page: K-composition into two induction heads, path patching
+into their keys, and what the first token's attention moves.
+
+Layers and heads are numbered from 0 (``L17H3``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from mha.figures.style import CMAP, INK, PALETTE, new_figure
+
+
+def composition(
+    grids: tuple[np.ndarray, ...], names: tuple[str, ...], framed: tuple[int, int]
+) -> Figure:
+    """One heatmap per receiving head: ``grids[i] (layers below it, heads)`` of
+    K-composition scores, titled ``names[i]``; the head ``framed`` is outlined.
+
+    ```python
+    import numpy as np
+    from mha.figures.circuits import composition
+
+    grids = (np.random.default_rng(0).random((4, 3)), np.random.default_rng(1).random((3, 3)))
+    fig = composition(grids, ("L4H0", "L3H1"), (1, 2))
+    assert len(fig.axes) == 3  # two grids and a colour bar
+    ```
+    """
+    fig, axes = new_figure(4.8, 5.4, ncols=len(grids), sharey=True)
+    top = max(float(np.nanmax(g)) for g in grids)
+    image = None
+    for ax, grid, name in zip(axes, grids, names, strict=True):
+        image = ax.imshow(grid, cmap=CMAP, vmin=0, vmax=top, aspect="auto")
+        ax.set_title(f"into {name}", fontsize=10)
+        ax.set_xticks(range(grid.shape[1]), [str(h) for h in range(grid.shape[1])])
+        ax.set_xlabel("sender head", fontsize=10)
+        ax.set_ylim(max(len(g) for g in grids) - 0.5, -0.5)
+        ax.tick_params(length=0, labelsize=9)
+        for spine in ax.spines.values():
+            spine.set_visible(False)
+        layer, head = framed
+        if layer < len(grid):
+            ax.add_patch(
+                Rectangle(
+                    (head - 0.5, layer - 0.5),
+                    1,
+                    1,
+                    fill=False,
+                    edgecolor=PALETTE[5],
+                    lw=2,
+                )
+            )
+    rows = max(len(g) for g in grids)
+    axes[0].set_yticks(range(rows), [str(i) for i in range(rows)], fontsize=9)
+    axes[0].set_ylabel("sender layer", fontsize=10)
+    fig.colorbar(image, ax=axes, orientation="horizontal", fraction=0.04, pad=0.1)
+    return fig
+
+
+def patching(
+    names: list[str], clean: np.ndarray, patched: np.ndarray, controls: np.ndarray
+) -> Figure:
+    """Three bars per head: its induction score ``clean``, with its keys patched at the
+    previous-token head (``patched``), and at random heads (``controls (heads, k)``:
+    the mean, with the range as an error bar).
+
+    ```python
+    import numpy as np
+    from mha.figures.circuits import patching
+
+    fig = patching(["A", "B"], np.array([0.9, 0.8]), np.array([0.1, 0.0]), np.full((2, 3), 0.85))
+    assert len(fig.axes[0].patches) == 6
+    ```
+    """
+    fig, ax = new_figure(5.4, 3.2)
+    x = np.arange(len(names))
+    mean = controls.mean(axis=1)
+    spread = np.stack([mean - controls.min(axis=1), controls.max(axis=1) - mean])
+    ax.bar(x - 0.27, clean, 0.27, color=PALETTE[0], label="unpatched")
+    ax.bar(x, patched, 0.27, color=PALETTE[5], label="previous-token head patched")
+    ax.bar(
+        x + 0.27,
+        mean,
+        0.27,
+        yerr=spread,
+        color=PALETTE[2],
+        ecolor=INK,
+        label="a random earlier head patched",
+    )
+    ax.set_xticks(x, names)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("induction score")
+    ax.legend(
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.12),
+        ncol=2,
+        fontsize=9,
+        frameon=False,
+    )
+    return fig
+
+
+def sinks(weight: np.ndarray, moved: np.ndarray, even: float) -> Figure:
+    """Per layer: the attention ``weight`` on the first token and its share of what
+    moves (``moved``), against ``even``, the share of an even spread.
+
+    ```python
+    import numpy as np
+    from mha.figures.circuits import sinks
+
+    fig = sinks(np.array([0.5, 0.6]), np.array([0.3, 0.2]), 0.05)
+    assert len(fig.axes[0].lines) == 3
+    ```
+    """
+    fig, ax = new_figure(5.4, 2.8)
+    layers = np.arange(len(weight))
+    ax.plot(layers, weight, "o-", color=PALETTE[0], ms=3, label="attention weight")
+    ax.plot(layers, moved, "s-", color=PALETTE[5], ms=3, label="share of what moves")
+    ax.axhline(even, color=INK, linestyle="--", linewidth=1, label="an even spread")
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("layer")
+    ax.set_ylabel("first token's share")
+    ax.legend(loc="upper right", fontsize=9, frameon=False)
+    return fig

@@ -1,0 +1,207 @@
+"""The circuits at work: SmolLM2 on the depth page's repeated random sequences.
+
+One batched pass over the ``N_SEQUENCES`` sequences keeps every layer's input and each
+head's write (``MultiHeadAttention.head_writes``); from it come each head's direct
+logit attribution to the repeated token, each layer's attention on the first token
+beside what that attention moves (``mha.experiments.value_norms``), the heads' mean
+writes, and path patching into the keys of the induction heads. Ablations resume the
+pass at the first layer they change (``SmolLM2.resume``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from mha.attention import attend, causal_mask
+from mha.experiments.value_norms import value_norms, weighted_by_norm
+from mha.pages.depth.repeated_tokens import induction_scores
+from mha.pretrained import smollm2
+from mha.pretrained.smollm2 import rms_norm
+
+Head = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Pass:
+    """The unchanged model on a batch of sequences ``ids (B, n)``."""
+
+    ids: np.ndarray
+    entering: (
+        np.ndarray
+    )  # (layers + 1, B, n, d_model): each block's input, then the last
+    first_token: np.ndarray  # (layers,) mean weight of queries t >= 1 on token 0
+    first_token_moved: np.ndarray  # (layers,) ... weighted by |f(v)| (what moves)
+    dla: np.ndarray  # (layers, heads) direct logit attribution, second copy
+    mean_writes: np.ndarray  # (layers, heads, d_model) over every sequence and token
+
+
+def run(model: smollm2.SmolLM2, ids: np.ndarray) -> Pass:
+    """One batched pass over ``ids (B, 2T)``, sequences of T tokens repeated once,
+    that keeps what the page reads.
+
+    A head's direct logit attribution at query t of the second copy is its write
+    through the final norm's gain and 1/RMS of the last stream, onto the output
+    direction of the next token (the repeated one) minus the mean over the vocabulary.
+
+    ```python
+    import numpy as np
+    from mha.pages.circuits.sequences import run
+    from mha.pages.depth.repeated_tokens import repeated_sequences
+    from mha.pretrained import smollm2
+
+    model = smollm2.load()
+    ids = np.tile(repeated_sequences(model)[:1, :4], 2)  # 4 tokens, then the same 4
+    p = run(model, ids)
+    assert p.entering.shape == (31, 1, 8, 576) and p.dla.shape == (30, 9)
+    assert ((p.first_token_moved > 0) & (p.first_token_moved < 1)).all()
+    ```
+    """
+    ids = np.asarray(ids)
+    causal = causal_mask(ids.shape[1])
+    x = np.ascontiguousarray(model.embedding[:, ids].transpose(1, 2, 0))
+    entering, writes, first, moved = [x], [], [], []
+    for block in model.blocks:
+        normed = rms_norm(x, block.attention_norm, block.eps)
+        head_writes, w = block.attention.head_writes(normed, causal)  # (B, h, n, d)
+        shares = weighted_by_norm(w, value_norms(block.attention, normed))
+        first.append(w[..., 1:, 0].mean())
+        moved.append(shares[..., 1:, 0].mean())
+        writes.append(head_writes)
+        x = x + head_writes.sum(axis=1)
+        x = x + block.feed_forward(x)
+        entering.append(x)
+    final = entering[-1]
+    half = ids.shape[1] // 2
+    queries = np.arange(half, 2 * half - 1)  # their next token repeats the first copy
+    out = model.final_norm * model.embedding.T  # (vocab, d_model): output directions
+    scale = 1 / np.sqrt(np.mean(final[:, queries] ** 2, axis=-1) + model.blocks[0].eps)
+    target = out[ids[:, queries + 1]] - out.mean(axis=0)  # (B, q, d_model)
+    dla = np.stack(
+        [
+            np.einsum("bhqd,bqd->h", w[:, :, queries], target * scale[..., None])
+            / target.shape[0]
+            / len(queries)
+            for w in writes
+        ]
+    )
+    return Pass(
+        ids=ids,
+        entering=np.stack(entering),
+        first_token=np.array(first, dtype=np.float64),
+        first_token_moved=np.array(moved, dtype=np.float64),
+        dla=dla.astype(np.float64),
+        mean_writes=np.stack([w.mean(axis=(0, 2)) for w in writes]),
+    )
+
+
+def second_copy_loss(
+    model: smollm2.SmolLM2, final: np.ndarray, ids: np.ndarray
+) -> float:
+    """Mean next-token loss (nats) on the second copy, from the last streams
+    ``final (B, 2T, d_model)`` of sequences ``ids (B, 2T)`` (T tokens, then again).
+
+    ```python
+    import numpy as np
+    from mha.pages.circuits.sequences import second_copy_loss
+    from mha.pretrained import smollm2
+
+    model = smollm2.load()
+    ids = np.array([[504, 2365, 28, 905] * 2])  # 4 tokens, then the same 4
+    final = model.trace(ids[0]).stream[-1][None]
+    logits = model.head(final[0])[4:7]  # the second copy's first 3 queries
+    expected = np.log(smollm2.perplexity_of(logits, ids[0, 5:]))
+    assert np.isclose(second_copy_loss(model, final, ids), expected)
+    ```
+    """
+    half = ids.shape[1] // 2
+    queries = np.arange(half, 2 * half - 1)
+    losses = [
+        np.log(smollm2.perplexity_of(model.head(f[queries]), row[queries + 1]))
+        for f, row in zip(final, ids, strict=True)
+    ]
+    return float(np.mean(losses))
+
+
+def replaced_loss(
+    model: smollm2.SmolLM2, p: Pass, heads: Sequence[Head], mean: bool
+) -> float:
+    """The second copy's loss with ``heads`` replaced by their mean write (``mean``)
+    or by zero, resuming ``p`` at the first layer that changes.
+
+    ```python
+    import numpy as np
+    from mha.pages.circuits.sequences import replaced_loss, run
+    from mha.pages.depth.repeated_tokens import repeated_sequences
+    from mha.pretrained import smollm2
+
+    model = smollm2.load()
+    p = run(model, np.tile(repeated_sequences(model)[:1, :4], 2))
+    assert replaced_loss(model, p, [(29, 0)], mean=True) > 0
+    ```
+    """
+    start = min(layer for layer, _ in heads)
+    replace = {
+        (layer, head): p.mean_writes[layer, head] * (1.0 if mean else 0.0)
+        for layer, head in heads
+    }
+    causal = causal_mask(p.ids.shape[1])
+    final = model.resume(p.entering[start], start, causal, replace=replace)
+    return second_copy_loss(model, final, p.ids)
+
+
+def patched_induction(
+    model: smollm2.SmolLM2, p: Pass, receivers: Sequence[Head], sender: Head | None
+) -> np.ndarray:
+    """The induction score of each of ``receivers`` (mean over the sequences) when its
+    keys are recomputed from a stream in which ``sender``'s write is the one it made on
+    the next sequence (the last borrows from the first); ``None`` patches nothing.
+
+    Only the keys change: the queries and values are the unchanged pass's, and no
+    other layer is rerun (the direct path from sender to keys). The sender's write is
+    computed once, then one key projection per receiver.
+
+    ```python
+    import numpy as np
+    from mha.pages.circuits.sequences import patched_induction, run
+    from mha.pages.depth.repeated_tokens import induction_scores, repeated_sequences
+    from mha.pretrained import smollm2
+
+    model = smollm2.load()
+    ids = np.tile(repeated_sequences(model)[:1, :4], 2)  # 4 tokens, then the same 4
+    p = run(model, ids)
+    (clean,) = patched_induction(model, p, [(18, 6)], None)
+    weights = model.attentions(ids[0])[18, 6]
+    assert np.isclose(clean, induction_scores(weights, half=4), atol=1e-3)
+    ```
+    """
+    n = p.ids.shape[1]
+    causal = causal_mask(n)
+    swap = 0.0
+    if sender is not None:
+        s_layer, s_head = sender
+        if s_layer >= min(layer for layer, _ in receivers):
+            raise ValueError(
+                f"sender: expected a layer below every receiver's, got {sender} for "
+                f"{list(receivers)}"
+            )
+        s_block = model.blocks[s_layer]
+        normed = rms_norm(p.entering[s_layer], s_block.attention_norm, s_block.eps)
+        written = s_block.attention.head_writes(normed, causal)[0][:, s_head]
+        swap = np.roll(written, -1, axis=0) - written  # (B, n, d_model)
+    scores = []
+    for layer, head in receivers:
+        block = model.blocks[layer]
+        a = block.attention
+        d_k, kv = a.d_k, head // (a.n_heads // a.n_kv_heads)
+        x = p.entering[layer]  # (B, n, d_model)
+        w_k = a.w_k[:, kv * d_k : (kv + 1) * d_k]
+        keys = rms_norm(x + swap, block.attention_norm, block.eps) @ w_k
+        normed = rms_norm(x, block.attention_norm, block.eps)
+        queries = normed @ a.w_q[:, head * d_k : (head + 1) * d_k]
+        q, k = a.rope.from_position(queries, 0), a.rope.from_position(keys, 0)
+        _, weights = attend(q, k, k, causal)
+        scores.append(induction_scores(weights.astype(np.float64), n // 2).mean())
+    return np.array(scores)

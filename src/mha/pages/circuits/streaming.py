@@ -1,0 +1,88 @@
+"""The StreamingLLM experiment of Xiao et al. (2023) on SmolLM2, one masked pass each.
+
+Each query t reads either every earlier key (``full``), the last ``band`` keys only
+(``band``: a sliding window), or the last ``band`` keys and the first ``sinks`` tokens
+(``band + sinks``). Run as one whole-sequence pass per setting under its mask
+(``SmolLM2.logits(ids, mask=...)``): the tokens keep their positions, all inside
+SmolLM2's context, so no position is re-assigned as a cache that evicts tokens
+would have to. The settings differ only for queries t >= band; the perplexity is
+measured on those.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mha.attention import causal_mask
+from mha.pretrained import smollm2
+
+
+def window_mask(n: int, band: int, sinks: int = 0) -> np.ndarray:
+    """``(n, n)`` boolean: query t may read keys t - band + 1 .. t and 0 .. sinks - 1
+    (never a later one).
+
+    ```python
+    from mha.pages.circuits.streaming import window_mask
+
+    mask = window_mask(6, band=2, sinks=1)
+    assert mask[5].tolist() == [True, False, False, False, True, True]
+    assert mask[1].tolist() == [True, True, False, False, False, False]
+    ```
+    """
+    if not 0 < band <= n or not 0 <= sinks <= n:
+        raise ValueError(
+            f"band, sinks: expected 0 < band <= n={n} and 0 <= sinks, "
+            f"got band={band}, sinks={sinks}"
+        )
+    t = np.arange(n)
+    recent = t[:, None] - t[None, :] < band
+    return causal_mask(n) & (recent | (t[None, :] < sinks))
+
+
+@dataclass(frozen=True)
+class Streaming:
+    """Perplexities on the same tokens (queries t >= band) under the three masks."""
+
+    n: int
+    band: int
+    sinks: int
+    full: float
+    band_only: float
+    band_sinks: float
+
+
+def streaming(ids: tuple[int, ...], band: int, sinks: int) -> Streaming:
+    """Perplexity of SmolLM2 on ``ids`` under each setting (three passes).
+
+    ```python
+    from mha.pages.circuits.streaming import streaming
+    from mha.pretrained import smollm2
+
+    ids = tuple(smollm2.load().encode("one two three four five six seven eight " * 3))
+    s = streaming(ids, band=8, sinks=2)
+    assert s.full < s.band_only
+    ```
+    """
+    n = len(ids) - 1
+    if n <= band:
+        raise ValueError(
+            f"ids: expected more than band + 1 = {band + 1} tokens, got {len(ids)}"
+        )
+    model = smollm2.load()
+    rows = np.arange(band, n)  # the queries whose settings differ
+    ids = np.asarray(ids)
+
+    def perplexity(mask: np.ndarray) -> float:
+        logits = model.logits(ids[:-1], mask=mask)
+        return smollm2.perplexity_of(logits[rows], ids[rows + 1])
+
+    return Streaming(
+        n=n,
+        band=band,
+        sinks=sinks,
+        full=perplexity(causal_mask(n)),
+        band_only=perplexity(window_mask(n, band)),
+        band_sinks=perplexity(window_mask(n, band, sinks)),
+    )

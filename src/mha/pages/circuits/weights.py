@@ -1,0 +1,252 @@
+"""The circuits read off the weights alone: copying (OV) and K-composition (QK after OV).
+
+Every matrix is taken per head, with the RMSNorm gain of the layer's input folded into
+W_Q, W_K and W_V (``fold``); the RMS scale itself is one number per token and leaves
+the scores below unchanged. In the row convention of the site (``x @ W``):
+
+- a head's **OV circuit** on tokens is ``W_E^T W_V W_O W_U`` (vocab × vocab): the
+  logits that attending to a token adds. Its nonzero eigenvalues are those of the
+  d_k × d_k matrix ``W_O (W_U W_E^T) W_V``, with ``W_U W_E^T`` (d_model × d_model)
+  computed once. Elhage et al. (2021)'s copying score is ``sum(λ) / sum(|λ|)``: 1 if
+  every eigenvalue is positive (the head raises the logit of what it reads).
+- **K-composition** of a sender head s into a receiver head r of a later layer is
+  ``|W_QK^r W_OV^s^T|_F / (|W_QK^r|_F |W_OV^s|_F)``, with ``W_QK = W_Q R_Δ W_K^T``
+  and ``W_OV = W_V W_O``. Rotary positions put the rotation R_Δ of the offset Δ
+  between query and key inside W_QK, so the score depends on Δ: it is computed for a
+  set of offsets, by the mean square of each norm over them. All Frobenius norms are
+  traces of d_k × d_k Gram matrices (``composition_scores``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from mha.layer import MultiHeadAttention
+from mha.rope import RotaryEmbedding
+
+
+@dataclass(frozen=True)
+class Folded:
+    """Per-head matrices of a stack of attention layers, float64, gains folded in."""
+
+    w_q: np.ndarray  # (layers, h, d_model, d_k)
+    w_k: np.ndarray  # (layers, h_kv, d_model, d_k)
+    w_v: np.ndarray  # (layers, h_kv, d_model, d_k)
+    w_o: np.ndarray  # (layers, h, d_k, d_model)
+
+    @property
+    def group(self) -> int:
+        """Query heads per K/V head: query head i reads K/V head ``i // group``."""
+        return self.w_q.shape[1] // self.w_k.shape[1]
+
+    def per_query_head(self, kv: np.ndarray) -> np.ndarray:
+        """``(layers, h_kv, ...)`` -> ``(layers, h, ...)``: each query head's K/V head."""
+        return np.repeat(kv, self.group, axis=1)
+
+
+def fold(
+    attentions: Sequence[MultiHeadAttention], gains: Sequence[np.ndarray]
+) -> Folded:
+    """Split each layer's weights by head, ``diag(gain) W`` for W_Q, W_K and W_V.
+
+    ```python
+    import numpy as np
+    from mha import MultiHeadAttention
+    from mha.pages.circuits.weights import fold
+
+    layer = MultiHeadAttention(d_model=8, n_heads=4, n_kv_heads=2)
+    f = fold([layer], [np.full(8, 2.0)])
+    assert f.w_q.shape == (1, 4, 8, 2) and f.w_k.shape == (1, 2, 8, 2)
+    assert np.allclose(f.w_k[0, 1], 2 * layer.w_k[:, 2:4])
+    assert np.allclose(f.w_o[0, 3], layer.w_o[6:8])
+    ```
+    """
+    if len(attentions) != len(gains) or not attentions:
+        raise ValueError(
+            f"gains: expected one per attention layer ({len(attentions)}), "
+            f"got {len(gains)}"
+        )
+
+    def heads(w: np.ndarray, gain: np.ndarray, n: int) -> np.ndarray:
+        w = np.asarray(gain, np.float64)[:, None] * w  # (d_model, n d_k)
+        return w.reshape(w.shape[0], n, -1).transpose(1, 0, 2)
+
+    a0 = attentions[0]
+    pairs = list(zip(attentions, gains, strict=True))
+    return Folded(
+        np.stack([heads(a.w_q, g, a.n_heads) for a, g in pairs]),
+        np.stack([heads(a.w_k, g, a.n_kv_heads) for a, g in pairs]),
+        np.stack([heads(a.w_v, g, a.n_kv_heads) for a, g in pairs]),
+        np.stack(
+            [
+                np.asarray(a.w_o, np.float64).reshape(a0.n_heads, a0.d_k, -1)
+                for a in attentions
+            ]
+        ),
+    )
+
+
+def ov_eigenvalues(
+    folded: Folded, heads: Sequence[tuple[int, int]], unembed_embed: np.ndarray
+) -> np.ndarray:
+    """The d_k eigenvalues of each head's OV circuit, ``(len(heads), d_k)`` complex:
+    those of ``W_O unembed_embed W_V``, where ``unembed_embed (d_model, d_model)`` is
+    ``W_U W_E^T``.
+
+    ```python
+    import numpy as np
+    from mha import MultiHeadAttention
+    from mha.pages.circuits.weights import fold, ov_eigenvalues
+
+    layer = MultiHeadAttention(d_model=8, n_heads=2)
+    f = fold([layer], [np.ones(8)])
+    embed = np.random.default_rng(0).normal(size=(8, 30))  # W_E = W_U: (d_model, vocab)
+    eig = ov_eigenvalues(f, [(0, 1)], embed @ embed.T)
+    full = embed.T @ f.w_v[0, 1] @ f.w_o[0, 1] @ embed  # the 30 x 30 circuit
+    largest = np.sort(np.abs(np.linalg.eigvals(full)))[-4:]  # the other 26 are zero
+    assert np.allclose(np.sort(np.abs(eig[0])), largest)
+    assert np.isclose(eig[0].sum(), np.trace(full))
+    ```
+    """
+    layers, rows = np.array(heads).T
+    w_v = folded.per_query_head(folded.w_v)[layers, rows]  # (k, d_model, d_k)
+    return np.linalg.eigvals(folded.w_o[layers, rows] @ unembed_embed @ w_v)
+
+
+def copying_score(eigenvalues: np.ndarray) -> np.ndarray:
+    """``sum(λ) / sum(|λ|)`` over the last axis (real): 1 when every eigenvalue is
+    positive, -1 when every one is negative.
+
+    ```python
+    import numpy as np
+    from mha.pages.circuits.weights import copying_score
+
+    assert copying_score(np.array([2.0, 1.0])) == 1.0
+    assert copying_score(np.array([1.0, -1.0, 1j, -1j])) == 0.0
+    ```
+    """
+    return np.sum(eigenvalues, axis=-1).real / np.sum(np.abs(eigenvalues), axis=-1)
+
+
+def own_token_ranks(
+    folded: Folded,
+    heads: Sequence[tuple[int, int]],
+    inputs: np.ndarray,
+    unembed: np.ndarray,
+) -> np.ndarray:
+    """``(len(heads), k)``: for each of k tokens, the rank (1 = highest) of its own
+    logit among the k logits that the head's OV circuit writes when it reads it.
+
+    ``inputs (k, d_model)`` are what the layer reads for the tokens (normalised
+    embeddings, gain left to ``folded``), ``unembed (d_model, k)`` their output
+    directions.
+
+    ```python
+    import numpy as np
+    from mha import MultiHeadAttention
+    from mha.pages.circuits.weights import fold, own_token_ranks
+
+    layer = MultiHeadAttention(d_model=4, n_heads=1)
+    layer.w_v, layer.w_o = np.eye(4), np.eye(4)  # a perfect copier
+    ranks = own_token_ranks(fold([layer], [np.ones(4)]), [(0, 0)], np.eye(4), np.eye(4))
+    assert ranks.tolist() == [[1, 1, 1, 1]]
+    ```
+    """
+    layers, rows = np.array(heads).T
+    w_v = folded.per_query_head(folded.w_v)[layers, rows]  # (k, d_model, d_k)
+    written = (inputs @ w_v) @ (folded.w_o[layers, rows] @ unembed)  # (heads, k, k)
+    own = np.diagonal(written, axis1=-2, axis2=-1)[..., None]
+    return 1 + (written > own).sum(axis=-1)
+
+
+def rotations(rope: RotaryEmbedding, offsets: Sequence[int]) -> np.ndarray:
+    """``(len(offsets), d_k, d_k)``: R_Δ with ``rope(x, p) = x @ R_p``, so that a
+    query at t and a key at t - Δ score ``q R_Δ k^T`` before rotation.
+
+    ```python
+    import numpy as np
+    from mha.rope import RotaryEmbedding
+    from mha.pages.circuits.weights import rotations
+
+    rope = RotaryEmbedding(4)
+    q, k = np.random.default_rng(0).normal(size=(2, 4))
+    (r,) = rotations(rope, [3])
+    rotated = rope(np.stack([q, k]), np.array([5, 2]))
+    assert np.isclose(rotated[0] @ rotated[1], q @ r @ k)
+    ```
+    """
+    eye = np.eye(rope.d_k)
+    return np.stack([rope(eye, np.full(rope.d_k, int(d))) for d in offsets])
+
+
+def composition_scores(folded: Folded, offset_sets: Sequence[np.ndarray]) -> np.ndarray:
+    """K-composition of every sender into every receiver of a later layer, for each
+    set of rotations ``(m, d_k, d_k)`` of ``offset_sets``: ``(sets, layers, h, layers,
+    h)``, indexed ``[set, receiver layer, receiver head, sender layer, sender head]``,
+    NaN where the sender is not in an earlier layer.
+
+    With ``G_X = W_X^T W_X`` and ``H = mean over Δ of R_Δ^T G_Q R_Δ`` (d_k × d_k):
+    ``|W_QK|² = <H, G_K>``, ``|W_OV|² = <G_V, W_O W_O^T>`` and ``|W_QK W_OV^T|² =
+    <H, M G_V M^T>`` with ``M = W_K^T W_O^T``; the products M come from one matrix
+    product per receiving layer.
+
+    ```python
+    import numpy as np
+    from mha import MultiHeadAttention
+    from mha.pages.circuits.weights import composition_scores, fold
+
+    rng = np.random.default_rng(0)
+    layers = [MultiHeadAttention(8, 2, rng=rng) for _ in range(2)]
+    f = fold(layers, [np.ones(8), np.ones(8)])
+    scores = composition_scores(f, [np.eye(4)[None]])[0]
+    qk = f.w_q[1, 0] @ f.w_k[1, 0].T  # receiver L1H0, sender L0H1, no rotation
+    ov = f.w_v[0, 1] @ f.w_o[0, 1]
+    dense = np.linalg.norm(qk @ ov.T) / (np.linalg.norm(qk) * np.linalg.norm(ov))
+    assert np.isclose(scores[1, 0, 0, 1], dense) and np.isnan(scores[0, 0, 0, 0])
+    ```
+    """
+    f = folded
+    n_layers, h, d_model, d_k = f.w_q.shape
+    h_kv = f.w_k.shape[1]
+    for i, rots in enumerate(offset_sets):
+        if np.ndim(rots) != 3 or np.shape(rots)[1:] != (d_k, d_k) or not len(rots):
+            raise ValueError(
+                f"offset_sets[{i}]: expected rotations (m >= 1, {d_k}, {d_k}), "
+                f"got shape {np.shape(rots)}"
+            )
+
+    def gram(w: np.ndarray) -> np.ndarray:
+        return w.swapaxes(-1, -2) @ w
+
+    g_q, g_k, g_v = gram(f.w_q), gram(f.w_k), gram(f.w_v)
+    # H per set: the query Gram rotated by each offset, averaged (two big products each)
+    spread = g_q.reshape(-1, d_k).astype(np.float32)
+    mean_rotated = []
+    for rots in offset_sets:
+        total = np.zeros(spread.shape)
+        for r in rots.astype(np.float32):
+            right = (spread @ r).reshape(-1, d_k, d_k)  # G_Q R
+            total += right.swapaxes(-1, -2).reshape(-1, d_k) @ r  # (R^T G_Q R)^T
+        mean_rotated.append(total.reshape(g_q.shape) / len(rots))
+    qk2 = [(m * f.per_query_head(g_k)).sum(axis=(-2, -1)) for m in mean_rotated]
+    ov2 = (f.per_query_head(g_v) * (f.w_o @ f.w_o.swapaxes(-1, -2))).sum(axis=(-2, -1))
+    # W_O^T C_V per sender, with G_V = C_V C_V^T: then M G_V M^T = Y Y^T, Y = W_K^T W_O^T C_V
+    sent = f.w_o.swapaxes(-1, -2) @ np.linalg.cholesky(f.per_query_head(g_v))
+    sent = sent.astype(np.float32)  # (layers, h, d_model, d_k)
+    scores = np.full((len(offset_sets), n_layers, h, n_layers, h), np.nan)
+    for layer in range(1, n_layers):
+        senders = sent[:layer].transpose(2, 0, 1, 3).reshape(d_model, -1)
+        keys = f.w_k[layer].astype(np.float32).swapaxes(-1, -2).reshape(-1, d_model)
+        y = (keys @ senders).reshape(h_kv, d_k, layer * h, d_k).transpose(0, 2, 1, 3)
+        p = (y @ y.swapaxes(-1, -2)).astype(np.float64)  # (h_kv, senders, d_k, d_k)
+        p = p.reshape(h_kv, layer * h, d_k * d_k)[np.arange(h) // f.group]
+        for i, m in enumerate(mean_rotated):
+            num2 = (p @ m[layer].reshape(h, d_k * d_k, 1))[..., 0]  # (h, senders)
+            denominator = qk2[i][layer][:, None] * ov2[:layer].reshape(1, -1)
+            scores[i, layer, :, :layer] = np.sqrt(num2 / denominator).reshape(
+                h, layer, h
+            )
+    return scores

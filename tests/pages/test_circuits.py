@@ -1,0 +1,308 @@
+"""Circuits: the weight scores against dense products on a toy, the interventions on
+SmolLM2 (one sequence), every fact turned false, and (``-m reference``) the numbers a
+forward pass gives, recomputed with transformers on one sequence."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from mha import MultiHeadAttention
+from mha.attention import causal_mask
+from mha.pages import circuits
+from mha.pages.circuits import facts, sequences, studies
+from mha.pages.circuits import weights as w
+from mha.pages.circuits.streaming import streaming, window_mask
+from mha.pages.depth import repeated_tokens
+from mha.pretrained import smollm2
+from mha.rope import RotaryEmbedding
+from tests.reference import reference_module
+
+
+@pytest.fixture(scope="module")
+def model() -> smollm2.SmolLM2:
+    return smollm2.load()
+
+
+@pytest.fixture(scope="module")
+def toy():
+    """Two GQA layers with rotary positions and RMSNorm gains."""
+    rng = np.random.default_rng(5)
+    layers = [MultiHeadAttention(12, 3, n_kv_heads=1, rng=rng) for _ in range(2)]
+    gains = [rng.uniform(0.5, 2, 12) for _ in range(2)]
+    return w.fold(layers, gains), layers, gains
+
+
+def test_composition_equals_the_dense_products_at_every_offset_set(toy):
+    folded, layers, gains = toy
+    rope = RotaryEmbedding(4, interleaved=True)
+    offsets = w.rotations(rope, range(1, 6))
+    scores = w.composition_scores(folded, [offsets[:1], offsets])
+    g0, g1 = (np.diag(g) for g in gains)
+    for receiver in range(3):
+        w_q = g1 @ layers[1].w_q[:, 4 * receiver : 4 * receiver + 4]
+        w_k = g1 @ layers[1].w_k  # one K/V head for the three query heads
+        for sender in range(3):
+            w_ov = (g0 @ layers[0].w_v) @ layers[0].w_o[4 * sender : 4 * sender + 4]
+            for i, rots in enumerate((offsets[:1], offsets)):
+                qk = [w_q @ r @ w_k.T for r in rots]  # (d_model, d_model) each
+                num = np.mean([np.linalg.norm(m @ w_ov.T) ** 2 for m in qk])
+                den = np.mean([np.linalg.norm(m) ** 2 for m in qk])
+                dense = np.sqrt(num / den) / np.linalg.norm(w_ov)
+                assert np.isclose(scores[i, 1, receiver, 0, sender], dense, rtol=1e-4)
+    assert np.isnan(scores[:, 0]).all() and np.isnan(scores[:, 1, :, 1]).all()
+
+
+def test_copying_equals_the_full_circuit_on_a_toy_vocabulary(toy):
+    folded = toy[0]
+    rng = np.random.default_rng(6)
+    embed = rng.normal(size=(12, 40))  # (d_model, vocab), tied
+    heads = [(0, 1), (1, 2)]
+    eig = w.ov_eigenvalues(folded, heads, embed @ embed.T)
+    inputs = embed.T[:25]
+    ranks = w.own_token_ranks(folded, heads, inputs, embed[:, :25])
+    for k, (layer, head) in enumerate(heads):
+        full = embed.T @ folded.w_v[layer, 0] @ folded.w_o[layer, head] @ embed
+        nonzero = np.linalg.eigvals(full)
+        nonzero = nonzero[np.argsort(-np.abs(nonzero))][:4]
+        assert np.isclose(w.copying_score(eig[k]), w.copying_score(nonzero))
+        written = (
+            inputs @ folded.w_v[layer, 0] @ folded.w_o[layer, head] @ embed[:, :25]
+        )
+        expected = [1 + (row > row[i]).sum() for i, row in enumerate(written)]
+        assert ranks[k].tolist() == expected
+
+
+def test_a_window_mask_keeps_the_band_and_the_sinks():
+    mask = window_mask(10, band=3, sinks=2)
+    for t in range(10):
+        allowed = {j for j in range(t + 1) if t - j < 3 or j < 2}
+        assert set(np.flatnonzero(mask[t])) == allowed
+    with pytest.raises(ValueError, match="band"):
+        window_mask(4, band=0)
+    with pytest.raises(ValueError, match="ids"):
+        streaming((1, 2, 3), band=4, sinks=1)
+    with pytest.raises(ValueError, match="offset_sets"):
+        w.composition_scores(
+            w.Folded(*(np.zeros((2, 1, 4, 2)),) * 4), [np.eye(3)[None]]
+        )
+
+
+def test_logits_under_the_causal_mask_equal_plain_logits(model):
+    ids = model.encode("The cat sat on the mat, and the dog sat on the rug.")
+    plain = model.logits(ids)
+    masked = model.logits(ids, mask=causal_mask(len(ids)))
+    np.testing.assert_allclose(masked, plain, atol=2e-3)
+    with pytest.raises(ValueError, match="mask"):
+        model.logits(ids, mask=np.ones((2, 2), bool))
+
+
+@pytest.fixture(scope="module")
+def one_pass(model):
+    return sequences.run(model, repeated_tokens.repeated_sequences(model)[:1])
+
+
+def test_patching_a_sequence_with_itself_changes_nothing(model, one_pass):
+    """With one sequence, "the next sequence" is the same one: the keys are unchanged."""
+    clean = sequences.patched_induction(model, one_pass, [(17, 3), (18, 6)], None)
+    same = sequences.patched_induction(model, one_pass, [(17, 3), (18, 6)], (16, 0))
+    assert np.allclose(clean, same, atol=1e-5) and (clean > 0.3).all()
+    with pytest.raises(ValueError, match="sender"):
+        sequences.patched_induction(model, one_pass, [(17, 3)], (17, 0))
+
+
+def test_zero_replacement_is_the_head_mask(model, one_pass):
+    keep = np.ones((30, 9))
+    keep[16, 0] = 0
+    ids = one_pass.ids[0]
+    logits = model.logits(ids, head_mask=keep)
+    queries = np.arange(repeated_tokens.HALF, 2 * repeated_tokens.HALF - 1)
+    expected = np.log(smollm2.perplexity_of(logits[queries], ids[queries + 1]))
+    zero = sequences.replaced_loss(model, one_pass, [(16, 0)], mean=False)
+    assert abs(zero - expected) < 1e-3
+
+
+def test_the_first_tokens_share_of_what_moves_is_a_share(one_pass):
+    moved = one_pass.first_token_moved
+    assert ((moved > 0) & (moved < 1)).all()
+    assert one_pass.mean_writes.shape == (30, 9, 576)
+
+
+def test_each_fact_turns_false_with_other_values():
+    s = studies()
+    assert all(f.holds for f in facts(s).values())
+    q, wt, st, scan = s.sequences, s.weights, s.streaming, s.scan
+    n = len(s.top)
+
+    def broken(**changes) -> dict:
+        return facts(dataclasses.replace(s, **changes))
+
+    def seqs(**c):
+        return broken(sequences=dataclasses.replace(q, **c))
+
+    def wts(**c):
+        return broken(weights=dataclasses.replace(wt, **c))
+
+    copying = wt.copying.copy()
+    copying[:n] = 1.0
+    assert not wts(first=np.full_like(wt.first, 0.5))["few_first"].holds
+    assert not wts(copying=copying)["not_above_random"].holds
+    dla = q.dla.copy()
+    dla[s.top[0]] = dla.max() * 2
+    assert not seqs(dla=dla)["dla_small"].holds
+    comp = wt.composition.copy()
+    comp[:, :, :, s.previous[0], s.previous[1]] = 0.0
+    assert not wts(composition=comp)["previous_top_two"].holds
+    flat = np.where(np.isnan(wt.composition), np.nan, 0.1)
+    assert not wts(composition=flat.astype(np.float32))["far_above"].holds
+    shifted = wt.composition.copy()
+    shifted[0] += 0.05
+    assert not wts(composition=shifted)["offset_small"].holds
+    assert not seqs(patched=q.clean)["patch_collapses"].holds
+    assert not seqs(controls=q.controls * 0)["controls_keep"].holds
+    assert not seqs(mean_top=scan.loss_top + 1)["mean_below_zero"].holds
+    assert not seqs(mean_top=scan.loss_second)["mean_still_far"].holds
+    assert not seqs(previous_mean=scan.loss_second)["previous_alone"].holds
+    assert not seqs(first_token_moved=q.first_token * 2)["moved_below"].holds
+    assert not seqs(first_token_moved=q.first_token * 0)["still_moves"].holds
+    flat_window = dataclasses.replace(st, band_only=st.full * 1.5)
+    assert not broken(streaming=flat_window)["band_breaks"].holds
+    useless = dataclasses.replace(st, band_sinks=st.band_only)
+    assert not broken(streaming=useless)["sinks_restore"].holds
+
+
+def test_the_page_names_the_previous_token_head_and_the_shared_keys():
+    p = circuits.page()
+    assert p.previous == "L16H0" and p.pairs == sum(81 * layer for layer in range(30))
+    assert p.shared_keys == ["L17H3, L17H4 and L17H5", "L18H6 and L18H7"]
+
+
+# --- the reference: transformers on one sequence ------------------------------------
+
+
+def _causal_additive(torch, mask: np.ndarray):
+    """A boolean (n, n) mask as transformers' 4-D additive mask (1, 1, n, n)."""
+    blocked = torch.tensor(~mask)[None, None]
+    return torch.zeros(blocked.shape).masked_fill(
+        blocked, torch.finfo(torch.float32).min
+    )
+
+
+@pytest.mark.reference
+def test_the_interventions_equal_the_reference(model, smollm2_reference, request):
+    """On one repeated sequence: the mean-ablated loss of L16H0, the value-norm shares
+    of the first token, L18H6's induction score with L16H0 patched into its keys (two
+    sequences), and the window perplexities (a 4-D attention mask)."""
+    torch = reference_module("torch", request.config)
+    grad = torch.is_grad_enabled()
+    torch.set_grad_enabled(False)  # every tensor below is a plain number
+    request.addfinalizer(lambda: torch.set_grad_enabled(grad))
+    ref = smollm2_reference
+    layers = ref.model.layers
+    ids = repeated_tokens.repeated_sequences(model)[:2]
+    p = sequences.run(model, ids[:1])
+    d_k, n = 64, ids.shape[1]
+
+    captured = {}
+
+    def capture(layer):
+        def hook(module, args):
+            captured[layer] = (
+                args[0].detach().clone()
+            )  # o_proj's input: heads side by side
+
+        return hook
+
+    handles = [
+        layers[i].self_attn.o_proj.register_forward_pre_hook(capture(i))
+        for i in range(30)
+    ]
+    with torch.no_grad():
+        out = ref(
+            torch.tensor(ids.tolist()),
+            output_attentions=True,
+            output_hidden_states=True,
+        )
+    for h in handles:
+        h.remove()
+
+    # value-norm shares of the first token, sequence 0
+    moved = []
+    for i, layer in enumerate(layers):
+        x = layer.input_layernorm(out.hidden_states[i][:1])
+        v = layer.self_attn.v_proj(x).view(1, n, 3, d_k).transpose(1, 2)
+        v = v.repeat_interleave(3, dim=1)  # (1, 9, n, d_k)
+        w_o = layer.self_attn.o_proj.weight.T.reshape(9, d_k, 576)
+        norms = torch.linalg.vector_norm(v @ w_o, dim=-1)  # (1, 9, n)
+        a = out.attentions[i][:1]
+        share = a * norms[:, :, None, :]
+        share = share / share.sum(-1, keepdim=True)
+        moved.append(float(share[..., 1:, 0].mean()))
+    np.testing.assert_allclose(moved, p.first_token_moved, atol=2e-3)
+
+    # mean ablation of L16H0: its output replaced by its mean over sequence 0's tokens
+    mean_out = captured[16][0, :, :d_k].mean(0)
+
+    def replace(module, args):
+        x = args[0].clone()
+        x[..., :d_k] = mean_out
+        return (x,)
+
+    handle = layers[16].self_attn.o_proj.register_forward_pre_hook(replace)
+    with torch.no_grad():
+        logits = ref(torch.tensor(ids[:1].tolist())).logits[0].double()
+    handle.remove()
+    queries = np.arange(repeated_tokens.HALF, 2 * repeated_tokens.HALF - 1)
+    nll = torch.nn.functional.cross_entropy(
+        logits[queries], torch.tensor(ids[0, queries + 1])
+    )
+    mine = sequences.replaced_loss(model, p, [(16, 0)], mean=True)
+    assert abs(float(nll) - mine) < 2e-3
+
+    # path patching: L18H6's keys from a stream with L16H0's write from the other sequence
+    write = captured[16][:, :, :d_k] @ layers[16].self_attn.o_proj.weight[:, :d_k].T
+    stream = out.hidden_states[18] - write + write.roll(-1, dims=0)
+    attention = layers[18].self_attn
+    k = attention.k_proj(layers[18].input_layernorm(stream)).view(2, n, 3, d_k)
+    q = attention.q_proj(layers[18].input_layernorm(out.hidden_states[18])).view(
+        2, n, 9, d_k
+    )
+    positions = torch.arange(n)[None]
+    cos, sin = ref.model.rotary_emb(stream, positions)
+    from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
+
+    q, k = apply_rotary_pos_emb(
+        q.transpose(1, 2)[:, 6:7], k.transpose(1, 2)[:, 2:3], cos, sin
+    )
+    scores = (q @ k.transpose(-1, -2)) / d_k**0.5 + _causal_additive(
+        torch, causal_mask(n)
+    )
+    weights = scores.softmax(-1).double().numpy()[:, 0]
+    reference = repeated_tokens.induction_scores(weights).mean()
+    both = sequences.run(model, ids)
+    (mine,) = sequences.patched_induction(model, both, [(18, 6)], (16, 0))
+    assert abs(reference - mine) < 2e-3
+
+    # the windows, on the first 97 tokens of the Markdown: band 32, 4 sinks
+    text = circuits.markdown_ids()[:97]
+    mine = streaming(text, 32, 4)
+    for setting, mask in (
+        (mine.band_only, window_mask(96, 32)),
+        (mine.band_sinks, window_mask(96, 32, 4)),
+    ):
+        with torch.no_grad():
+            logits = (
+                ref(
+                    torch.tensor([text[:-1]]),
+                    attention_mask=_causal_additive(torch, mask),
+                )
+                .logits[0]
+                .double()
+            )
+        rows = torch.arange(32, 96)
+        nll = torch.nn.functional.cross_entropy(
+            logits[rows], torch.tensor(text)[rows + 1]
+        )
+        assert abs(float(torch.exp(nll)) / setting - 1) < 2e-3
