@@ -30,9 +30,8 @@ from mha.attention import causal_mask, scaled_dot_product_attention, softmax
 from mha.data import published
 from mha.heads import merge_heads, split_heads
 from mha.layer import MultiHeadAttention
-from mha.pages import circuits
+from mha.pages import circuits, fast_attention
 from mha.pages import cricket as cricket_page
-from mha.pages import fast_attention
 from mha.positions import sinusoidal
 from mha.rope import RotaryEmbedding
 from mha.support.page import Fact, Page
@@ -981,7 +980,7 @@ def recall_facts(
 
 
 def _online() -> dict:
-    """Question 7: one head's scores at the fast-attention page's largest n, whole and
+    """The tiled-attention question: one head's scores at the fast-attention page's largest n, whole and
     a block at a time, in float64, beside both paths' measured peaks."""
     fast = fast_attention.page()
     row, block = fast.memory[-1], fast.tile
@@ -996,10 +995,11 @@ def _online() -> dict:
         "naive_mb": row["naive_mb"],
         "tiled_mb": row["tiled_mb"],
         "dense_arrays": fast.dense_arrays,
+    }
 
 
 def _keys() -> dict:
-    """Question 7: the strongest induction head's score, unpatched and with the
+    """The keys question: the strongest induction head's score, unpatched and with the
     previous-token head's write (or a random earlier head's) swapped in its keys."""
     s = circuits.studies()
     layer, head = s.top[0]
