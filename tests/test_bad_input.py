@@ -482,3 +482,122 @@ def test_malformed_arguments_get_a_clear_error(function, data):
         assert clear["names"] in {name} | RELATED.get(name, set()), str(error)
     else:  # the value drawn happened to be valid: then the result is sound
         assert function in RESHAPES or sound(result)
+
+
+# --- Hypothesis: extreme finite values (about 1e300) to every call taking floats ------
+
+EXTREME = st.sampled_from([1e300, -1e300, 1.7e308, -1.7e308, 3e38, -3e38, 1e-300, 0.0])
+
+
+@pytest.mark.parametrize(
+    "function",
+    [
+        f
+        for f, (_, kwargs) in CALLS.items()
+        if f not in RESHAPES
+        and any(
+            isinstance(v, np.ndarray) and v.dtype.kind == "f" for v in kwargs.values()
+        )
+    ],
+)
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_extreme_finite_values_give_a_sound_result_or_a_clear_error(function, data):
+    call, kwargs = CALLS[function]
+    floats = sorted(
+        k for k, v in kwargs.items() if isinstance(v, np.ndarray) and v.dtype == float
+    )
+    name = data.draw(st.sampled_from(floats), label="argument")
+    dtype = data.draw(st.sampled_from([np.float32, np.float64]), label="dtype")
+    shape = kwargs[name].shape
+    values = data.draw(arrays(np.float64, shape, elements=EXTREME), label=name)
+    with np.errstate(over="ignore"):
+        bad = values.astype(dtype) if function != "KVCache.append" else values
+    others = {k: v for k, v in kwargs.items() if k != name}
+    if dtype == np.float32 and function in {"scaled_dot_product_attention"}:
+        others = {k: v.astype(dtype) if k in floats else v for k, v in others.items()}
+    if not np.isfinite(bad).all():
+        return  # a float64 value past float32's range: not a finite input
+    try:
+        result = call(**others, **{name: bad})
+    except ValueError as error:
+        clear = CLEAR.match(str(error))
+        assert clear, f"unclear message: {error}"
+        overflow = {"q, k", "v", "x"}  # blamed for an overflow of what they give
+        assert clear["names"] in {name} | RELATED.get(name, set()) | overflow, str(
+            error
+        )
+    else:
+        assert sound(result), f"{function} gave a non-finite result silently"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_products_that_overflow_are_refused_by_name(dtype):
+    big = np.full((2, 3), np.finfo(dtype).max / 4, dtype)
+    with pytest.raises(
+        ValueError, match=rf"^q, k: expected values whose scores .* {np.dtype(dtype)}"
+    ):
+        scaled_dot_product_attention(big, big, np.ones((2, 3), dtype))
+
+
+def test_an_overflow_hidden_by_the_mask_is_harmless():
+    q = np.array([[1.0, 0.0], [1e200, 1e200]])
+    k = np.array([[1.0, 0.0], [1e200, 1e200]])
+    mask = np.array([[True, False], [True, False]])  # the huge key is masked
+    _, weights = scaled_dot_product_attention(q, k, np.eye(2), mask)
+    assert np.array_equal(weights, [[1.0, 0.0], [1.0, 0.0]])
+
+
+def test_a_weight_edited_to_nan_in_place_is_stopped_at_the_scores():
+    attention = layer()
+    attention.w_q[0, 0] = np.nan  # after the check on assignment: not checked again
+    with pytest.raises(
+        ValueError, match=r"^q, k: expected values whose scores .* got nan"
+    ):
+        attention(ONES)
+
+
+def test_a_padding_mask_as_wide_as_the_batch_is_refused_unless_its_shape_says():
+    x = np.random.default_rng(0).normal(size=(3, 3, 4))  # batch = seq = 3
+    padding = np.array([[1, 1, 1], [1, 1, 0], [1, 0, 0]], bool)  # (batch, key)
+    with pytest.raises(ValueError, match=r"^mask: a \(3, 3\) mask is ambiguous"):
+        layer()(x, mask=padding)
+    _, weights = layer()(x, mask=padding[:, None, None, :])  # said: per sequence
+    assert (weights[1, :, :, 2] == 0).all() and (weights[1, :, :, 1] > 0).all()
+    layer()(x, mask=causal_mask(3))  # the causal mask is read as (query, key)
+    scaled_dot_product_attention(x, x, x, padding[None])  # said: (query, key)
+
+
+def test_rope_positions_past_float64_precision_are_refused():
+    rope = RotaryEmbedding(4)
+    x = np.ones((1, 2, 4))
+    with pytest.raises(ValueError, match=r"^positions: expected indices below 2\*\*32"):
+        rope(x, np.array([2**60, 2**60 + 1]))
+    with pytest.raises(
+        ValueError, match=r"^start: expected start \+ seq below 2\*\*32"
+    ):
+        rope.from_position(x, 2**60)
+    far = 2**31  # far positions are computed, not tabled: no MemoryError
+    assert np.array_equal(rope.from_position(x, far), rope(x, np.arange(far, far + 2)))
+
+
+def test_one_cache_is_bound_to_one_layer_object():
+    first, second = layer(), layer()  # the same shape
+    cache = KVCache(1, 2, 2, 4)
+    first.step(np.ones((1, 1, 4)), cache)
+    with pytest.raises(ValueError, match=r"^cache: .* another layer of the same shape"):
+        second.step(np.ones((1, 1, 4)), cache)
+    first.step(np.ones((1, 1, 4)), cache)  # its own layer goes on
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: KVCache(1, 32, 128, 10**12, np.float32), "max_len"),
+        (lambda: MultiHeadAttention(2**24, 2), "d_model"),
+        (lambda: causal_mask(10**7), "n"),
+    ],
+)
+def test_memory_requests_past_the_machine_are_refused_by_name(call, name):
+    with pytest.raises(ValueError, match=rf"^{name}: .* more than this machine's"):
+        call()

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -117,3 +120,102 @@ def test_a_cold_computation_shows_its_progress(tmp_path, monkeypatch, capsys):
     )
     timings = json.loads((tmp_path / "timings.json").read_text())
     assert set(timings) == {"builtins.abs"}
+
+
+def _failing(errno: int, message: str):
+    def fail(*args, **kwargs):
+        raise OSError(errno, message)
+
+    return fail
+
+
+def test_a_full_disk_computes_stores_nothing_and_says_what_to_do_once(
+    tmp_path, monkeypatch, capsys
+):
+    """The disk fills while an entry is written: no part of it stays, the result is
+    returned, and the message names the cache, MHA_CACHE_DIR and a fix, once."""
+    monkeypatch.setenv("MHA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(cache, "_WARNED", set())
+    monkeypatch.setattr(cache.os, "replace", _failing(28, "No space left on device"))
+    assert cache.cached(abs, -6) == 6 and cache.cached(abs, -7) == 7
+    err = capsys.readouterr().err
+    assert err.count("No space left on device") == 1
+    assert str(tmp_path) in err and "MHA_CACHE_DIR" in err and "free space" in err
+    assert not [p for p in tmp_path.iterdir() if p.suffix != ".lock"]  # no half entry
+
+
+def test_a_read_only_folder_computes_and_says_so(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("MHA_CACHE_DIR", str(tmp_path / "results"))
+    monkeypatch.setattr(cache, "_WARNED", set())
+    monkeypatch.setattr(Path, "mkdir", _failing(30, "Read-only file system"))
+    assert cache.cached(abs, -8) == 8
+    err = capsys.readouterr().err
+    assert "Read-only file system" in err and "MHA_CACHE_DIR" in err
+
+
+def test_a_study_killed_midway_leaves_the_cache_consistent(tmp_path):
+    """A build killed while it computes (SIGKILL: no cleanup runs) leaves no entry and
+    no held lock: the next build computes the result and stores it."""
+    code = (
+        "import time\n"
+        "from mha.support import cache\n"
+        "def slow(x):\n"
+        "    print('started', flush=True)\n"
+        "    time.sleep(60)\n"
+        "cache.cached(slow, 1)\n"
+    )
+    env = {**os.environ, "MHA_CACHE_DIR": str(tmp_path)}
+    study = subprocess.Popen(
+        [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True
+    )
+    assert study.stdout.readline() == "started\n"  # inside the study, lock held
+    study.kill()
+    study.wait()
+    assert not list(tmp_path.glob("*.pickle"))
+    assert cache.cached(abs, -9) == 9  # other entries: fine
+    os.environ["MHA_CACHE_DIR"] = str(tmp_path)
+    try:  # the same key as the killed study: its lock is free again
+        assert cache.cached(_double, 1) == 2
+    finally:
+        del os.environ["MHA_CACHE_DIR"]
+
+
+def _double(x: int) -> int:
+    return 2 * x
+
+
+def test_two_builds_in_one_clone_compute_once_and_agree(tmp_path, monkeypatch):
+    """Another process (a second build in the clone) asks for a result this one is
+    computing: it waits, then reads the stored result."""
+    log = tmp_path / "calls"
+    code = (
+        "from mha.support import cache\n"
+        "from tests.test_cache import _logged_square\n"
+        f"print(cache.cached(_logged_square, 12, {str(log)!r}))\n"
+    )
+    monkeypatch.setenv("MHA_CACHE_DIR", str(tmp_path / "results"))
+    other = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True
+    )
+    while not log.exists():  # the other build is inside the study, holding its lock
+        time.sleep(0.05)
+    assert cache.cached(_logged_square, 12, str(log)) == 144
+    assert other.communicate()[0] == "144\n"
+    assert log.read_text() == "computed\n"  # once
+    assert len(list((tmp_path / "results").glob("*.pickle"))) == 1
+
+
+def _logged_square(x: int, log: str) -> int:
+    with open(log, "a") as file:
+        file.write("computed\n")
+    time.sleep(0.5)  # long enough for the other build to ask meanwhile
+    return x * x
+
+
+def test_arrays_on_a_full_disk_are_returned_and_leave_no_part(tmp_path, monkeypatch):
+    monkeypatch.setenv("MHA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(cache, "_WARNED", set())
+    monkeypatch.setattr(np, "save", _failing(28, "No space left on device"))
+    arrays, meta = cache.cached_arrays("demo", "v1", lambda: ({"w": np.ones(2)}, {}))
+    assert arrays["w"].tolist() == [1.0, 1.0] and meta == {}
+    assert not list((tmp_path / "demo").iterdir())

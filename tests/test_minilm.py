@@ -215,6 +215,10 @@ def test_gelu_is_the_exact_erf_form():
             "layer_input: expected the input of layer 2",
         ),
         (lambda m: m.forward(m.batch(["hi"]), None, 6), "start_layer: expected 0 to 5"),
+        (
+            lambda m: m.forward(m.batch(["hi"]), None, 1.5),
+            r"start_layer: expected an integer >= 0, got 1.5 \(float\)",
+        ),
     ],
 )
 def test_bad_input_is_a_value_error_naming_the_argument(model, call, message):

@@ -167,6 +167,45 @@ def test_bad_input_is_a_clear_error(model):
         model.hidden([1, 2, 3], model.new_caches(2))
 
 
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            lambda m: m.decode([1.5]),
+            r"^ids: expected integer token ids, got 1.5 \(float\)",
+        ),
+        (
+            lambda m: m.decode(["a"]),
+            r"^ids: expected integer token ids, got 'a' \(str\)",
+        ),
+        (
+            lambda m: m.map_attention(lambda a: a, layers=[99]),
+            r"^layers: expected indices from 0 to 29, got 99",
+        ),
+        (
+            lambda m: m.hidden([1], m.new_caches(2)[:3]),
+            r"^caches: expected one KVCache per layer \(30\), got 3 items",
+        ),
+        (
+            lambda m: m.hidden([1], [None] * 30),
+            r"^caches: expected one KVCache per layer \(30\), got 30 items holding NoneType",
+        ),
+        (lambda m: m.hidden([1], "caches"), r"^caches: expected a list of one KVCache"),
+    ],
+)
+def test_obscure_inputs_get_an_error_naming_the_argument(model, call, message):
+    with pytest.raises(ValueError, match=message):
+        call(model)
+
+
+def test_decoding_past_the_context_is_refused(model):
+    caches = model.new_caches(2)
+    for cache in caches:  # as if the context were full, without computing it
+        cache.length = model.config.context_length
+    with pytest.raises(ValueError, match=r"^ids: expected at most \d+ tokens in all"):
+        model.hidden([1], caches)
+
+
 def test_the_file_declares_the_published_configuration(model):
     published = decoder("SmolLM2-135M")
     config = model.config

@@ -28,8 +28,10 @@ _BUILD = {"dirty": False, "started": 0.0, "builds": 0, "ahead": None}
 
 
 def on_startup(command, dirty, **kwargs):
-    """Remember whether builds are dirty (`make serve` rebuilds one page at a time)."""
+    """Remember whether builds are dirty (`make serve` rebuilds one page at a time);
+    name a failing executed block by its page and line."""
     _BUILD["dirty"] = dirty
+    importlib.import_module("mha_site.blocks").install()
 
 
 def on_pre_build(config, **kwargs):
@@ -99,7 +101,13 @@ def _notebook_source(page, config) -> Path | None:
 
 @event_priority(-100)  # after every other hook: the drift guard reads the .py source
 def on_page_markdown(markdown, page, config, files, **kwargs):
-    """Hand mkdocs-jupyter the executed notebook of a notebook page to render."""
+    """Hand mkdocs-jupyter the executed notebook of a notebook page to render; tell
+    ``mha_site.blocks`` which page's executed blocks run next."""
+    src = page.file.abs_src_path  # None for a generated page
+    lines = Path(src).read_text(encoding="utf-8") if src else markdown  # the source's
+    importlib.import_module("mha_site.blocks").reading(
+        f"docs/{page.file.src_uri}", lines
+    )
     source = _notebook_source(page, config)
     if source is not None:
         notebook = importlib.import_module("mha_site.notebooks").executed(source)

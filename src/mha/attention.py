@@ -13,7 +13,9 @@ import numpy as np
 
 from mha.support.validate import (
     ArgumentTypeError,
+    allocatable,
     as_array,
+    fits,
     flag,
     float_array,
     integer,
@@ -81,11 +83,13 @@ def attend(
     ```
     """
     d_k = q.shape[-1]
-    scores = (q * q.dtype.type(1 / math.sqrt(d_k))) @ k.swapaxes(-1, -2)  # q kᵀ / √d_k
+    with np.errstate(over="ignore", invalid="ignore"):  # refused below, by name
+        scores = (q * q.dtype.type(1 / math.sqrt(d_k))) @ k.swapaxes(-1, -2)
+    fits("q, k", "scores q·kᵀ/√d_k", scores, mask)
     if mask is not None:
         scores = np.where(mask, scores, q.dtype.type(-np.inf))  # False: may not attend
     weights = _softmax(scores, axis=-1, masked=mask is not None)
-    return weights @ v, weights
+    return weights @ v, weights  # an average of v's rows: cannot overflow
 
 
 def causal_mask(n: int) -> np.ndarray:
@@ -102,6 +106,7 @@ def causal_mask(n: int) -> np.ndarray:
     ```
     """
     n = positive_int("n", n)
+    allocatable("n", (n, n), np.dtype(bool))
     return np.tri(n, dtype=bool)
 
 
@@ -228,7 +233,8 @@ def _softmax(
     peak = x.max(axis=axis, keepdims=True)
     if masked:
         _refuse_fully_masked_rows(peak, axis, blame)
-    e = np.exp(x - peak)
+    with np.errstate(over="ignore"):  # a gap past the dtype's range: weight 0
+        e = np.exp(x - peak)
     return e / e.sum(axis=axis, keepdims=True)
 
 
@@ -326,11 +332,19 @@ def check_attention_inputs(
 def check_mask(mask: np.ndarray, scores_shape: tuple[int, ...]) -> np.ndarray:
     """``mask`` as a boolean array broadcastable to ``scores_shape``, or a ``ValueError``.
 
+    A 2-D mask whose rows could be the batch's (a ``(batch, key)`` padding mask) as
+    well as the queries' (``batch == q_len``) is refused: its shape must say which.
+    Only ``causal_mask(n)`` is read as ``(query, key)`` without being told.
+
     ```python
     import numpy as np
     from mha.attention import check_mask
 
     assert check_mask(np.ones((1, 3), bool), (2, 4, 3)).shape == (1, 3)
+    try:  # (2, 2) could be (batch, key) padding or (query, key)
+        check_mask(np.ones((2, 2), bool), (2, 2, 2))
+    except ValueError as error:
+        assert "ambiguous" in str(error)
     ```
     """
     mask = as_array("mask", mask)
@@ -346,6 +360,19 @@ def check_mask(mask: np.ndarray, scores_shape: tuple[int, ...]) -> np.ndarray:
         raise ValueError(
             f"mask: expected a shape broadcastable to the scores {scores_shape}, "
             f"got {mask.shape}"
+        )
+    batch, n_q = scores_shape[0], scores_shape[-2]
+    if (
+        mask.ndim == 2
+        and len(scores_shape) > 2
+        and mask.shape[0] == batch == n_q > 1
+        and not np.array_equal(mask, np.tri(*mask.shape, dtype=bool))  # causal_mask
+    ):
+        raise ValueError(
+            f"mask: a {mask.shape} mask is ambiguous when batch = query length = "
+            f"{batch}: a (batch, key) padding mask or a (query, key) mask? Say "
+            "which with its shape: mask[:, None, None, :] (or mask[:, None, :] "
+            "without heads) for padding, mask[None] for (query, key)"
         )
     return mask
 

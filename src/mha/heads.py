@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mha.support.validate import float_array, numeric_array, positive_int
+from mha.support.validate import fits, float_array, numeric_array, positive_int
 
 
 def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
@@ -81,7 +81,9 @@ def mean_pool_heads(w: np.ndarray, n_heads: int, n_groups: int) -> np.ndarray:
     w, n_heads, n_groups = _check_pool(w, n_heads, n_groups)
     d_k = w.shape[-1] // n_heads
     grouped = w.reshape(*w.shape[:-1], n_groups, n_heads // n_groups, d_k)
-    return grouped.mean(axis=-2).reshape(*w.shape[:-1], n_groups * d_k)
+    with np.errstate(over="ignore"):  # refused by name just below
+        mean = grouped.mean(axis=-2)
+    return fits("w", "mean", mean).reshape(*w.shape[:-1], n_groups * d_k)
 
 
 # --- input checks -------------------------------------------------------------------

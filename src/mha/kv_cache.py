@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
-from mha.support.validate import float_array, float_dtype, positive_int
+from mha.support.validate import allocatable, float_array, float_dtype, positive_int
 
 
 class KVCache:
@@ -47,11 +49,14 @@ class KVCache:
             )
         )
         self.dtype = float_dtype("dtype", dtype)
+        allocatable("max_len", shape, self.dtype)  # twice: K and V
+        allocatable("max_len", (2, *shape), self.dtype)
         self.batch, self.n_kv_heads, self.max_len, self.d_k = shape
         self.k = np.zeros(shape, self.dtype)  # (batch, h_kv, max_len, d_k)
         self.v = np.zeros(shape, self.dtype)
         self.length = 0
         self.layer_shape: tuple[int, int, int] | None = None
+        self._layer: weakref.ref | None = None  # the layer whose keys it holds
 
     @property
     def nbytes(self) -> int:
@@ -74,10 +79,13 @@ class KVCache:
         self.length = stop
         return self.k[:, :, :stop], self.v[:, :, :stop]
 
-    def check_layer(self, layer_shape: tuple[int, int, int]) -> None:
+    def check_layer(
+        self, layer_shape: tuple[int, int, int], layer: object | None = None
+    ) -> None:
         """Refuse a layer of another ``(d_model, n_heads, n_kv_heads)`` than the one
-        whose keys the cache holds. An empty cache, or one filled by ``append``
-        directly, takes the shape it is given.
+        whose keys the cache holds, or another ``layer`` object of the same shape
+        (two layers of one model sharing a cache). An empty cache, or one filled by
+        ``append`` directly, takes the shape and layer it is given.
 
         ```python
         import numpy as np
@@ -88,15 +96,26 @@ class KVCache:
         MultiHeadAttention(4, 2).step(np.ones((1, 1, 4)), cache)
         with pytest.raises(ValueError, match="one KVCache per layer"):
             MultiHeadAttention(8, 4, n_kv_heads=2).step(np.ones((1, 1, 8)), cache)
+        with pytest.raises(ValueError, match="another layer of the same shape"):
+            MultiHeadAttention(4, 2).step(np.ones((1, 1, 4)), cache)
         ```
         """
         if self.length == 0 or self.layer_shape is None:
             self.layer_shape = layer_shape
+            self._layer = None if layer is None else weakref.ref(layer)
         elif layer_shape != self.layer_shape:
             raise ValueError(
                 "cache: expected the cache of a layer of shape (d_model, n_heads, "
                 f"n_kv_heads) = {layer_shape}, got one holding the keys of a layer of "
                 f"shape {self.layer_shape}; make one KVCache per layer"
+            )
+        elif (
+            layer is not None and self._layer is not None and self._layer() is not layer
+        ):
+            raise ValueError(
+                "cache: expected the cache of this layer, got one holding the keys of "
+                f"another layer of the same shape {layer_shape}; make one KVCache per "
+                "layer"
             )
 
     # --- input checks ---------------------------------------------------------------

@@ -13,7 +13,9 @@ from mha.rope import RotaryEmbedding
 from mha.support.validate import (
     ArgumentTypeError,
     CheckedArray,
+    allocatable,
     as_array,
+    fits,
     flag,
     float_array,
     float_dtype,
@@ -31,7 +33,10 @@ class MultiHeadAttention:
     ``w_q (d_model, h*d_k)``, ``w_k, w_v (d_model, h_kv*d_k)``, ``w_o (h*d_k, d_model)``,
     biases ``b_q b_k b_v b_o`` (``None`` unless ``bias=True``). Assigning one checks
     its shape, dtype (float32 or float64) and values (finite), once: a call reads it
-    unchecked. Query head i uses columns ``i*d_k:(i+1)*d_k`` and reads K/V head
+    unchecked, so an array edited in place after it was assigned (``w_q[0, 0] =
+    np.inf``) is not checked again: assign it again (``layer.w_q = w``) to have it
+    checked; a NaN or inf that reaches the scores is still refused by ``attend``.
+    Query head i uses columns ``i*d_k:(i+1)*d_k`` and reads K/V head
     ``i // (h // h_kv)``. ``rope`` (``None`` by default) rotates queries and keys by
     their positions after projection.
 
@@ -75,6 +80,7 @@ class MultiHeadAttention:
         bias = flag("bias", bias)
 
         def init(rows: int, cols: int) -> np.ndarray:
+            allocatable("d_model", (rows, cols), np.dtype(np.float64))  # drawn so
             return rng.normal(0.0, rows**-0.5, size=(rows, cols)).astype(dtype)
 
         def zeros(size: int) -> np.ndarray | None:
@@ -246,9 +252,16 @@ class MultiHeadAttention:
             mask = check_mask(mask, (*q.shape[:-1], k.shape[-2]))
         # x was checked on entry and the weights when assigned: no second scan here
         heads, weights = attend(q, k, v, mask)  # (..., h, seq, d_k), (..., h, seq, len)
-        if head_mask is not None:
-            heads = heads * self._check_head_mask(head_mask, heads.dtype)[:, None, None]
-        return _linear(merge_heads(heads), self.w_o, self.b_o), weights
+        with np.errstate(over="ignore", invalid="ignore"):  # refused by name below
+            if head_mask is not None:
+                factors = self._check_head_mask(head_mask, heads.dtype)
+                heads = fits(
+                    "head_mask",
+                    "product with the heads",
+                    heads * factors[:, None, None],
+                )
+            output = _linear(merge_heads(heads), self.w_o, self.b_o)
+        return fits("x", "output through W_O", output), weights
 
     # --- input checks ---------------------------------------------------------------
 
@@ -281,7 +294,7 @@ class MultiHeadAttention:
                 f"cache: expected n_kv_heads={self.n_kv_heads}, d_k={self.d_k}, "
                 f"got n_kv_heads={cache.n_kv_heads}, d_k={cache.d_k}"
             )
-        cache.check_layer((self.d_model, self.n_heads, self.n_kv_heads))
+        cache.check_layer((self.d_model, self.n_heads, self.n_kv_heads), self)
         return x_new
 
     def _check_head_mask(self, head_mask: np.ndarray, dtype: np.dtype) -> np.ndarray:

@@ -15,11 +15,17 @@ import numpy as np
 from mha.support.validate import (
     ArgumentTypeError,
     as_array,
+    fits,
     flag,
     float_array,
     integer,
     positive_int,
 )
+
+# Angles p·θ are computed in float64: past 2**32 their rounding error passes 1e-6
+# radian (2**32 · 2**-52), more than a float32 rotation resolves.
+MAX_POSITION = 2**32
+TABLE_LIMIT = 2**16  # positions kept in the cos/sin table; farther ones computed
 
 
 class RotaryEmbedding:
@@ -84,12 +90,22 @@ class RotaryEmbedding:
         x = self._check_x(x)
         start = integer("start", start, minimum=0)
         stop = start + x.shape[-2]
+        if stop > MAX_POSITION:
+            raise ValueError(
+                f"start: expected start + seq below 2**{MAX_POSITION.bit_length() - 1}"
+                f" (past it the float64 angles lose the precision of a rotation), "
+                f"got {start} + {x.shape[-2]}"
+            )
+        if stop > TABLE_LIMIT:  # far positions: their own angles, not a table
+            return self(x, np.arange(start, stop))
         cos, sin = self._table(stop, x.dtype)
         return self._rotate(x, cos[start:stop], sin[start:stop])
 
     def _rotate(self, x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
         # pair (a, b) -> (a cos - b sin, b cos + a sin): x * cos + partner(x) * ±sin
-        return x * cos + self._partner(x) * sin
+        with np.errstate(over="ignore"):  # refused by name just below
+            rotated = x * cos + self._partner(x) * sin
+        return fits("x", "rotation", rotated)
 
     def _partner(self, x: np.ndarray) -> np.ndarray:
         """Each entry's partner in its pair: x1, x0, x3, x2, ... or the other half."""
@@ -145,5 +161,11 @@ class RotaryEmbedding:
         if positions.dtype.kind not in "iu" or (positions < 0).any():
             raise ValueError(
                 f"positions: expected token indices (integers >= 0), got {positions}"
+            )
+        if positions.size and positions.max() >= MAX_POSITION:
+            raise ValueError(
+                f"positions: expected indices below 2**{MAX_POSITION.bit_length() - 1}"
+                f" (past it the float64 angles lose the precision of a rotation), "
+                f"got {positions.max()}"
             )
         return x, positions

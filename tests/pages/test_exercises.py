@@ -3,9 +3,12 @@ cannot be fooled by an answer fitted to fixed cases, and never raises."""
 
 from __future__ import annotations
 
+import os
+import pickle
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,9 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mha import causal_mask, merge_heads, softmax, split_heads
+from mha.accounting import param_count
 from mha.layer import MultiHeadAttention
 from mha.pages import exercises
 from mha.pages.exercises import (
+    APART,
     Verdict,
     best_kv_heads,
     check_best_kv_heads,
@@ -27,6 +32,16 @@ from mha.pages.exercises import (
     check_split_heads,
     padding_mask,
 )
+from mha.support import apart
+from tests.pages.hostile import Hostile, Unprintable
+
+
+def noted(log: str, line: str) -> None:
+    """Append ``line`` to the file ``log``: an answer runs in another process, so it
+    tells a test what it saw through a file."""
+    with open(log, "a") as file:
+        file.write(line + "\n")
+
 
 # split_heads
 
@@ -100,35 +115,41 @@ def test_split_heads_checker_rejects_an_answer_that_changes_x_after_splitting():
     assert not verdict and "changed its input x" in verdict.message
 
 
-def test_split_heads_checker_tries_several_shapes_and_both_dtypes():
-    seen = []
+def test_split_heads_checker_tries_several_shapes_and_both_dtypes(tmp_path):
+    log = str(tmp_path / "seen")  # the answer runs in another process: it writes
 
     def recording(x, n_heads):
-        seen.append((x.shape, x.dtype, n_heads))
+        noted(log, f"{x.shape}|{x.dtype}|{n_heads}")
         return split_swapaxes(x, n_heads)
 
     assert check_split_heads(recording)
-    d_ks = {shape[-1] // h for shape, _, h in seen}
-    assert len(d_ks) == len(seen) >= 5 and {dtype for _, dtype, _ in seen} == {
-        np.dtype(np.float32),
-        np.dtype(np.float64),
-    }
-    assert any(h > 1 and shape[1] > 1 and shape[0] > 1 for shape, _, h in seen)
+    seen = [line.split("|") for line in Path(log).read_text().splitlines()]
+    shapes = [
+        tuple(int(n) for n in shape[1:-1].split(",") if n) for shape, _, _ in seen
+    ]
+    d_ks = {shape[-1] // int(h) for shape, (_, _, h) in zip(shapes, seen, strict=True)}
+    assert len(d_ks) == len(seen) >= 5
+    assert {dtype for _, dtype, _ in seen} == {"float32", "float64"}
+    assert any(
+        int(h) > 1 and shape[1] > 1 and shape[0] > 1
+        for shape, (_, _, h) in zip(shapes, seen, strict=True)
+    )
 
 
-def test_split_heads_checker_fails_a_lookup_table_of_some_cases():
+def test_split_heads_checker_fails_a_lookup_table_of_some_cases(tmp_path):
     # An answer right on the cases it has seen, wrong elsewhere, is caught: the cases
     # of a different function (another code object) are others.
-    known = {}
+    log = str(tmp_path / "seen")
 
     def learn(x, n_heads):
-        known[(x.shape, n_heads)] = True
+        noted(log, f"{x.shape}|{n_heads}")
         return split_swapaxes(x, n_heads)
 
     check_split_heads(learn)
+    known = set(Path(log).read_text().splitlines())
 
     def table(x, n_heads):
-        if (x.shape, n_heads) in known:
+        if f"{x.shape}|{n_heads}" in known:
             return split_swapaxes(x, n_heads)
         return x.reshape(x.shape[0], n_heads, x.shape[1], -1)
 
@@ -522,36 +543,6 @@ def test_the_seed_is_the_same_in_another_process_whatever_the_string_hashing():
     assert int(there) == exercises._seed(here["answer"])
 
 
-class Hostile:
-    """A result that refuses to be compared, converted, printed or tested."""
-
-    def __eq__(self, other):
-        raise RuntimeError("no comparing")
-
-    __ne__ = __lt__ = __gt__ = __eq__
-    __hash__ = None
-
-    def __repr__(self):
-        raise RuntimeError("no repr")
-
-    def __bool__(self):
-        raise RuntimeError("no truth")
-
-    def __index__(self):
-        raise RuntimeError("no index")
-
-    def __array__(self, *args, **kwargs):
-        raise RuntimeError("no array")
-
-    def __len__(self):
-        raise RuntimeError("no len")
-
-
-class Unprintable(Exception):
-    def __str__(self):
-        raise RuntimeError("no message")
-
-
 RESULTS = st.one_of(
     st.none(),
     st.integers(),
@@ -597,7 +588,7 @@ CHECKERS = (
 
 
 @pytest.mark.parametrize("checker", CHECKERS)
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=6, deadline=None)  # a process each: the next test goes wider
 @given(result=RESULTS, error=RAISES, raises_at=st.integers(0, 3))
 def test_no_checker_raises_whatever_the_answer_does(checker, result, error, raises_at):
     calls = []
@@ -613,6 +604,32 @@ def test_no_checker_raises_whatever_the_answer_does(checker, result, error, rais
     assert not verdict
 
 
+@pytest.mark.parametrize(
+    "check",
+    [
+        exercises._check_split_heads,
+        exercises._check_gqa_param_count,
+        exercises._check_best_kv_heads,
+    ],
+)
+@settings(max_examples=50, deadline=None)
+@given(result=RESULTS, raises_at=st.integers(0, 3))
+def test_no_check_raises_whatever_comes_back_from_the_answers_process(
+    check, result, raises_at
+):
+    back = pickle.loads(pickle.dumps(apart._plain(result)))  # what the parent gets
+    calls = []
+
+    def answer(*args):
+        calls.append(args)
+        if len(calls) > raises_at:
+            raise apart.Raised("raised ValueError: v")
+        return back
+
+    verdict = check(answer, np.random.default_rng(raises_at))
+    assert isinstance(verdict, Verdict) and not verdict and str(verdict)
+
+
 @pytest.mark.parametrize("checker", CHECKERS)
 @pytest.mark.parametrize("candidate", [None, 3, "split_heads", np.ones(3)])
 def test_a_checker_given_no_function_says_so(checker, candidate):
@@ -623,3 +640,144 @@ def test_a_checker_given_no_function_says_so(checker, candidate):
 def test_a_verdict_is_its_truth_value():
     assert Verdict(True, "ok") and not Verdict(False, "no")
     assert str(Verdict(False, "no")) == "✗ no"
+
+
+# --- the answer runs apart: what it could reach in the checker's process, it cannot
+
+
+def reads_frames(n_heads, max_group):
+    """Return the checker's expected value, found in a calling frame (in the
+    checker's process, the check's own frame holds it)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if "expected" in frame.f_locals:
+            return frame.f_locals["expected"]
+        frame = frame.f_back
+    return -1
+
+
+def test_an_answer_reading_the_checkers_frames_finds_nothing():
+    verdict = check_best_kv_heads(reads_frames)
+    assert not verdict and "got -1" in verdict.message
+
+
+def test_an_answer_patching_the_checkers_module_after_a_first_call_fails():
+    calls = []
+
+    def patches(d_model, n_heads, n_kv_heads):
+        import mha.pages.exercises as checker
+
+        calls.append(1)
+        if len(calls) == 1:  # right once, then make the reference agree with 0
+            return gqa_formula(d_model, n_heads, n_kv_heads)
+        checker.param_count = lambda *args, **kwargs: 0
+        return 0
+
+    verdict = check_gqa_param_count(patches)
+    assert not verdict and "got 0" in verdict.message
+    assert exercises.param_count is param_count  # the checker's module is untouched
+
+
+def test_an_array_that_lies_about_equality_is_not_trusted():
+    def liar(x, n_heads):
+        class Liar(np.ndarray):  # np.array_equal(liar, anything) says True
+            def __array_function__(self, func, types, args, kwargs):
+                return True
+
+            def __eq__(self, other):
+                return True
+
+        b, s, d = x.shape
+        return np.zeros((b, n_heads, s, d // n_heads), x.dtype).view(Liar)
+
+    verdict = check_split_heads(liar)
+    assert not verdict and "(Liar), expected a NumPy array" in verdict.message
+
+
+def test_an_integer_that_equals_everything_is_not_trusted():
+    def liar(d_model, n_heads, n_kv_heads):
+        class Liar(int):
+            def __eq__(self, other):
+                return True
+
+            def __ne__(self, other):
+                return False
+
+            __hash__ = int.__hash__
+
+        return Liar(0)
+
+    verdict = check_gqa_param_count(liar)
+    assert not verdict and "(Liar), expected an integer" in verdict.message
+
+
+def test_a_lookup_table_filled_from_failure_messages_meets_new_cases():
+    # Each failure says "got G, expected E" for one case; the table learns it, and so
+    # the answer reads other data: its cases change. (Fixed cases were all learnt
+    # in as many rounds as there are cases, here 6.)
+    table = {}
+
+    def answer(d_model, n_heads, n_kv_heads):
+        return table.get((d_model, n_heads, n_kv_heads), 0)
+
+    failed = r"d_model=(\d+), n_heads=(\d+), n_kv_heads=(\d+): got \d+, expected (\d+)"
+    for _ in range(8):
+        verdict = check_gqa_param_count(answer)
+        d_model, n_heads, n_kv_heads, expected = map(
+            int, re.search(failed, verdict.message).groups()
+        )
+        table[d_model, n_heads, n_kv_heads] = expected
+    assert not verdict and len(table) == 8
+
+
+def test_an_endless_loop_is_stopped_and_reported(monkeypatch, tmp_path):
+    monkeypatch.setattr(exercises, "TIME_LIMIT", 0.5)
+    log = str(tmp_path / "pid")
+
+    def forever(n_heads, max_group):
+        import os
+
+        noted(log, str(os.getpid()))
+        while True:
+            pass
+
+    verdict = check_best_kv_heads(forever)
+    assert not verdict and "did not return within 0.5 s" in verdict.message
+    with pytest.raises(ProcessLookupError):  # its process is gone
+        os.kill(int(Path(log).read_text()), 0)
+
+
+def test_one_process_per_check_not_the_checkers(tmp_path):
+    log = str(tmp_path / "pids")
+
+    def right(n_heads, max_group):
+        import os
+
+        noted(log, str(os.getpid()))
+        return kv_brute_force(n_heads, max_group)
+
+    verdict = check_best_kv_heads(right)
+    assert verdict and APART in verdict.message
+    pids = Path(log).read_text().split()
+    assert len(pids) >= 8 and set(pids) == {pids[0]} != {str(os.getpid())}
+
+
+def test_what_the_answer_prints_reaches_the_reader(capsys):
+    def chatty(n_heads, max_group):
+        print("trying", n_heads)
+        return kv_brute_force(n_heads, max_group)
+
+    assert check_best_kv_heads(chatty)
+    assert "trying" in capsys.readouterr().out
+
+
+def test_an_answer_that_kills_its_process_is_reported():
+    def exits(n_heads, max_group):
+        import os
+
+        os._exit(3)
+
+    verdict = check_best_kv_heads(exits)
+    assert (
+        not verdict and "ended the process it ran in (exit code 3)" in verdict.message
+    )

@@ -292,3 +292,16 @@ def test_static_heatmaps_figure_is_deterministic() -> None:
     fig = heatmaps(example)
     assert sum(len(ax.images) for ax in fig.axes) == 7
     assert to_svg(fig, "heatmaps") == to_svg(heatmaps(example), "heatmaps")
+
+
+def test_a_stale_word_in_the_worked_example_is_named_as_such(monkeypatch):
+    from mha.worked import cat_mat
+
+    dog = tuple("dog" if token == "cat" else token for token in cat_mat.TOKENS)
+    monkeypatch.setattr(cat_mat, "TOKENS", dog)
+    with pytest.raises(ValueError, match=r"^mha.worked.cat_mat.VOCAB: expected 'dog'"):
+        cat_mat.features()  # the sentence's word is not in the vocabulary
+    with pytest.raises(
+        ValueError, match=r"^mha.worked.cat_mat.TOKENS: .* stale worked"
+    ):
+        cat_mat.index_of("cat")  # what the explorer reads is gone from the sentence

@@ -11,7 +11,9 @@ the total the model's source states:
   digits: Gemma's 2,506,434,560);
 - otherwise within the rounding of the stated size: half a unit of its last
   significant digit ("7B" is 6.5B to 7.5B, "7.3B" is 7.25B to 7.35B, "70B" is 65B
-  to 75B: the zero of an integer is a placeholder).
+  to 75B: the zero of an integer is a placeholder);
+- and exactly, for a model in ``CHECKPOINTS``, the count of its released weights
+  (where a nominal size could not tell 80 layers from 82).
 
 A model whose total does not match is either on ``KNOWN_MISMATCHES``, with the reason,
 or a contradiction: ``contradictions()`` lists it, and the build refuses to start
@@ -322,6 +324,27 @@ KNOWN_MISMATCHES: dict[str, str] = {
 }
 
 
+# Exact totals of released checkpoints, which the count must equal to the unit: a
+# nominal size ("70B" is 65B to 75B) cannot tell 80 layers from 82, these can.
+CHECKPOINTS: dict[str, tuple[int, str]] = {
+    "GPT-2 small": (
+        124_439_808,
+        "transformers' num_parameters() of openai-community/gpt2",
+    ),
+    "BERT-base": (109_482_240, "transformers' num_parameters() of bert-base-uncased"),
+    "SmolLM2-135M": (
+        134_515_008,
+        "transformers' num_parameters() of HuggingFaceTB/SmolLM2-135M-Instruct",
+    ),
+    "Llama-2 7B": (6_738_415_616, "transformers' num_parameters() of Llama-2-7b-hf"),
+    "Llama-3 70B": (
+        70_553_706_496,
+        "model.safetensors.index.json of meta-llama/Meta-Llama-3-70B: total_size "
+        "141,107,412,992 bytes of bfloat16 (2 bytes a parameter)",
+    ),
+}
+
+
 def _shape(name: str) -> tuple[int, int, int, int, int, int, Source]:
     """(d_model, h, h_kv, head_dim, layers, stated total, its source) of a model."""
     row = lookup("name", name, {r.name: r for r in (*MODELS, *DECODERS)})
@@ -442,6 +465,13 @@ def contradictions() -> list[str]:
             )
         if matches and name in KNOWN_MISMATCHES:
             found.append(f"{name}: listed in KNOWN_MISMATCHES but its count matches")
+        exact, where = CHECKPOINTS.get(name, (b.total, ""))
+        if matches and b.total != exact:  # inside the rounding, not the unit
+            found.append(
+                f"{name} ({_row(name)}): the shape and architecture in mha.data count "
+                f"{b.total:,} parameters, but the released checkpoint holds {exact:,} "
+                f"({where}); a layer count or width is wrong"
+            )
     found += [
         f"{n}: in KNOWN_MISMATCHES but not a published model"
         for n in KNOWN_MISMATCHES

@@ -2,9 +2,15 @@
 
 ``page()`` computes what the recall answers print. The exercises' checkers take the
 reader's function, run it on random inputs (drawn from a seed that the function's
-code determines: a stable verdict), compare with the core and return a ``Verdict``
-that says what was tried and, when something is wrong, which case failed and why. A
-checker never raises because of the reader's code.
+code and the values it reads determine: a stable verdict, but new cases for an answer
+that learns), compare with the core and return a ``Verdict`` that says what was tried
+and, when something is wrong, which case failed and why. A checker never raises
+because of the reader's code.
+
+The reader's function runs apart (``mha.support.apart``): in its own spawned process,
+one per check, given only each case's inputs, each call stopped after ``TIME_LIMIT``
+seconds. The expected values stay in the checker's process and the comparison is made
+there, on plain data. This guards against honest mistakes, not against an attacker.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import operator
+import re
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,6 +41,7 @@ from mha.pages import circuits, fast_attention
 from mha.pages import cricket as cricket_page
 from mha.positions import sinusoidal
 from mha.rope import RotaryEmbedding
+from mha.support.apart import Apart, Raised, global_names, raised, shown
 from mha.support.page import Fact, Page
 from mha.worked import cricket
 from mha.worked.cricket import Cricket
@@ -256,20 +264,26 @@ GQA_D_KS = (1, 2, 3, 5, 8, 16, 24, 40, 64)  # with 2 to 12 heads
 KV_HEADS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 14, 16, 18, 24, 25, 32, 40, 48, 64, 96)
 
 
+TIME_LIMIT = 10.0  # seconds for each call of the reader's function
+APART = "run apart in its own process: a check for honest mistakes, not a sandbox"
+
+
 def _judged(check: Callable, candidate: object, signature: str) -> Verdict:
-    """``check(candidate, rng)``, with any failure to judge turned into a verdict."""
+    """``check(answer, rng)``, where ``answer`` calls the candidate apart (use it
+    through ``_call``), with any failure to judge turned into a verdict."""
     if not callable(candidate):
         return Verdict(
-            False, f"expected a function {signature}, got {_shown(candidate)}"
+            False, f"expected a function {signature}, got {shown(candidate)}"
         )
+    rng = np.random.default_rng(_seed(candidate))
     try:
-        return check(candidate, np.random.default_rng(_seed(candidate)))
+        with Apart(candidate, TIME_LIMIT) as answer:
+            verdict = check(answer, rng)
     except KeyboardInterrupt:
         raise
     except BaseException as error:  # the answer returned something unreadable
-        return Verdict(
-            False, f"the answer's result could not be read: {_raised(error)}"
-        )
+        return Verdict(False, f"the answer's result could not be read: {raised(error)}")
+    return Verdict(True, f"{verdict.message} ({APART})") if verdict else verdict
 
 
 def _check_split_heads(candidate: Callable, rng: np.random.Generator) -> Verdict:
@@ -301,7 +315,7 @@ def _split_problem(
     if not (given.dtype == x.dtype and np.array_equal(given, x)):
         return "changed its input x: a split must leave the caller's array as it was"
     if not isinstance(got, np.ndarray):
-        return f"returned {_shown(got)}, expected a NumPy array"
+        return f"returned {shown(got)}, expected a NumPy array"
     if got.shape != expected.shape:
         return (
             f"got shape {got.shape}, expected {expected.shape} (batch, heads, seq, d_k)"
@@ -426,7 +440,7 @@ def _rope_problem(
     if not np.array_equal(given, x):
         return "changed its input x: a rotation must leave the caller's array as it was"
     if not isinstance(got, np.ndarray):
-        return f"returned {_shown(got)}, expected a NumPy array"
+        return f"returned {shown(got)}, expected a NumPy array"
     if got.shape != expected.shape:
         return f"got shape {got.shape}, expected {expected.shape}, the shape of x"
     if got.dtype != x.dtype:
@@ -621,7 +635,7 @@ def _layer_problem(
     if not all(np.array_equal(a, b) for a, b in zip(inputs, given, strict=True)):
         return "changed one of its inputs: the layer must leave the caller's arrays"
     if not isinstance(got, np.ndarray):
-        return f"returned {_shown(got)}, expected a NumPy array"
+        return f"returned {shown(got)}, expected a NumPy array"
     if got.shape != expected.shape:
         hint = " (batch, seq, d_model)"
         if cross and got.shape[-2:] == inputs[1].shape[-2:]:
@@ -688,7 +702,7 @@ def _mask_problem(
     if not np.array_equal(given, lengths):
         return "changed its input lengths"
     if not isinstance(got, np.ndarray):
-        return f"returned {_shown(got)}, expected a NumPy array"
+        return f"returned {shown(got)}, expected a NumPy array"
     if got.dtype != np.bool_:
         return f"got dtype {got.dtype}: a mask is boolean, True = may attend"
     try:
@@ -714,13 +728,16 @@ def _mask_problem(
 
 
 def _call(fn: Callable, *args: object) -> tuple[object, str | None]:
-    """``fn(*args)``, or what it raised, described for the reader."""
+    """``fn(*args)``, or what went wrong (what it raised, a time out), described for
+    the reader; ``fn`` is the answer ``_judged`` hands to a check."""
     try:
         return fn(*args), None
+    except Raised as error:
+        return None, error.description
     except KeyboardInterrupt:
         raise
     except BaseException as error:  # the reader's code may raise anything, exit too
-        return None, _raised(error)
+        return None, raised(error)
 
 
 def _count(got: object, error: str | None) -> tuple[int, str | None]:
@@ -732,24 +749,58 @@ def _count(got: object, error: str | None) -> tuple[int, str | None]:
         return 0, f"got {got!r}, expected an integer"
     if isinstance(got, (float, np.floating)):
         return 0, (
-            f"got {_shown(got)}, a float: a count is an integer (divide with //, not /)"
+            f"got {shown(got)}, a float: a count is an integer (divide with //, not /)"
         )
     try:
         return operator.index(got), None  # int, NumPy integers, 0-d integer arrays
     except TypeError:
-        return 0, f"got {_shown(got)}, expected an integer"
+        return 0, f"got {shown(got)}, expected an integer"
 
 
 def _seed(candidate: object) -> int:
-    """A seed from the candidate's code (``co_code``, ``co_consts``, ``co_names``),
-    the same on every run; the name of its type for a callable without code."""
-    code = getattr(candidate, "__code__", None)
+    """A seed from the candidate's code (``co_code``, ``co_consts``, ``co_names``)
+    and the values it reads (globals, closure, defaults), the same on every run; the
+    name of its type for a callable without code. An answer that fills a table from
+    failure messages reads a new table each time, so it meets new cases."""
     parts = (
-        _code_parts(code)
-        if isinstance(code, types.CodeType)
+        _answer_parts(candidate, set())
+        if isinstance(candidate, types.FunctionType)
         else [type(candidate).__qualname__.encode()]
     )
     return int.from_bytes(hashlib.sha256(b"\0".join(parts)).digest()[:8], "little")
+
+
+def _answer_parts(fn: types.FunctionType, seen: set) -> list[bytes]:
+    """The code of ``fn`` and the values it reads, functions it calls included."""
+    seen.add(fn)
+    code = fn.__code__
+    values = [fn.__globals__[n] for n in global_names(code) if n in fn.__globals__]
+    for cell in fn.__closure__ or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:  # a cell not yet filled
+            values.append(None)
+    values += [*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).items()]
+    parts = _code_parts(code)
+    for value in values:
+        if isinstance(value, types.FunctionType):
+            if value not in seen:
+                parts += _answer_parts(value, seen)
+        elif isinstance(value, (types.ModuleType, type)) or callable(value):
+            parts.append(getattr(value, "__name__", type(value).__name__).encode())
+        else:
+            parts.append(_stable_repr(value).encode())
+    return parts
+
+
+def _stable_repr(value: object) -> str:
+    """``repr(value)`` without what changes from run to run: addresses, set order."""
+    try:
+        if isinstance(value, (set, frozenset)):
+            return repr(sorted(map(repr, value)))
+        return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(value))
+    except Exception:  # a reader's object may refuse any call
+        return type(value).__qualname__
 
 
 def _code_parts(code: types.CodeType) -> list[bytes]:
@@ -764,26 +815,6 @@ def _code_parts(code: types.CodeType) -> list[bytes]:
         else:
             parts.append(repr(const).encode())
     return parts
-
-
-def _shown(value: object) -> str:
-    """``value`` for a message: its repr, cut short, and its type."""
-    try:
-        text = repr(value)
-    except Exception:  # a reader's object may refuse any call
-        text = "<no repr>"
-    if len(text) > 60:
-        text = text[:57] + "..."
-    return f"{text} ({type(value).__name__})"
-
-
-def _raised(error: BaseException) -> str:
-    """``raised ValueError: message``, even when the message cannot be read."""
-    try:
-        message = str(error)
-    except Exception:  # a reader's exception may refuse to print
-        message = "<no message>"
-    return f"raised {type(error).__name__}: {message}"
 
 
 # --- recall: the answers -----------------------------------------------------------

@@ -122,7 +122,7 @@ def dominance(sink: float | None = None) -> Dominance:
     """
     strength = cat_mat.strengths(sink)
     one = cat_mat.attention_weights(1, strength)[0]  # (8, 8)
-    stop = cat_mat.TOKENS.index(".")
+    stop = cat_mat.index_of(".")
     return Dominance(
         sink=strength["sink"],
         rows_led=int((one.argmax(axis=-1) == stop).sum()),
@@ -235,7 +235,7 @@ def page() -> Page:
     patterns = cat_mat.solve()
     x, w = cat_mat.features(), cat_mat.projections()
     parts = _contributions(x @ w.w_q, x @ w.w_k, len(cat_mat.HEADS))
-    parts = parts[:, tokens.index("cat"), tokens.index(".")]
+    parts = parts[:, cat_mat.index_of("cat"), cat_mat.index_of(".")]
     ex, default = example("cat_mat"), dominance()
     static = {key: ex[key] for key in ("queries", "keys")}  # the figure's data
     static["configs"] = ex["variants"][ex["default"]]["configs"]
@@ -295,11 +295,11 @@ def facts(
     assert not stale["one_head_dominated"].holds and not stale["sink_strongest"].holds
     ```
     """
-    stop = cat_mat.TOKENS.index(".")
+    stop = cat_mat.index_of(".")
     led = one.argmax(axis=-1) == stop
     exceptions = tuple(t for t, x in zip(cat_mat.TOKENS, led, strict=True) if not x)
     second = sorted(s.values())[-2]
-    cat = four[cat_mat.HEADS.index("same word"), cat_mat.TOKENS.index("cat")]
+    cat = four[cat_mat.HEADS.index("same word"), cat_mat.index_of("cat")]
     smallest = _smallest_difference(four)
     first = min((d.sink for d in levels if d.dominated), default=np.inf)
     return {

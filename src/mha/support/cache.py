@@ -254,17 +254,51 @@ def cached(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     if path.exists():
         _mark_read(path)
         return pickle.loads(path.read_bytes())
-    path.parent.mkdir(parents=True, exist_ok=True)
+    name = f"{fn.__module__}.{fn.__qualname__}"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(path.with_suffix(".lock"))
+        lock.acquire()
+    except OSError as error:  # a read-only folder: compute, store nothing
+        _cannot_store(path.parent, error)
+        with _progress(name):
+            return fn(*args, **kwargs)
     # one process computes; another asking meanwhile (a test beside the build) waits
-    with FileLock(path.with_suffix(".lock")):
+    try:
         if path.exists():
             return pickle.loads(path.read_bytes())
-        with _progress(f"{fn.__module__}.{fn.__qualname__}"):
+        with _progress(name):
             result = fn(*args, **kwargs)
-        with tempfile.NamedTemporaryFile(dir=path.parent, delete=False) as tmp:
-            tmp.write(pickle.dumps(result, protocol=5))
-        os.replace(tmp.name, path)  # atomic: a reader never sees half a file
+        _store(path, pickle.dumps(result, protocol=5))
+    finally:
+        lock.release()
     return result
+
+
+def _store(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole or not at all (a full disk leaves no part)."""
+    tmp = None
+    try:
+        with tempfile.NamedTemporaryFile(dir=path.parent, delete=False) as tmp:
+            tmp.write(data)
+        os.replace(tmp.name, path)  # atomic: a reader never sees half a file
+    except OSError as error:
+        if tmp is not None:
+            Path(tmp.name).unlink(missing_ok=True)
+        _cannot_store(path.parent, error)
+
+
+def _cannot_store(folder: Path, error: OSError) -> None:
+    """Say once that results are computed but not kept, why, and what to do."""
+    if "store" not in _WARNED:
+        _WARNED.add("store")
+        print(
+            f"[mha] cannot store results in the cache {folder} ({error.strerror}): "
+            "they are computed but not kept, so the next build computes them again; "
+            "free space there, or set MHA_CACHE_DIR to a writable folder with room",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 _WARNED: set[str] = set()
@@ -315,14 +349,7 @@ def _progress(name: str):
     if elapsed >= 1:
         print(f"[mha]   {name}: {elapsed:.1f} s", file=sys.stderr, flush=True)
     timings[name] = round(elapsed, 2)
-    try:
-        with tempfile.NamedTemporaryFile(
-            "w", dir=timings_path.parent, delete=False
-        ) as tmp:
-            json.dump(timings, tmp, sort_keys=True, indent=0)
-        os.replace(tmp.name, timings_path)
-    except OSError:
-        pass  # a read-only cache computes without recording
+    _store(timings_path, json.dumps(timings, sort_keys=True, indent=0).encode())
 
 
 def prune(read_before: float, keep_seconds: float = 7 * 24 * 3600) -> list[Path]:
@@ -384,12 +411,21 @@ def cached_arrays(
         arrays = {k: np.load(entry / f"{k}.npy") for k in stored["arrays"]}
         return arrays, stored["meta"]
     arrays, meta = compute()
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=folder, prefix=".tmp-"))
-    for k, array in arrays.items():
-        np.save(tmp / f"{k}.npy", array)
-    # meta.json last: an entry is complete once it exists
-    (tmp / "meta.json").write_text(json.dumps({"arrays": list(arrays), "meta": meta}))
+    tmp = None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=folder, prefix=".tmp-"))
+        for k, array in arrays.items():
+            np.save(tmp / f"{k}.npy", array)
+        # meta.json last: an entry is complete once it exists
+        (tmp / "meta.json").write_text(
+            json.dumps({"arrays": list(arrays), "meta": meta})
+        )
+    except OSError as error:  # a full disk, a read-only folder: keep nothing
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        _cannot_store(folder, error)
+        return arrays, meta
     for old in folder.iterdir():
         if old.name != key and not old.name.startswith(".tmp-"):
             shutil.rmtree(old, ignore_errors=True)

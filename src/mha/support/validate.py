@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import operator
+import os
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -293,6 +294,75 @@ def generator(rng: np.random.Generator | None) -> np.random.Generator:
             f"rng: expected a numpy.random.Generator or None, got {rng!r}"
         )
     return rng
+
+
+def fits(
+    name: str, what: str, result: np.ndarray, where: np.ndarray | None = None
+) -> np.ndarray:
+    """``result``, computed from ``name``, if it is finite (where ``where`` is True),
+    else a ``ValueError``: finite inputs whose ``what`` overflowed the dtype (products
+    of about 1e155 overflow float64, of about 1e19 float32), or a NaN that came
+    through an array edited in place after its check.
+
+    ```python
+    import numpy as np
+    import pytest
+    from mha.support.validate import fits
+
+    big = np.full(2, 1e300)
+    with np.errstate(over="ignore"):
+        square = big * big
+    with pytest.raises(ValueError, match=r"^x: expected values whose square fits"):
+        fits("x", "square", square)
+    ```
+    """
+    if np.isfinite(result).all():  # the usual case, in one pass
+        return result
+    bad = ~np.isfinite(result)
+    if where is not None:
+        bad &= where
+    if bad.any():
+        at = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(
+            f"{name}: expected values whose {what} fits in {result.dtype} (largest "
+            f"{np.finfo(result.dtype).max:.3g}), got {result[at]} at index {at}; "
+            "scale them down"
+        )
+    return result
+
+
+def allocatable(name: str, shape: tuple[int, ...], dtype: np.dtype) -> None:
+    """Refuse, naming ``name``, an array of ``shape`` and ``dtype`` larger than this
+    machine's memory, before NumPy tries and raises a bare ``MemoryError``.
+
+    ```python
+    import numpy as np
+    import pytest
+    from mha.support.validate import allocatable
+
+    allocatable("max_len", (1, 2, 8, 4), np.dtype(np.float32))  # 256 bytes: fine
+    with pytest.raises(ValueError, match="max_len: .* more than this machine"):
+        allocatable("max_len", (1, 2, 10**15, 4), np.dtype(np.float32))
+    ```
+    """
+    needed = math.prod(shape) * np.dtype(dtype).itemsize
+    if needed > MEMORY:
+        raise ValueError(
+            f"{name}: an array of shape {shape} ({np.dtype(dtype)}) needs "
+            f"{needed / 2**30:,.1f} GiB, more than this machine's "
+            f"{MEMORY / 2**30:,.1f} GiB of memory; choose a smaller {name}"
+        )
+
+
+def _memory() -> int:
+    """Bytes of physical memory (unlimited where the system does not say)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):  # not a POSIX system
+        return 2**63
+
+
+MEMORY = _memory()
 
 
 def _described(value: object) -> str:

@@ -50,6 +50,31 @@ SINK_STRENGTHS = (0.0, 8.0, 16.0, 24.0, 32.0)
 _POSITION, _TAG, _WORD, _DELIMITER = (BLOCK * b for b in range(4))  # first columns
 
 
+def index_of(
+    word: str, words: tuple[str, ...] | None = None, name: str = "TOKENS"
+) -> int:
+    """Where ``word`` is in ``words`` (this module's ``name``), or a ``ValueError``
+    naming the worked example's input: a word changed in it but not where it is read.
+
+    ```python
+    import pytest
+    from mha.worked.cat_mat import index_of
+
+    assert index_of("cat") == 1
+    with pytest.raises(ValueError, match="stale worked example"):
+        index_of("dog")
+    ```
+    """
+    words = TOKENS if words is None else words
+    if word not in words:
+        raise ValueError(
+            f"mha.worked.cat_mat.{name}: expected {word!r}, which the explorer reads, "
+            f"got {words}: a stale worked example; put the word back or change "
+            "what reads it (mha.worked.cat_mat, mha.pages.heads_explorer)"
+        )
+    return words.index(word)
+
+
 def features() -> np.ndarray:
     """The token features ``x``, shape ``(8 tokens, d_model = 64)``, one-hot blocks.
 
@@ -65,8 +90,8 @@ def features() -> np.ndarray:
     x = np.zeros((len(TOKENS), D_MODEL))
     for i, (word, tag) in enumerate(zip(TOKENS, TAGS, strict=True)):
         x[i, _POSITION + i] = 1.0
-        x[i, _TAG + POS_TAGS.index(tag)] = 1.0
-        x[i, _WORD + VOCAB.index(word)] = 1.0
+        x[i, _TAG + index_of(tag, POS_TAGS, "POS_TAGS")] = 1.0
+        x[i, _WORD + index_of(word, VOCAB, "VOCAB")] = 1.0
         x[i, _DELIMITER] = float(word in DELIMITERS)
     return x
 
@@ -253,7 +278,7 @@ def solve() -> Patterns:
     """
     w = {h: attention_weights(h) for h in HEAD_COUNTS}
     the, second_the = (i for i, t in enumerate(TOKENS) if t == "the")
-    cat, mat, stop = TOKENS.index("cat"), TOKENS.index("mat"), TOKENS.index(".")
+    cat, mat, stop = index_of("cat"), index_of("mat"), index_of(".")
     n = len(TOKENS)
     neighbours = np.abs(np.subtract.outer(np.arange(n), np.arange(n))) == 1  # (n, n)
     neighbour_head, sink_head = HEADS.index("neighbour"), HEADS.index("sink")
