@@ -39,6 +39,8 @@ assert numbers("GPT-2 and Llama-2 70B; `x = 0.5`; {{ w[0] | dec(3) }}\\n") == []
 
 from __future__ import annotations
 
+import ast
+import posixpath
 import re
 import tomllib
 from dataclasses import dataclass
@@ -57,12 +59,44 @@ MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$|\\\(.*?\\\)|\\\[.*?\\\]", re.S)
 INLINE_CODE = re.compile(r"(`+).+?\1")
 LINK_TARGET = re.compile(r"\]\([^)]*\)|\]\[[^\]]*\]|^\s*\[[^\]]+\]:.*$", re.M)
 TAG = re.compile(r"<[^>\n]+>")
+TEXT_ATTRIBUTE = re.compile(
+    r"\b(title|alt|aria-label|aria-description|placeholder|label|summary)"
+    r"\s*=\s*[\"']([^\"']*)[\"']",
+    re.I,
+)
 ATTR_LIST = re.compile(r"\{\s*[:#.][^}]*\}")
 LIST_MARKER = re.compile(r"^(\s*)\d+[.)](?=\s)", re.M)
+# A reference into a cited paper names a place, not a value: Table 3, Figure 2, §3.2.
+CITED_PLACE = re.compile(
+    r"\b(?:Table|Figure|Fig\.|Section|Sec\.|Eq\.|Equation)\s+\d+(?:\.\d+)*|§\s*\d+(?:\.\d+)*"
+)
 ARXIV = re.compile(r"arXiv[:\s]+\d{4}\.\d{4,5}(v\d+)?", re.I)
 _DIGITS = r"\d+(?:,\d{3})*(?:\.\d+)?"
 SCIENTIFIC = re.compile(r"[-+−]?(?<![\w.,])\d+(?:\.\d+)?[eE][-+−]?\d+(?![\w.])")
-UNITS = r"x|×|ms|µs|us|ns|s|min|GB|MB|kB|KB|TB|GiB|MiB|KiB|px|pt|GHz|MHz|tok/s"
+UNITS = r"x|×|ms|µs|us|ns|s|min|h|GB|MB|kB|KB|TB|GiB|MiB|KiB|px|pt|GHz|MHz|tok/s"
+# A digit run glued to letters is a name (GPT-2, 47th, a model's 7B or 135M) unless the
+# letters are a unit above or a thousands count (128k, 4K): those are values.
+THOUSANDS = re.compile(r"(?<![\w.,])\d+(?:\.\d+)?[kK](?![\w])")
+FRACTIONS = re.compile(r"[\u00bc-\u00be\u2150-\u215e\u2189]")
+# A count written in words, next to what it counts: "eight heads", "twelve layers",
+# "ten times faster". One to four are the sizes of the site's toy examples and the
+# structural counts of the formulas ("three tokens", "four heads", "the four
+# matrices"), so they may be written; from five up a count in words is a value.
+_NUMBER_WORDS = (
+    r"five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
+    r"seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|"
+    r"ninety|hundreds?|thousands?|millions?|billions?|dozens?"
+)
+_COUNTED = (
+    r"heads?|layers?|tokens?|times|blocks|parameters|weights|dimensions|queries|keys|"
+    r"values|words|bytes|seconds|positions|models|percent|per\s+cent"
+)
+NUMBER_WORDS = re.compile(
+    rf"\b(?:{_NUMBER_WORDS})(?:[-\s]+(?:{_NUMBER_WORDS}|[a-z]+))?[-\s]+(?:{_COUNTED})\b"
+    r"|\b(?:twice|thrice|half|(?:two|three|four)\s+times)\s+(?:as\s+)?"
+    r"(?:fast|faster|slow|slower|large|many|much|few|fewer|cheap|cheaper)\b",
+    re.I,
+)
 WITH_UNIT = re.compile(rf"[-+−]?(?<![\w.,]){_DIGITS}(?:{UNITS})(?![\w])")
 # A decimal count of millions or billions (7.24B) is a number; 7B or 70B names a model.
 DECIMAL_SIZE = re.compile(r"(?<![\w.,])\d+\.\d+[KMBT](?![\w])")
@@ -97,12 +131,41 @@ def _blank(match: re.Match) -> str:
     return re.sub(r"[^\n]", " ", match.group(0))
 
 
+ALONE = re.compile(r"\s*(?:$|\$|[,;.)}\]]|\\\)|\\\]|\\quad|\\qquad|\\text)")
+RELATION = re.compile(r"(?:=|<|>|\\approx|\\le|\\ge|\\leq|\\geq|\\neq)\s*$")
+
+
 def _math_constants_only(match: re.Match) -> str:
-    """Keep the numbers of a math span that are not single-digit constants."""
-    found = [m.group(0) for m in NUMBER.finditer(match.group(0))]
-    kept = [n for n in found if len(re.sub(r"\D", "", n)) > 1]  # $t-1$ is a constant
-    body = re.sub(r"[^\n]", " ", match.group(0))
-    return body[: len(body) - len(" ".join(kept))] + " ".join(kept) if kept else body
+    """Keep the numbers of a math span that are values, not structural constants.
+
+    Math holds no literal but exponents, subscripts and small structural constants:
+    a single digit is a constant of the formula (``$4d^2$``, ``$t-1$``,
+    ``$= 2 \\cdot L$``) unless it is the whole value a relation gives a symbol
+    (``$d_k = 3$``; ``= 0`` and ``= 1`` stay constants, as in "the weights sum to 1"). Every number of two digits or more is a
+    value.
+    """
+    span = match.group(0)
+    body = list(re.sub(r"[^\n]", " ", span))
+    for number in NUMBER.finditer(span):
+        digits = re.sub(r"\D", "", number.group(0))
+        valued = (
+            RELATION.search(span[: number.start()])
+            and ALONE.match(span, number.end())
+            and digits not in ("0", "1")
+        )
+        if len(digits) > 1 or valued:
+            body[number.start() : number.end()] = number.group(0)
+    return "".join(body)
+
+
+def _text_attributes(match: re.Match) -> str:
+    """Blank an HTML tag but the values of its text attributes (``title``, ``alt``,
+    ``aria-label``…): a reader sees those, so they are prose."""
+    tag = match.group(0)
+    body = list(re.sub(r"[^\n]", " ", tag))
+    for value in TEXT_ATTRIBUTE.finditer(tag):
+        body[value.start(2) : value.end(2)] = value.group(2)
+    return "".join(body)
 
 
 def _fence_info(info: str) -> str:
@@ -161,8 +224,9 @@ def prose(markdown: str) -> str:
     if text.startswith("---\n"):
         end = text.find("\n---", 4)
         text = re.sub(r"[^\n]", " ", text[: end + 4]) + text[end + 4 :]
-    for pattern in (BLOCKS, INLINE_CODE, LINK_TARGET, TAG, ATTR_LIST, ARXIV):
+    for pattern in (BLOCKS, INLINE_CODE, LINK_TARGET, ATTR_LIST, ARXIV):
         text = pattern.sub(_blank, text)
+    text = TAG.sub(_text_attributes, text)
     text = MATH.sub(_math_constants_only, text)
     return LIST_MARKER.sub(
         lambda m: m.group(1) + " " * (len(m.group(0)) - len(m.group(1))), text
@@ -171,8 +235,16 @@ def prose(markdown: str) -> str:
 
 def _numbers_in_line(line: str) -> list[str]:
     """The numbers of one line of prose: scientific, with a unit glued, plain."""
+    line = CITED_PLACE.sub(_blank, line)
     found = []
-    for pattern in (SCIENTIFIC, WITH_UNIT, DECIMAL_SIZE):
+    for pattern in (
+        NUMBER_WORDS,
+        FRACTIONS,
+        SCIENTIFIC,
+        WITH_UNIT,
+        THOUSANDS,
+        DECIMAL_SIZE,
+    ):
         for match in pattern.finditer(line):
             if not re.search(r"\w$", line[: match.start()]):
                 found.append((match.start(), match.group(0)))
@@ -188,6 +260,12 @@ def _page_module(page: str) -> str:
 
 
 def _prose_fix(page: str) -> str:
+    if page.endswith(".py"):  # a notebook: its code cells compute, its prose does not
+        return (
+            "a notebook's Markdown cell: print the value from a code cell (computed "
+            "with mha), or allowlist it with a reason "
+            f"({ALLOWLIST.name}: text, a fragment of its sentence, reason)"
+        )
     return (
         f"compute it in {_page_module(page)} and print it with {{{{ }}}}, or allowlist "
         f"it with a reason ({ALLOWLIST.name}: text, a fragment of its sentence, reason)"
@@ -196,8 +274,9 @@ def _prose_fix(page: str) -> str:
 
 def _call_fix(page: str) -> str:
     return (
-        f"a literal passed to a call in a template: name it in {_page_module(page)} "
-        "(a constant or a function without the argument) and call that"
+        f"a literal in a template ({{{{ }}}} or {{% %}}): name it in "
+        f"{_page_module(page)} (a value or a function without the argument) and print "
+        "that"
     )
 
 
@@ -205,42 +284,166 @@ OUTPUT_FIX = (
     "output typed into a text block: print it from a block the build runs "
     '(```python exec="on" result="text"), or allowlist it with a reason'
 )
+COMMENT_FIX = (
+    "a number in a comment of a code block that its code does not type: print the "
+    "value from the block (print(...)), or say it without the number"
+)
 
 
 def call_literals(markdown: str) -> list[tuple[int, str]]:
-    """``(line, literal)`` for every number passed to a call inside ``{{ }}``/``{% %}``.
+    """``(line, literal)`` for every literal value inside ``{{ }}`` and ``{% %}``.
+
+    Any number (an argument, a filter's input, a ``set``, a comparison) and any
+    number in a string literal (``{{ "76.8%" }}``, an alt text) is typed by hand. A
+    subscript (``rows[3]``) and the digits of a formatting filter (``dec(1)``) are
+    not values of the page, so they are allowed.
 
     ```python
     from mha_site.drift import call_literals
 
     page = "{{ acc.param_count(bert.d_model, 1) }}\\n{{ rows[3].d_k | dec(1) }}\\n"
     assert call_literals(page) == [(1, "1")]
+    assert call_literals('{% set w = 0.45 %}{{ "76.8%" }}') == [(1, "0.45"), (1, "76.8%")]
     ```
     """
     tree = jinja2.Environment().parse(markdown)
     found: list[tuple[int, str]] = []
-    for node in tree.find_all((nodes.Call, nodes.Filter)):
-        if isinstance(node, nodes.Filter) and node.name in FORMAT_FILTERS:
-            continue
-        arguments = [*node.args, *(kw.value for kw in node.kwargs)]
-        for extra in (node.dyn_args, node.dyn_kwargs):
-            if extra is not None:
-                arguments.append(extra)
-        for argument in arguments:
-            _constants(argument, found)
+    _constants(tree, found)
     return sorted(found, key=lambda item: item[0])  # by line, in source order
 
 
 def _constants(node: nodes.Node, found: list[tuple[int, str]]) -> None:
-    """Numeric literals in an argument, not in subscripts or in nested calls' arguments."""
+    """The literal values under ``node``, but subscripts and formatting digits."""
     if isinstance(node, nodes.Const):
-        if isinstance(node.value, int | float) and not isinstance(node.value, bool):
-            found.append((node.lineno, repr(node.value)))
-    elif isinstance(node, nodes.Call | nodes.Filter | nodes.Getitem):
-        _constants(node.node, found)  # its own arguments are a call's (or a subscript)
-    else:
-        for child in node.iter_child_nodes():
-            _constants(child, found)
+        value = node.value
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            found.append((node.lineno, repr(value)))
+        elif isinstance(value, str):
+            found += [(node.lineno, text) for text in _numbers_in_line(value)]
+        return
+    if isinstance(node, nodes.Getitem):
+        _constants(node.node, found)  # rows[3]: an index, not a value
+        return
+    if isinstance(node, nodes.Filter) and node.name in FORMAT_FILTERS:
+        if node.node is not None:
+            _constants(node.node, found)  # dec(1): how to write it, not a value
+        return
+    for child in node.iter_child_nodes():
+        _constants(child, found)
+
+
+CODE_NUMBER = re.compile(r"(?<![\w.])\d[\d_,]*(?:\.\d+)?(?:[eE][-+]?\d+)?")
+COMMENT = re.compile(r"(?<![\w\"'])#(?!!)\s?(.*)$")
+
+
+def _plain(number: str) -> str:
+    """``4,096``, ``4_096`` and ``4096.0`` alike, to compare a comment with code."""
+    text = re.sub(r"[,_%]", "", number)
+    try:
+        return repr(float(text))
+    except ValueError:
+        return text
+
+
+def comment_numbers(code: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """``(line, number)`` of each value in a code block's comments that its code
+    does not type: a comment may repeat the block's inputs and name shapes and counts
+    (integers: ``# (8 tokens, 64)``), not state its results (a decimal, a percentage,
+    a number with a unit or in words).
+
+    ```python
+    from mha_site.drift import comment_numbers
+
+    block = [(1, "x = np.ones(4)  # d_model = 4"), (2, "y = f(x)  # weight 0.768")]
+    assert comment_numbers(block) == [(2, "0.768")]
+    ```
+    """
+    typed, comments = set(), []
+    for line_no, line in code:
+        comment = COMMENT.search(line)
+        statement = line[: comment.start()] if comment else line
+        typed |= {_plain(n) for n in CODE_NUMBER.findall(statement)}
+        if comment:
+            comments.append((line_no, comment.group(1)))
+    return [
+        (line_no, number)
+        for line_no, text in comments
+        for number in _numbers_in_line(text)
+        if _plain(number) not in typed and not re.fullmatch(r"\d+", number)
+    ]
+
+
+def code_blocks(markdown: str) -> list[list[tuple[int, str]]]:
+    """The Python blocks of a page (fenced ``python``/``py``), as ``(line, text)``."""
+    blocks: list[list[tuple[int, str]]] = []
+    fence, current = None, None
+    for line_no, line in enumerate(markdown.splitlines(), start=1):
+        opening = FENCE.match(line)
+        if fence is None and opening:
+            fence = opening.group(1)[0] * len(opening.group(1))
+            is_python = _fence_info(opening.group(2)) in ("python", "py", "pycon")
+            current = [] if is_python else None
+        elif fence is not None:
+            stripped = line.strip()
+            if stripped.startswith(fence) and not stripped.strip(fence[0]):
+                if current is not None:
+                    blocks.append(current)
+                fence, current = None, None
+            elif current is not None:
+                current.append((line_no, line))
+    return blocks
+
+
+def notebook_code(source: str) -> list[list[tuple[int, str]]]:
+    """The code cells of a jupytext percent-format notebook, as ``(line, text)``."""
+    cells: list[list[tuple[int, str]]] = []
+    for line_no, line in enumerate(source.splitlines(), start=1):
+        if line.startswith("# %%"):
+            cells.append([] if "[markdown]" not in line else None)
+        elif cells and cells[-1] is not None:
+            cells[-1].append((line_no, line))
+    return [cell for cell in cells if cell]
+
+
+def printed_literals(code: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """``(line, number)`` of each number typed into a string a code cell prints.
+
+    ```python
+    from mha_site.drift import printed_literals
+
+    cell = [(3, 'w = weights[0]'), (4, 'print("Kohli gets 0.768", f"{w:.3f}")')]
+    assert printed_literals(cell) == [(4, "0.768")]
+    ```
+    """
+    source = "\n".join(text for _, text in code)
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    first = code[0][0] if code else 1
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and getattr(node.func, "id", "") == "print"):
+            continue
+        for argument in [*node.args, *(k.value for k in node.keywords)]:
+            for string in _strings(argument):
+                found += [
+                    (first + string.lineno - 1, text)
+                    for text in _numbers_in_line(string.value)
+                ]
+    return found
+
+
+def _strings(node: ast.AST) -> list[ast.Constant]:
+    """The string literals of an expression, f-strings' text but not their specs."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node]
+    if isinstance(node, ast.FormattedValue):
+        return _strings(node.value)  # its format_spec (".3f") is not text
+    found = []
+    for child in ast.iter_child_nodes(node):
+        found += _strings(child)
+    return found
 
 
 def notebook_markdown(source: str) -> str:
@@ -283,6 +486,8 @@ def numbers(markdown: str, page: str = "page.md") -> list[Finding]:
         ]
     for line_no, line in split_fences(markdown)[1]:
         found += [Finding(page, line_no, t, OUTPUT_FIX) for t in _numbers_in_line(line)]
+    for block in code_blocks(markdown):
+        found += [Finding(page, n, t, COMMENT_FIX) for n, t in comment_numbers(block)]
     try:
         literals = call_literals(markdown)
     except jinja2.TemplateSyntaxError as error:
@@ -312,29 +517,25 @@ def load_allowlist(path: Path = ALLOWLIST) -> list[Entry]:
     return entries
 
 
-def _covered_lines(markdown: str, fragment: str) -> set[int]:
-    """The lines covered by each occurrence of ``fragment`` (whitespace-insensitive)."""
-    lines = markdown.splitlines()
-    flat, starts = "", []
-    for line in lines:
-        starts.append(len(flat))
-        flat += " ".join(line.split()) + " "
-    wanted = " ".join(fragment.split())
-    covered: set[int] = set()
-    start = flat.find(wanted)
-    while start >= 0:
-        end = start + len(wanted)
-        covered |= {
-            i + 1
-            for i, s in enumerate(starts)
-            if s < end and s + len(lines[i]) + 1 > start
-        }
-        start = flat.find(wanted, start + 1)
-    return covered
+def _excuse(markdown: str, entry: Entry) -> tuple[list[int], bool]:
+    """The line of each ``entry.text`` standing inside an occurrence of its fragment
+    (whitespace-insensitive, across lines): the entry excuses that exact number
+    there, not the rest of the line; and whether the fragment occurs at all."""
+    fragment = re.compile(r"\s+".join(map(re.escape, entry.fragment.split())))
+    number = re.compile(rf"(?<![\w.,]){re.escape(entry.text)}(?![\w])")
+    lines, occurs = [], False
+    for match in fragment.finditer(markdown):
+        occurs = True
+        for inside in number.finditer(match.group(0)):
+            lines.append(markdown.count("\n", 0, match.start() + inside.start()) + 1)
+    return lines, occurs
 
 
 def check(markdown: str, page: str, entries: list[Entry]) -> list[Finding]:
     """The findings of one page that its allowlist entries do not excuse.
+
+    An entry excuses its number inside its fragment only: another number on the same
+    line is still a finding.
 
     ```python
     from mha_site.drift import Entry, check
@@ -345,23 +546,17 @@ def check(markdown: str, page: str, entries: list[Entry]) -> list[Finding]:
     ```
     """
     own = [entry for entry in entries if entry.page == page]
-    covered = {entry: _covered_lines(markdown, entry.fragment) for entry in own}
-    used: set[Entry] = set()
-    kept = []
-    for finding in numbers(markdown, page):
-        excuse = next(
-            (e for e in own if e.text == finding.text and finding.line in covered[e]),
-            None,
-        )
-        if excuse is None:
-            kept.append(finding)
-        else:
-            used.add(excuse)
+    kept = numbers(markdown, page)
     for entry in own:
-        if entry not in used:
+        lines, occurs = _excuse(markdown, entry)
+        excused = [
+            i for i, f in enumerate(kept) if f.text == entry.text and f.line in lines
+        ][: len(lines)]  # one finding per number blanked, not the rest of its line
+        kept = [f for i, f in enumerate(kept) if i not in excused]
+        if not excused:
             why = (
                 "its fragment no longer occurs"
-                if not covered[entry]
+                if not occurs
                 else "it excuses no number"
             )
             kept.append(
@@ -390,6 +585,27 @@ def page_text(path: Path) -> str:
     return notebook_markdown(text) if path.suffix == ".py" else text
 
 
+NOTEBOOK_FIX = (
+    "a number typed into a string a notebook cell prints: print the computed value "
+    "(an f-string of the variable), not a literal"
+)
+
+
+def page_findings(path: Path, page: str, entries: list[Entry]) -> list[Finding]:
+    """The findings of one page file: its prose and templates; for a notebook, also
+    the strings its code cells print and the numbers of their comments."""
+    findings = check(page_text(path), page, entries)
+    if path.suffix == ".py":
+        for cell in notebook_code(path.read_text(encoding="utf-8")):
+            findings += [
+                Finding(page, n, t, NOTEBOOK_FIX) for n, t in printed_literals(cell)
+            ]
+            findings += [
+                Finding(page, n, t, COMMENT_FIX) for n, t in comment_numbers(cell)
+            ]
+    return findings
+
+
 def scan(docs: Path, entries: list[Entry]) -> list[Finding]:
     """The findings of every page under ``docs`` (Markdown pages and notebooks).
 
@@ -399,7 +615,7 @@ def scan(docs: Path, entries: list[Entry]) -> list[Finding]:
     from mha_site.drift import scan
 
     with tempfile.TemporaryDirectory() as folder:
-        (Path(folder) / "a.md").write_text("It costs 3ms.\n")
+        (Path(folder) / "a.md").write_text("It costs 3ms.\\n")
         assert [(f.page, f.line, f.text) for f in scan(Path(folder), [])] == [
             ("a.md", 1, "3ms")
         ]
@@ -408,9 +624,217 @@ def scan(docs: Path, entries: list[Entry]) -> list[Finding]:
     pages = sorted(docs.rglob("*.md")) + sorted((docs / "notebooks").glob("*.py"))
     findings = []
     for path in pages:
-        page = path.relative_to(docs).as_posix()
-        findings += check(page_text(path), page, entries)
+        findings += page_findings(path, path.relative_to(docs).as_posix(), entries)
     return findings
+
+
+@dataclass(frozen=True)
+class SourceFinding:
+    """A hand-typed number outside docs/: a page module's figure text, a nav title,
+    a docstring example's claimed output."""
+
+    path: str  # relative to the repository
+    line: int
+    text: str
+    fix: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.text!r}: {self.fix}"
+
+
+FIGURE_TEXT_FIX = (
+    "a number typed into a figure's alt text or caption: build the text from the "
+    "computed value (an f-string of it) in the page module"
+)
+
+
+def figure_texts(source: str, path: str) -> list[SourceFinding]:
+    """Numbers typed into the string literals a page module passes to ``Figure`` as
+    its alt text or caption (its third and fourth arguments, or ``alt=``/``caption=``),
+    read as prose; ``0`` and ``1`` are conventions there (numbered from 0, a 0 to 1
+    colour scale, 1 minus cosine), not values.
+
+    ```python
+    from mha_site.drift import figure_texts
+
+    code = 'Figure("c.bars", (w,), f"head A puts {w:.1%} on Kohli", "about 90% on him")'
+    assert [(f.line, f.text) for f in figure_texts(code, "p.py")] == [(1, "90%")]
+    ```
+    """
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and _name(node.func) == "Figure"):
+            continue
+        texts = node.args[2:4] + [k.value for k in node.keywords if k.arg in TEXTS]
+        for text in texts:
+            for string in _strings(text):
+                found += [
+                    SourceFinding(path, string.lineno, t, FIGURE_TEXT_FIX)
+                    for t in _numbers_in_line(string.value)
+                    if t not in ("0", "1")  # counted from 0; a 0 to 1 scale
+                ]
+    return found
+
+
+TEXTS = ("alt", "caption")
+
+
+def _name(node: ast.AST) -> str:
+    return getattr(node, "id", "") or getattr(node, "attr", "")
+
+
+NAV_FIX = (
+    "a number typed into a nav title in mkdocs.yml: say it without the number (the "
+    "page prints its values)"
+)
+
+
+def nav_titles(config: str, path: str = "mkdocs.yml") -> list[SourceFinding]:
+    """Numbers typed into the titles of mkdocs.yml's ``nav``.
+
+    ```python
+    from mha_site.drift import nav_titles
+
+    config = "site_name: x\\nnav:\\n  - Home: index.md\\n  - Eight heads, 0.9: a.md\\n"
+    found = nav_titles(config)
+    assert [(f.line, f.text) for f in found] == [(4, "Eight heads"), (4, "0.9")]
+    ```
+    """
+    found, in_nav = [], False
+    for line_no, line in enumerate(config.splitlines(), start=1):
+        if re.match(r"[^\s-]", line):  # a top-level key (a list may sit at column 0)
+            in_nav = line.startswith("nav:")
+            continue
+        title = re.match(r"\s*-\s*(?:\"([^\"]*)\"|'([^']*)'|([^:#]+)):", line)
+        if in_nav and title:
+            text = next(group for group in title.groups() if group is not None)
+            found += [
+                SourceFinding(path, line_no, t, NAV_FIX) for t in _numbers_in_line(text)
+            ]
+    return found
+
+
+DOCSTRING_FIX = (
+    "a docstring example states its output in a comment (# prints / # ->), which no "
+    "test checks: assert the value instead (assert f(x) == ...)"
+)
+CLAIMED_OUTPUT = re.compile(r"#\s*(?:prints?\b|->|→|==>|outputs?:|returns?:)")
+
+
+def docstring_outputs(source: str, path: str) -> list[SourceFinding]:
+    """Output claimed by a comment in a docstring (the API reference publishes it),
+    ``# prints 0.768`` or ``# -> 0.768``: an example asserts, it does not claim.
+
+    ```python
+    from mha_site.drift import docstring_outputs
+
+    code = "def f():\\n    '''Doc.\\n\\n    f()  # prints 0.768\\n    '''\\n"
+    assert [(f.line, f.text) for f in docstring_outputs(code, "m.py")] == [
+        (4, "# prints")
+    ]
+    ```
+    """
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef):
+            continue
+        body = node.body
+        first = body[0] if body else None
+        if not (
+            isinstance(first, ast.Expr)
+            and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)
+        ):
+            continue
+        for offset, line in enumerate(first.value.value.splitlines()):
+            claim = CLAIMED_OUTPUT.search(line)
+            if claim:
+                text = " ".join(claim.group(0).split())
+                found.append(
+                    SourceFinding(path, first.lineno + offset, text, DOCSTRING_FIX)
+                )
+    return found
+
+
+def sources(root: Path) -> list[SourceFinding]:
+    """The findings outside docs/: page modules' figure texts, every module's
+    docstring examples, and the nav titles of mkdocs.yml.
+
+    ```python
+    from pathlib import Path
+    from mha_site.drift import sources
+
+    assert sources(Path(".")) == []
+    ```
+    """
+    found = []
+    for path in sorted((root / "src" / "mha").rglob("*.py")):
+        name = path.relative_to(root).as_posix()
+        source = path.read_text(encoding="utf-8")
+        if "/pages/" in name and "Figure(" in source:
+            found += figure_texts(source, name)
+        if CLAIMED_OUTPUT.search(source):  # parse only a module that may claim one
+            found += docstring_outputs(source, name)
+    config = root / "mkdocs.yml"
+    if config.exists():
+        found += nav_titles(config.read_text(encoding="utf-8"))
+    return found
+
+
+HTML_LINK = re.compile(
+    r"<(?:a|img|source)\b[^>]*?\b(?:href|src)\s*=\s*[\"']([^\"']*)[\"']", re.I
+)
+
+
+def html_links(markdown: str) -> list[tuple[int, str]]:
+    """``(line, target)`` of the relative links and images written in raw HTML
+    (``<a href>``, ``<img src>``) outside code, for the build to check as it checks
+    Markdown links.
+
+    ```python
+    from mha_site.drift import html_links
+
+    page = '<a href="cost.md#x">cost</a>\\n`<img src="no.png">`\\n<a href="https://a.b">\\n'
+    assert html_links(page) == [(1, "cost.md#x")]
+    ```
+    """
+    lines = split_fences(markdown)[0]
+    found = []
+    for line_no, line in enumerate(lines, start=1):
+        line = INLINE_CODE.sub(_blank, line)
+        for match in HTML_LINK.finditer(line):
+            target = match.group(1)
+            if not re.match(r"[a-z][a-z0-9+.-]*:|/|\{\{", target, re.I):
+                found.append((line_no, target))
+    return found
+
+
+def resolve(src_uri: str, target: str) -> tuple[list[str], str]:
+    """The docs files a raw HTML ``target`` of page ``src_uri`` may name, and its
+    anchor: ``cost.md``, or ``../cost/`` as the built site spells it.
+
+    ```python
+    from mha_site.drift import resolve
+
+    assert resolve("a/b.md", "../cost.md#x") == (["cost.md"], "x")
+    assert resolve("cricket.md", "../cost/") == (["cost.md", "cost/index.md"], "")
+    assert resolve("cricket.md", "#top") == (["cricket.md"], "top")
+    ```
+    """
+    path, _, anchor = target.partition("#")
+    if not path:
+        return [src_uri], anchor
+    base = posixpath.dirname(src_uri)
+    if path.endswith("/") or not posixpath.splitext(path)[1]:
+        # a built URL: pages are folders (use_directory_urls), one level deeper
+        here = posixpath.splitext(src_uri)[0]
+        if posixpath.basename(here) == "index":
+            here = posixpath.dirname(here)
+        stem = posixpath.normpath(posixpath.join(here, path)).rstrip("/")
+        if stem in ("", "."):
+            return ["index.md"], anchor
+        return [stem + ".md", stem + "/index.md"], anchor
+    return [posixpath.normpath(posixpath.join(base, path))], anchor
 
 
 def report(findings: list[Finding]) -> str:
