@@ -105,3 +105,37 @@ class PageFacts:
             f"{self.where}: the page module declares facts the page never states: "
             f"{missing}; write their sentences with fact(...) or remove them"
         )
+
+
+STATED = re.compile(
+    r"""\{%-?\s*call\s+fact\(\s*["']([^"']+)["']\s*\)\s*-?%\}(.*?)\{%-?\s*endcall\s*-?%\}""",
+    re.S,
+)
+SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)[.!?](?=\s|$)|\n\s*\n")
+
+
+def unprinted(markdown: str) -> list[tuple[int, str]]:
+    """``(line, fact name)`` of each stated fact whose sentence prints no value.
+
+    A guarded sentence shows at least one value its fact compares: a ``{{ }}`` in the
+    sentence that holds the ``{% call fact %}`` (from the end of the previous
+    sentence, ``.``, ``!``, ``?`` or a blank line, to the end of its own).
+
+    ```python
+    from mha_site.facts import unprinted
+
+    good = 'It gets {{ page.w | pct }}, {% call fact("tie") %}as much{% endcall %}.'
+    bare = 'Intro. {% call fact("tie") %}Head A wins{% endcall %}. It gets {{ w }}.'
+    assert unprinted(good) == [] and unprinted(bare) == [(1, "tie")]
+    ```
+    """
+    found = []
+    for match in STATED.finditer(markdown):
+        before = markdown[: match.start()]
+        ends = list(SENTENCE_END.finditer(before))
+        start = ends[-1].end() if ends else 0
+        after = SENTENCE_END.search(markdown, match.end())
+        end = after.start() if after else len(markdown)
+        if "{{" not in markdown[start:end]:
+            found.append((markdown.count("\n", 0, match.start()) + 1, match[1]))
+    return found
