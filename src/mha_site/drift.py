@@ -2,31 +2,49 @@
 
 The build runs it on every page it builds (``docs/_glue/drift.py``, an mkdocs hook):
 a finding fails ``make build`` and a ``make serve`` rebuild, naming the file, the
-line and the fix. Three kinds of hand-typed number:
+line and the fix. The kinds of hand-typed number:
 
-- **in prose**, tables and admonitions: a run of digits with an optional sign,
-  decimal point, thousands commas or percent sign; glued to a unit (``10x``,
-  ``3ms``, ``12GB``; ``12 GB`` is the number ``12`` anyway); a decimal count of
+- **in prose**, tables, admonitions and the text attributes of raw HTML (``title``,
+  ``alt``, ``aria-label``…): a run of digits with an optional sign, decimal point,
+  thousands commas or percent sign; glued to a unit (``10x``, ``3ms``, ``12GB``,
+  ``128k``, ``4K``; ``12 GB`` is the number ``12`` anyway); a decimal count of
   millions or billions (``7.24B``; ``7B`` and ``70B`` name models); in scientific
-  notation (``1e-4``). A multi-digit or decimal number in math counts; a single-digit
-  constant of a formula (``$4d^2$``) does not;
-- **passed to a call** inside ``{{ }}`` or ``{% %}``: ``param_count(4, 1)``. A
-  subscript (``rows[3]``) and the digits of a formatting filter (``dec(1)``) are
-  not values of the page, so they are allowed;
+  notation (``1e-4``); a vulgar fraction (``¾``); a count in words from five up next
+  to what it counts (``eight heads``, ``ten times``, ``twice as fast``: one to four
+  are the sizes of the toy examples and the formulas' structural counts);
+- **in math**, a rule: math holds no literal but exponents, subscripts and small
+  structural constants. Every number of two digits or more is a value, and so is a
+  single digit that is the whole value a relation gives a symbol (``$d_k = 3$``;
+  ``= 0`` and ``= 1`` stay constants, as in "the weights sum to 1");
+- **any literal in a template** (``{{ }}``, ``{% %}``): an argument, a filter's input
+  (``{{ 0.768 | pct }}``), a ``set``, a comparison, a number in a string literal
+  (``{{ "76.8%" }}``). A subscript (``rows[3]``) and the digits of a formatting filter
+  (``dec(1)``) are not values of the page, so they are allowed;
 - **in a text output block** (a fence marked ``text``, ``console``, ``output``,
   ``pycon`` or nothing): output typed by hand instead of printed by a block the build
-  runs (markdown-exec, ``result="text"``).
+  runs (markdown-exec, ``result="text"``);
+- **in a comment of a code block**, a value its code does not type (a decimal, a
+  percentage, a number with a unit or in words; integers are shapes and counts);
+- **in a notebook** (jupytext ``.py``): its Markdown cells as prose, and the strings
+  its code cells print (``print("Kohli gets 0.768")``).
 
-Not numbers: code fences of a language, inline code, HTML comments and tags, link
-targets, the marker of an ordered list, arXiv ids, and identifiers with digits in
-them (``GPT-2``, ``Llama-2 70B``, ``W_O``, ``47th``: a digit run glued to a letter
-that is not a unit, or a hyphen glued to a word before it).
+And what is published from outside docs/ (``sources``): the string literals a page
+module passes to ``Figure`` as alt text or caption, the titles of mkdocs.yml's nav,
+and the ``# prints``/``# ->`` comments of docstring examples (the API reference
+publishes them; an example asserts instead). The hook also checks raw HTML links and
+images (``<a href>``, ``<img src>``) as mkdocs checks Markdown links (``html_links``).
+
+Not numbers: code fences of a language, inline code, HTML comments and tags but their
+text attributes, link targets, the marker of an ordered list, arXiv ids, a place in a
+cited paper (``Table 3``, ``§3.2``), and identifiers with digits in them (``GPT-2``,
+``Llama-2 70B``, ``W_O``, ``47th``: a digit run glued to a letter that is not a unit,
+or a hyphen glued to a word before it).
 
 The few numbers that must be typed (a year, a version, an example's input data) are
 on the allowlist (``drift_allowlist.toml`` beside this module): the exact string, a
-fragment of the sentence it stands in (it excuses the number on the lines that
-fragment covers, nowhere else) and the reason. An entry whose fragment no longer
-occurs on its page, or that excuses nothing, is a finding too.
+fragment of the sentence it stands in (it excuses that number inside the fragment,
+nowhere else, not even on the same line) and the reason. An entry whose fragment no
+longer occurs on its page, or that excuses nothing, is a finding too.
 
 ```python
 from mha_site.drift import numbers
@@ -373,7 +391,7 @@ def comment_numbers(code: list[tuple[int, str]]) -> list[tuple[int, str]]:
     ]
 
 
-def code_blocks(markdown: str) -> list[list[tuple[int, str]]]:
+def _code_blocks(markdown: str) -> list[list[tuple[int, str]]]:
     """The Python blocks of a page (fenced ``python``/``py``), as ``(line, text)``."""
     blocks: list[list[tuple[int, str]]] = []
     fence, current = None, None
@@ -394,7 +412,7 @@ def code_blocks(markdown: str) -> list[list[tuple[int, str]]]:
     return blocks
 
 
-def notebook_code(source: str) -> list[list[tuple[int, str]]]:
+def _notebook_code(source: str) -> list[list[tuple[int, str]]]:
     """The code cells of a jupytext percent-format notebook, as ``(line, text)``."""
     cells: list[list[tuple[int, str]]] = []
     for line_no, line in enumerate(source.splitlines(), start=1):
@@ -486,7 +504,7 @@ def numbers(markdown: str, page: str = "page.md") -> list[Finding]:
         ]
     for line_no, line in split_fences(markdown)[1]:
         found += [Finding(page, line_no, t, OUTPUT_FIX) for t in _numbers_in_line(line)]
-    for block in code_blocks(markdown):
+    for block in _code_blocks(markdown):
         found += [Finding(page, n, t, COMMENT_FIX) for n, t in comment_numbers(block)]
     try:
         literals = call_literals(markdown)
@@ -593,10 +611,23 @@ NOTEBOOK_FIX = (
 
 def page_findings(path: Path, page: str, entries: list[Entry]) -> list[Finding]:
     """The findings of one page file: its prose and templates; for a notebook, also
-    the strings its code cells print and the numbers of their comments."""
+    the strings its code cells print and the numbers of their comments.
+
+    ```python
+    import tempfile
+    from pathlib import Path
+    from mha_site.drift import page_findings
+
+    with tempfile.TemporaryDirectory() as folder:
+        notebook = Path(folder) / "play.py"
+        notebook.write_text("# %%\\nprint('weight 0.768')\\n")
+        found = page_findings(notebook, "notebooks/play.py", [])
+        assert [(f.line, f.text) for f in found] == [(2, "0.768")]
+    ```
+    """
     findings = check(page_text(path), page, entries)
     if path.suffix == ".py":
-        for cell in notebook_code(path.read_text(encoding="utf-8")):
+        for cell in _notebook_code(path.read_text(encoding="utf-8")):
             findings += [
                 Finding(page, n, t, NOTEBOOK_FIX) for n, t in printed_literals(cell)
             ]
