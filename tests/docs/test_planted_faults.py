@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mha_site.drift import page_findings
+from mha_site.drift import load_allowlist, page_findings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,6 +41,11 @@ PLANTS = {
     "math.md": ("# M\n\nEach head has $d_k = 3$.\n", 3, "'3'"),
     "html-link.md": ('# L\n\nSee <a href="missing.md">this</a>.\n', 3, "'missing.md'"),
     "html-image.md": ('# I\n\n<img src="nowhere.png" alt="x">\n', 3, "'nowhere.png'"),
+    "figure-macro.md": (
+        '# F\n\n{{ figure("bars", alt="76.8% on Kohli") }}\n',
+        3,
+        "'76.8%'",
+    ),
     "html-anchor.md": (
         '# H\n\n## Here\n\nSee <a href="words.md#no-such">it</a>.\n',
         5,
@@ -54,13 +59,24 @@ PAGE_MODULE = (
 DOCSTRING = 'def f():\n    """Weight.\n\n    f()  # prints 0.768\n    """\n'
 
 
+def _home() -> str:
+    """index.md holding the real allowlist's fragments for it, the first one followed
+    on its line by a number the entry must not excuse ("2017 tokens")."""
+    fragments = [e.fragment for e in load_allowlist() if e.page == "index.md"]
+    assert fragments, "the allowlist has no entry for index.md to plant beside"
+    first, *others = fragments
+    return f"# Home\n\n{first} and 2017 tokens.\n\n" + "".join(
+        f"{fragment}.\n\n" for fragment in others
+    )
+
+
 @pytest.fixture(scope="module")
 def refused(tmp_path_factory) -> str:
     """The error output of one strict build of a small site holding every plant."""
     site = tmp_path_factory.mktemp("planted")
     docs = site / "docs"
     docs.mkdir()
-    (docs / "index.md").write_text("# Home\n")
+    (docs / "index.md").write_text(_home(), encoding="utf-8")
     for page, (markdown, _, _) in PLANTS.items():
         (docs / page).write_text(markdown, encoding="utf-8")
     (site / "src" / "mha" / "pages").mkdir(parents=True)
@@ -102,6 +118,7 @@ def test_the_build_refuses_the_plant_at_its_line(refused, page):
         ("mkdocs.yml:", "'Eight heads'"),
         ("src/mha/pages/planted.py:3: ", "'90%'"),  # a page module's alt text
         ("src/mha/claims.py:4: ", "'# prints'"),  # a docstring's claimed output
+        ("docs/index.md:3: ", "'2017'"),  # beside an allowlisted fragment, not in it
     ],
 )
 def test_the_build_refuses_what_is_published_outside_docs(refused, where, quoted):
