@@ -99,11 +99,13 @@ FRACTIONS = re.compile(r"[\u00bc-\u00be\u2150-\u215e\u2189]")
 # A count written in words, next to what it counts: "eight heads", "twelve layers",
 # "ten times faster". One to four are the sizes of the site's toy examples and the
 # structural counts of the formulas ("three tokens", "four heads", "the four
-# matrices"), so they may be written; from five up a count in words is a value.
+# matrices"), so they may be written; from five up a count in words is a value. A
+# vague plural ("thousands of tokens") is not a count; a count inside a fact's
+# sentence is the comparison that fact checks ("more than ten times the scores").
 _NUMBER_WORDS = (
     r"five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
     r"seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|"
-    r"ninety|hundreds?|thousands?|millions?|billions?|dozens?"
+    r"ninety|hundred|thousand|million|billion|dozen"
 )
 _COUNTED = (
     r"heads?|layers?|tokens?|times|blocks|parameters|weights|dimensions|queries|keys|"
@@ -486,6 +488,18 @@ def notebook_markdown(source: str) -> str:
     return "\n".join(lines)
 
 
+FACT_SENTENCE = re.compile(
+    r"""(\{%-?\s*call\s+fact\([^)]*\)\s*-?%\})(.*?)(?=\{%-?\s*endcall)""", re.S
+)
+
+
+def _fact_counts_blanked(markdown: str) -> str:
+    """Counts in words inside a fact's sentence blanked: the fact checks them."""
+    return FACT_SENTENCE.sub(
+        lambda m: m.group(1) + NUMBER_WORDS.sub(_blank, m.group(2)), markdown
+    )
+
+
 def numbers(markdown: str, page: str = "page.md") -> list[Finding]:
     """Every hand-typed number of a page's Markdown, with its line and its fix.
 
@@ -498,7 +512,8 @@ def numbers(markdown: str, page: str = "page.md") -> list[Finding]:
     ```
     """
     found = []
-    for line_no, line in enumerate(prose(markdown).splitlines(), start=1):
+    text = _fact_counts_blanked(markdown) if "fact(" in markdown else markdown
+    for line_no, line in enumerate(prose(text).splitlines(), start=1):
         found += [
             Finding(page, line_no, t, _prose_fix(page)) for t in _numbers_in_line(line)
         ]
@@ -682,13 +697,14 @@ FIGURE_TEXT_FIX = (
 def figure_texts(source: str, path: str) -> list[SourceFinding]:
     """Numbers typed into the string literals a page module passes to ``Figure`` as
     its alt text or caption (its third and fourth arguments, or ``alt=``/``caption=``),
-    read as prose; ``0`` and ``1`` are conventions there (numbered from 0, a 0 to 1
-    colour scale, 1 minus cosine), not values.
+    read as prose; a single-digit integer there is an index or a count of the drawing
+    (numbered from 0, columns 2 and 3, a 0 to 1 colour scale), not a value: decimals,
+    percentages, larger numbers, units and counts in words are.
 
     ```python
     from mha_site.drift import figure_texts
 
-    code = 'Figure("c.bars", (w,), f"head A puts {w:.1%} on Kohli", "about 90% on him")'
+    code = 'Figure("c.bars", (w,), f"head A puts {w:.1%} on Kohli", "90% on column 2")'
     assert [(f.line, f.text) for f in figure_texts(code, "p.py")] == [(1, "90%")]
     ```
     """
@@ -702,7 +718,7 @@ def figure_texts(source: str, path: str) -> list[SourceFinding]:
                 found += [
                     SourceFinding(path, string.lineno, t, FIGURE_TEXT_FIX)
                     for t in _numbers_in_line(string.value)
-                    if t not in ("0", "1")  # counted from 0; a 0 to 1 scale
+                    if not re.fullmatch(r"\d", t)  # an index or a count of the drawing
                 ]
     return found
 

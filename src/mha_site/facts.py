@@ -117,16 +117,19 @@ SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)[.!?](?=\s|$)|\n\s*\n")
 def unprinted(markdown: str) -> list[tuple[int, str]]:
     """``(line, fact name)`` of each stated fact whose sentence prints no value.
 
-    A guarded sentence shows at least one value its fact compares: a ``{{ }}`` in the
-    sentence that holds the ``{% call fact %}`` (from the end of the previous
-    sentence, ``.``, ``!``, ``?`` or a blank line, to the end of its own).
+    A guarded sentence shows at least one value its fact compares, next to it: a
+    ``{{ }}`` in the sentence that holds the ``{% call fact %}`` (from the end of the
+    previous sentence, ``.``, ``!``, ``?`` or a blank line, to the end of its own), or,
+    for a sentence that opens its paragraph, in the block just before it (the table
+    or figure it reads; template-only lines such as ``{% endfor %}`` are skipped).
 
     ```python
     from mha_site.facts import unprinted
 
     good = 'It gets {{ page.w | pct }}, {% call fact("tie") %}as much{% endcall %}.'
     bare = 'Intro. {% call fact("tie") %}Head A wins{% endcall %}. It gets {{ w }}.'
-    assert unprinted(good) == [] and unprinted(bare) == [(1, "tie")]
+    table = '| {{ w }} |\\n\\n{% call fact("tie") %}They tie{% endcall %}.'
+    assert unprinted(good) == unprinted(table) == [] and unprinted(bare) == [(1, "tie")]
     ```
     """
     found = []
@@ -136,6 +139,18 @@ def unprinted(markdown: str) -> list[tuple[int, str]]:
         start = ends[-1].end() if ends else 0
         after = SENTENCE_END.search(markdown, match.end())
         end = after.start() if after else len(markdown)
-        if "{{" not in markdown[start:end]:
+        near = markdown[start:end]
+        opens = not ends or ends[-1].group(0).strip() == ""
+        if opens:
+            near += _block_before(before[: ends[-1].start()] if ends else "")
+        if "{{" not in near:
             found.append((markdown.count("\n", 0, match.start()) + 1, match[1]))
     return found
+
+
+def _block_before(text: str) -> str:
+    """The last block of ``text`` that is not template tags alone."""
+    for block in reversed(re.split(r"\n\s*\n", text)):
+        if re.sub(r"\{%.*?%\}", "", block, flags=re.S).strip():
+            return block
+    return ""

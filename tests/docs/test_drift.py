@@ -92,6 +92,8 @@ def test_the_guard_catches_a_planted_number(planted, number):
         "reached his century in the 47th over",
         "Vaswani et al.'s Table 3, row A; see §3.2.",
         "three tokens, four heads, the four matrices",
+        "the last ones barely move over thousands of tokens",  # not a count
+        '{% call fact("big") %}more than ten times the scores{% endcall %}',
         "$\\text{bytes} = 2 \\cdot L$ and $\\sum_j a_{ij} = 1$",
         "```python\nx = np.ones((8, 64))  # (8 tokens, 64), scale 0.5\ny = x * 0.5\n```",
         '<figure class="mha"><svg width="386pt"></svg></figure>',
@@ -235,7 +237,7 @@ def test_a_nav_title_with_a_number_is_refused_at_its_line():
 def test_a_page_module_figure_text_with_a_number_is_refused():
     code = (
         'F = Figure("c.b", (w,), alt=f"head A puts {w:.1%} on Kohli", '
-        'caption="ties Kohli and his at 0.6 each, numbered from 0")\n'
+        'caption="ties Kohli and his at 0.6 each, columns 2 and 3")\n'
     )
     assert [f.text for f in figure_texts(code, "p.py")] == ["0.6"]
 
