@@ -119,9 +119,10 @@ def unprinted(markdown: str) -> list[tuple[int, str]]:
 
     A guarded sentence shows at least one value its fact compares, next to it: a
     ``{{ }}`` in the sentence that holds the ``{% call fact %}`` (from the end of the
-    previous sentence, ``.``, ``!``, ``?`` or a blank line, to the end of its own), or,
-    for a sentence that opens its paragraph, in the block just before it (the table
-    or figure it reads; template-only lines such as ``{% endfor %}`` are skipped).
+    previous sentence, ``.``, ``!``, ``?`` or a blank line, to the end of its own) or
+    in the sentence just before it; for a sentence that opens its paragraph, in the
+    block just before it (the table or figure it reads; template-only lines such as
+    ``{% endfor %}`` are skipped).
 
     ```python
     from mha_site.facts import unprinted
@@ -140,9 +141,10 @@ def unprinted(markdown: str) -> list[tuple[int, str]]:
         after = SENTENCE_END.search(markdown, match.end())
         end = after.start() if after else len(markdown)
         near = markdown[start:end]
-        opens = not ends or ends[-1].group(0).strip() == ""
-        if opens:
+        if not ends or ends[-1].group(0).strip() == "":  # it opens its paragraph
             near += _block_before(before[: ends[-1].start()] if ends else "")
+        else:  # the sentence before it, in its paragraph
+            near += before[ends[-2].end() if len(ends) > 1 else 0 : start]
         if "{{" not in near:
             found.append((markdown.count("\n", 0, match.start()) + 1, match[1]))
     return found
