@@ -41,7 +41,8 @@ def on_pre_build(config, **kwargs):
     docstring examples of the API reference, and the nav titles of mkdocs.yml."""
     drift = importlib.import_module("mha_site.drift")
     _RUN.update(drift=drift, allowlist=drift.load_allowlist(), findings=[], links=[])
-    _RUN["findings"] += drift.sources(Path(config.config_file_path).parent)
+    root = Path(config.config_file_path).parent
+    _RUN["findings"] += drift.sources(root, _RUN["allowlist"])
 
 
 def on_page_markdown(markdown, page, config, files, **kwargs):

@@ -117,6 +117,11 @@ NUMBER_WORDS = re.compile(
     r"(?:fast|faster|slow|slower|large|many|much|few|fewer|cheap|cheaper)\b",
     re.I,
 )
+MAY_HOLD_A_NUMBER = re.compile(
+    rf"\d|[\u00bc-\u00be\u2150-\u215e\u2189]|\b(?:{_NUMBER_WORDS}|twice|thrice|half|"
+    r"two|three|four)\b",
+    re.I,
+)
 WITH_UNIT = re.compile(rf"[-+−]?(?<![\w.,]){_DIGITS}(?:{UNITS})(?![\w])")
 # A decimal count of millions or billions (7.24B) is a number; 7B or 70B names a model.
 DECIMAL_SIZE = re.compile(r"(?<![\w.,])\d+\.\d+[KMBT](?![\w])")
@@ -255,6 +260,8 @@ def prose(markdown: str) -> str:
 
 def _numbers_in_line(line: str) -> list[str]:
     """The numbers of one line of prose: scientific, with a unit glued, plain."""
+    if not MAY_HOLD_A_NUMBER.search(line):
+        return []  # most lines: one search instead of every pattern
     line = CITED_PLACE.sub(_blank, line)
     found = []
     for pattern in (
@@ -709,9 +716,7 @@ def figure_texts(source: str, path: str) -> list[SourceFinding]:
     ```
     """
     found = []
-    for node in ast.walk(ast.parse(source)):
-        if not (isinstance(node, ast.Call) and _name(node.func) == "Figure"):
-            continue
+    for node in _figure_calls(source):
         texts = node.args[2:4] + [k.value for k in node.keywords if k.arg in TEXTS]
         for text in texts:
             for string in _strings(text):
@@ -724,6 +729,52 @@ def figure_texts(source: str, path: str) -> list[SourceFinding]:
 
 
 TEXTS = ("alt", "caption")
+FIGURE_CALL = re.compile(r"(?<![\w.])Figure\(")
+
+
+def _figure_calls(source: str) -> list[ast.Call]:
+    """The ``Figure(...)`` calls of a module, each parsed alone (parsing the whole
+    module would cost more than the rest of the guard), line numbers kept."""
+    calls = []
+    for match in FIGURE_CALL.finditer(source):
+        end = _closing(source, match.end())
+        if end is None:
+            continue
+        try:
+            tree = ast.parse(source[match.start() : end], mode="eval")
+        except SyntaxError:
+            continue
+        ast.increment_lineno(tree, source.count("\n", 0, match.start()))
+        if isinstance(tree.body, ast.Call):
+            calls.append(tree.body)
+    return calls
+
+
+def _closing(source: str, start: int) -> int | None:
+    """The index after the parenthesis that closes the one before ``start``,
+    skipping string literals and comments."""
+    depth, i = 1, start
+    while i < len(source):
+        char = source[i]
+        if char in "\"'":
+            quote = source[i : i + 3] if source[i : i + 3] in ('"""', "'''") else char
+            i += len(quote)
+            while i < len(source) and not source.startswith(quote, i):
+                i += 2 if source[i] == "\\" else 1
+            i += len(quote)
+            continue
+        if char == "#":
+            i = source.find("\n", i)
+            if i < 0:
+                return None
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return None
 
 
 def _name(node: ast.AST) -> str:
@@ -803,15 +854,71 @@ def docstring_outputs(source: str, path: str) -> list[SourceFinding]:
     return found
 
 
-def sources(root: Path) -> list[SourceFinding]:
+DOCSTRING = re.compile(r'(?<![\w\'"])(?:[rRuU])?"""(.*?)"""', re.S)
+VALUE_HINT = re.compile(
+    rf"\d[.%eEkK]|\d[a-zA-Zµ×]|[\u00bc-\u00be\u2150-\u215e]|\b(?:{_NUMBER_WORDS})\b",
+    re.I,
+)
+PROSE_FIX = (
+    "a value typed into a docstring the API reference publishes: say it without the "
+    "number, show it in the example (assert it), or allowlist it with a reason "
+    "(page = this file's path)"
+)
+
+
+def docstring_numbers(
+    source: str, path: str, entries: list[Entry] = ()
+) -> list[SourceFinding]:
+    """Values typed into the prose of a module's docstrings (the API reference
+    publishes them): decimals, percentages, scientific notation, numbers with a unit,
+    counts in words; integers there are shapes, sizes, years and defaults. Examples
+    (code fences) and inline code are not prose. An allowlist entry whose ``page`` is
+    ``path`` excuses its number inside its fragment.
+
+    ```python
+    from mha_site.drift import Entry, docstring_numbers
+
+    doc = "Head A puts 76.8% on Kohli; shape (4, 8).\\n\\n    `x = 0.5`\\n    "
+    code = "def f():\\n    " + '"' * 3 + doc + '"' * 3 + "\\n"
+    assert [(f.line, f.text) for f in docstring_numbers(code, "m.py")] == [(2, "76.8%")]
+    why = Entry("m.py", "76.8%", "puts 76.8% on", "a worked example's input")
+    assert docstring_numbers(code, "m.py", [why]) == []
+    ```
+    """
+    own = [entry for entry in entries if entry.page == path]
+    found = []
+    for match in DOCSTRING.finditer(source):
+        text = match.group(1)
+        if not VALUE_HINT.search(text):
+            continue  # integers and plain words only: the common case, skipped fast
+        first = source.count("\n", 0, match.start(1)) + 1
+        excused: dict[int, list[str]] = {}
+        for entry in own:
+            for line in _excuse(text, entry)[0]:
+                excused.setdefault(line, []).append(entry.text)
+        for line_no, line in enumerate(split_fences(text)[0], start=1):
+            for number in _numbers_in_line(INLINE_CODE.sub(_blank, line)):
+                if re.fullmatch(r"[-+−]?\d+(?:,\d{3})*", number):
+                    continue
+                if number in excused.get(line_no, []):
+                    excused[line_no].remove(number)
+                    continue
+                found.append(
+                    SourceFinding(path, first + line_no - 1, number, PROSE_FIX)
+                )
+    return found
+
+
+def sources(root: Path, entries: list[Entry] = ()) -> list[SourceFinding]:
     """The findings outside docs/: page modules' figure texts, every module's
-    docstring examples, and the nav titles of mkdocs.yml.
+    docstring examples and the values in its docstrings' prose (but ``mha.data``'s,
+    which hold the cited sources' own numbers), and the nav titles of mkdocs.yml.
 
     ```python
     from pathlib import Path
-    from mha_site.drift import sources
+    from mha_site.drift import load_allowlist, sources
 
-    assert sources(Path(".")) == []
+    assert sources(Path("."), load_allowlist()) == []
     ```
     """
     found = []
@@ -822,6 +929,19 @@ def sources(root: Path) -> list[SourceFinding]:
             found += figure_texts(source, name)
         if CLAIMED_OUTPUT.search(source):  # parse only a module that may claim one
             found += docstring_outputs(source, name)
+        if "/data/" not in name:
+            found += docstring_numbers(source, name, entries)
+    for entry in entries:
+        path = root / entry.page
+        if entry.page.startswith("src/") and not (
+            path.is_file() and _excuse(path.read_text(encoding="utf-8"), entry)[0]
+        ):
+            why = (
+                f"its fragment {entry.fragment!r} with {entry.text!r} no longer occurs"
+            )
+            found.append(
+                SourceFinding(entry.page, 0, entry.text, f"allowlist entry: {why}")
+            )
     config = root / "mkdocs.yml"
     if config.exists():
         found += nav_titles(config.read_text(encoding="utf-8"))

@@ -18,6 +18,7 @@ from mha_site.drift import (
     Entry,
     call_literals,
     check,
+    docstring_numbers,
     docstring_outputs,
     figure_texts,
     html_links,
@@ -248,8 +249,24 @@ def test_a_claimed_output_in_a_docstring_is_refused():
 
 
 def test_nothing_published_from_outside_docs_holds_a_number():
-    found = sources(ROOT)
+    found = sources(ROOT, load_allowlist())
     assert not found, "\n".join(map(str, found))
+
+
+def test_a_value_in_docstring_prose_is_refused_and_an_entry_excuses_only_its_own():
+    doc = "Head A puts 76.8% on Kohli, 0.6 on his; shape (4, 8); `x = 0.5`."
+    code = "def f():\n    " + '"' * 3 + doc + '"' * 3 + "\n"
+    found = docstring_numbers(code, "src/mha/m.py")
+    assert [(f.line, f.text) for f in found] == [(2, "76.8%"), (2, "0.6")]
+    why = Entry("src/mha/m.py", "76.8%", "puts 76.8% on", "an input")
+    assert [f.text for f in docstring_numbers(code, "src/mha/m.py", [why])] == ["0.6"]
+
+
+def test_a_docstring_entry_whose_fragment_is_gone_fails(tmp_path):
+    (tmp_path / "src" / "mha").mkdir(parents=True)
+    (tmp_path / "src" / "mha" / "m.py").write_text("x = 1\n")
+    gone = Entry("src/mha/m.py", "1e4", "logits of ±1e4", "a magnitude")
+    assert [f.line for f in sources(tmp_path, [gone])] == [0]
 
 
 def test_raw_html_links_are_found_and_resolved():

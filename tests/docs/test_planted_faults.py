@@ -56,7 +56,10 @@ PAGE_MODULE = (
     "from mha.support.page import Figure\n\n"
     'BARS = Figure("cricket.bars", (), "head A puts 90% of its weight on Kohli", "x")\n'
 )
-DOCSTRING = 'def f():\n    """Weight.\n\n    f()  # prints 0.768\n    """\n'
+DOCSTRING = (
+    'def f():\n    """Head A puts 76.8% of its weight on Kohli.\n\n'
+    '    f()  # prints 0.768\n    """\n'
+)
 
 
 def _home() -> str:
@@ -118,6 +121,7 @@ def test_the_build_refuses_the_plant_at_its_line(refused, page):
         ("mkdocs.yml:", "'Eight heads'"),
         ("src/mha/pages/planted.py:3: ", "'90%'"),  # a page module's alt text
         ("src/mha/claims.py:4: ", "'# prints'"),  # a docstring's claimed output
+        ("src/mha/claims.py:2: ", "'76.8%'"),  # a value in a docstring's prose
         ("docs/index.md:3: ", "'2017'"),  # beside an allowlisted fragment, not in it
     ],
 )
