@@ -86,7 +86,9 @@ ATTR_LIST = re.compile(r"\{\s*[:#.][^}]*\}")
 LIST_MARKER = re.compile(r"^(\s*)\d+[.)](?=\s)", re.M)
 # A reference into a cited paper names a place, not a value: Table 3, Figure 2, §3.2.
 CITED_PLACE = re.compile(
-    r"\b(?:Table|Figure|Fig\.|Section|Sec\.|Eq\.|Equation)\s+\d+(?:\.\d+)*|§\s*\d+(?:\.\d+)*"
+    r"\b(?:Table|Figure|Fig\.|Section|Sec\.|Eq\.|Equation|Appendix)\s+\d+(?:\.\d+)*"
+    r"|§\s*\d+(?:\.\d+)*",
+    re.I,
 )
 ARXIV = re.compile(r"arXiv[:\s]+\d{4}\.\d{4,5}(v\d+)?", re.I)
 _DIGITS = r"\d+(?:,\d{3})*(?:\.\d+)?"
@@ -871,7 +873,8 @@ def docstring_numbers(
 ) -> list[SourceFinding]:
     """Values typed into the prose of a module's docstrings (the API reference
     publishes them): decimals, percentages, scientific notation, numbers with a unit,
-    counts in words; integers there are shapes, sizes, years and defaults. Examples
+    counts in words; integers there are shapes, sizes, years and defaults, and
+    scientific notation states a tolerance or a magnitude (``1e-5``). Examples
     (code fences) and inline code are not prose. An allowlist entry whose ``page`` is
     ``path`` excuses its number inside its fragment.
 
@@ -898,8 +901,10 @@ def docstring_numbers(
                 excused.setdefault(line, []).append(entry.text)
         for line_no, line in enumerate(split_fences(text)[0], start=1):
             for number in _numbers_in_line(INLINE_CODE.sub(_blank, line)):
-                if re.fullmatch(r"[-+−]?\d+(?:,\d{3})*", number):
-                    continue
+                if re.fullmatch(r"[-+−]?\d+(?:,\d{3})*", number) or SCIENTIFIC.match(
+                    number
+                ):
+                    continue  # sizes, years; tolerances and magnitudes (1e-5, 1e155)
                 if number in excused.get(line_no, []):
                     excused[line_no].remove(number)
                     continue

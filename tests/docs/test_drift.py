@@ -91,7 +91,7 @@ def test_the_guard_catches_a_planted_number(planted, number):
         "1. First step\n2. Second step",
         "The formula $4 d^2 + 4 d$ and $\\sqrt{d_k}$.",
         "reached his century in the 47th over",
-        "Vaswani et al.'s Table 3, row A; see §3.2.",
+        "Vaswani et al.'s Table 3, row A; see §3.2 and section 3.5.",
         "three tokens, four heads, the four matrices",
         "the last ones barely move over thousands of tokens",  # not a count
         '{% call fact("big") %}more than ten times the scores{% endcall %}',
@@ -265,7 +265,7 @@ def test_a_value_in_docstring_prose_is_refused_and_an_entry_excuses_only_its_own
 def test_a_docstring_entry_whose_fragment_is_gone_fails(tmp_path):
     (tmp_path / "src" / "mha").mkdir(parents=True)
     (tmp_path / "src" / "mha" / "m.py").write_text("x = 1\n")
-    gone = Entry("src/mha/m.py", "1e4", "logits of ±1e4", "a magnitude")
+    gone = Entry("src/mha/m.py", "six tokens", "on six tokens", "an example's size")
     assert [f.line for f in sources(tmp_path, [gone])] == [0]
 
 
