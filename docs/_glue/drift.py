@@ -66,7 +66,8 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
 def _broken_html_links(files) -> list[str]:
     """Raw HTML links and images (``<a href>``, ``<img src>``) to a file that is not
     in the docs or to an anchor its page does not have, as Markdown links are checked
-    (every page is rendered by now, so its anchors are known)."""
+    (every page is rendered by now, so its anchors are known). Raw HTML is read from
+    the page's built URL (``mha_site.drift.resolve``)."""
     broken = []
     for name, line, target in _RUN["links"]:
         candidates, anchor = _RUN["drift"].resolve(name, target)
@@ -75,7 +76,12 @@ def _broken_html_links(files) -> list[str]:
             None,
         )
         where = f"docs/{name}:{line}: {target!r}"
-        if found is None:
+        if found is None and not candidates:
+            broken.append(
+                f"{where}: mkdocs does not rewrite raw HTML, so the browser reads it "
+                "from the page's URL: link to the built page (../cost/), not its .md"
+            )
+        elif found is None:
             broken.append(f"{where}: no such file in docs/ (tried {candidates})")
         elif anchor and found.page is not None:
             anchors = found.page.present_anchor_ids

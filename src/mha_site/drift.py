@@ -983,30 +983,34 @@ def html_links(markdown: str) -> list[tuple[int, str]]:
 
 def resolve(src_uri: str, target: str) -> tuple[list[str], str]:
     """The docs files a raw HTML ``target`` of page ``src_uri`` may name, and its
-    anchor: ``cost.md``, or ``../cost/`` as the built site spells it.
+    anchor. mkdocs does not rewrite raw HTML, so the browser reads ``target`` from the
+    page's built URL (``cricket.md`` is served at ``cricket/``): ``../cost/`` is the
+    page ``cost.md``, ``../assets/a.png`` the file ``assets/a.png``; a ``.md`` target
+    names no file of the built site (none is returned).
 
     ```python
     from mha_site.drift import resolve
 
-    assert resolve("a/b.md", "../cost.md#x") == (["cost.md"], "x")
-    assert resolve("cricket.md", "../cost/") == (["cost.md", "cost/index.md"], "")
+    assert resolve("cricket.md", "../cost/#x") == (["cost.md", "cost/index.md"], "x")
+    assert resolve("index.md", "cost/") == (["cost.md", "cost/index.md"], "")
+    assert resolve("cricket.md", "../assets/a.png") == (["assets/a.png"], "")
     assert resolve("cricket.md", "#top") == (["cricket.md"], "top")
+    assert resolve("cricket.md", "cost.md") == ([], "")
     ```
     """
     path, _, anchor = target.partition("#")
     if not path:
         return [src_uri], anchor
-    base = posixpath.dirname(src_uri)
+    stem = posixpath.splitext(src_uri)[0]
+    here = posixpath.dirname(stem) if posixpath.basename(stem) == "index" else stem
+    joined = posixpath.normpath(posixpath.join(here, path))
+    if joined.startswith("..") or path.endswith(".md"):
+        return [], anchor
     if path.endswith("/") or not posixpath.splitext(path)[1]:
-        # a built URL: pages are folders (use_directory_urls), one level deeper
-        here = posixpath.splitext(src_uri)[0]
-        if posixpath.basename(here) == "index":
-            here = posixpath.dirname(here)
-        stem = posixpath.normpath(posixpath.join(here, path)).rstrip("/")
-        if stem in ("", "."):
+        if joined in ("", "."):
             return ["index.md"], anchor
-        return [stem + ".md", stem + "/index.md"], anchor
-    return [posixpath.normpath(posixpath.join(base, path))], anchor
+        return [joined + ".md", joined + "/index.md"], anchor
+    return [joined], anchor
 
 
 def report(findings: list[Finding]) -> str:

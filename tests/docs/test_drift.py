@@ -275,3 +275,7 @@ def test_raw_html_links_are_found_and_resolved():
     )
     assert html_links(page) == [(1, "cost.md#x"), (1, "img/a.png")]
     assert resolve("index.md", "cost/") == (["cost.md", "cost/index.md"], "")
+    assert resolve("reference/core.md", "../../cost/") == (
+        ["cost.md", "cost/index.md"],
+        "",
+    )

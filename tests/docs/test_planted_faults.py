@@ -39,7 +39,12 @@ PLANTS = {
         "'0.768'",
     ),
     "math.md": ("# M\n\nEach head has $d_k = 3$.\n", 3, "'3'"),
-    "html-link.md": ('# L\n\nSee <a href="missing.md">this</a>.\n', 3, "'missing.md'"),
+    "html-link.md": (
+        '# L\n\nSee <a href="../missing/">this</a>.\n',
+        3,
+        "'../missing/'",
+    ),
+    "html-source.md": ('# S\n\n<a href="words.md">a source</a>\n', 3, "not its .md"),
     "html-image.md": ('# I\n\n<img src="nowhere.png" alt="x">\n', 3, "'nowhere.png'"),
     "figure-macro.md": (
         '# F\n\n{{ figure("bars", alt="76.8% on Kohli") }}\n',
@@ -47,7 +52,7 @@ PLANTS = {
         "'76.8%'",
     ),
     "html-anchor.md": (
-        '# H\n\n## Here\n\nSee <a href="words.md#no-such">it</a>.\n',
+        '# H\n\n## Here\n\nSee <a href="../words/#no-such">it</a>.\n',
         5,
         "has no anchor #no-such",
     ),
