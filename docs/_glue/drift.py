@@ -12,6 +12,7 @@ server waiting for a good one).
 import importlib
 import logging
 import sys
+import time
 from html import escape
 from pathlib import Path
 
@@ -21,7 +22,14 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT / "src") not in sys.path:
     sys.path.insert(0, str(ROOT / "src"))  # mha_site: the build's tooling
 
-_RUN: dict = {"drift": None, "allowlist": [], "findings": [], "serving": False}
+_RUN: dict = {
+    "drift": None,
+    "allowlist": [],
+    "findings": [],
+    "links": [],
+    "serving": False,
+    "cpu": 0.0,  # the guard's own CPU time this build (budget: 0.5 s for a full build)
+}
 log = logging.getLogger("mkdocs.plugins.drift")
 
 
@@ -30,33 +38,82 @@ def on_startup(command, dirty, **kwargs):
 
 
 def on_pre_build(config, **kwargs):
-    """Import the rules afresh (docs/_glue/macros.py forgets ``mha`` every build)."""
+    """Import the rules afresh (docs/_glue/macros.py forgets ``mha`` every build);
+    read what is published from outside docs/: the page modules' figure texts, the
+    docstring examples of the API reference, and the nav titles of mkdocs.yml."""
+    started = time.process_time()
     drift = importlib.import_module("mha_site.drift")
-    _RUN.update(drift=drift, allowlist=drift.load_allowlist(), findings=[])
+    _RUN.update(drift=drift, allowlist=drift.load_allowlist(), findings=[], links=[])
+    root = Path(config.config_file_path).parent
+    _RUN["findings"] += drift.sources(root, _RUN["allowlist"])
+    _RUN["cpu"] = time.process_time() - started
 
 
 def on_page_markdown(markdown, page, config, files, **kwargs):
     """Scan the page's source (before the macros run) for hand-typed numbers."""
+    started = time.process_time()
     drift = _RUN["drift"]
     path = Path(page.file.abs_src_path)
     name = page.file.src_uri
-    _RUN["findings"] += drift.check(drift.page_text(path), name, _RUN["allowlist"])
+    _RUN["findings"] += drift.page_findings(path, name, _RUN["allowlist"])
+    if path.suffix == ".md":
+        source = path.read_text(encoding="utf-8")
+        _RUN["links"] += [(name, *link) for link in drift.html_links(source)]
+    _RUN["cpu"] += time.process_time() - started
     return markdown
 
 
+def _broken_html_links(files) -> list[str]:
+    """Raw HTML links and images (``<a href>``, ``<img src>``) to a file that is not
+    in the docs or to an anchor its page does not have, as Markdown links are checked
+    (every page is rendered by now, so its anchors are known). Raw HTML is read from
+    the page's built URL (``mha_site.drift.resolve``)."""
+    broken = []
+    for name, line, target in _RUN["links"]:
+        candidates, anchor = _RUN["drift"].resolve(name, target)
+        found = next(
+            (f for f in map(files.get_file_from_path, candidates) if f is not None),
+            None,
+        )
+        where = f"docs/{name}:{line}: {target!r}"
+        if found is None and not candidates:
+            broken.append(
+                f"{where}: mkdocs does not rewrite raw HTML, so the browser reads it "
+                "from the page's URL: link to the built page (../cost/), not its .md"
+            )
+        elif found is None:
+            broken.append(f"{where}: no such file in docs/ (tried {candidates})")
+        elif anchor and found.page is not None:
+            anchors = found.page.present_anchor_ids
+            if anchors is not None and anchor not in anchors:
+                broken.append(f"{where}: {found.src_uri} has no anchor #{anchor}")
+    return broken
+
+
 def on_env(env, config, files, **kwargs):
-    """Fail the build, before any page is written, if a page held a number by hand."""
+    """Fail the build, before any page is written, if a page held a number by hand
+    or a raw HTML link to nowhere."""
+    broken = _broken_html_links(files)
+    log.info(f"drift guard: {_RUN['cpu']:.2f} CPU-s this build")
+    parts = []
     if _RUN["findings"]:
-        report = _RUN["drift"].report(_RUN["findings"])
+        parts.append(_RUN["drift"].report(_RUN["findings"]))
+    if broken:
+        parts.append(
+            "raw HTML links to nowhere\n" + "\n".join(f"  {b}" for b in broken)
+        )
+    if parts:
         if not _RUN["serving"]:
-            raise PluginError(report)
-        log.error(report)
+            raise PluginError("\n".join(parts))
+        log.error("\n".join(parts))
     return env
 
 
 def on_page_content(html, page, **kwargs):
     """While serving, a page with a hand-typed number says so at its top."""
-    found = [f for f in _RUN["findings"] if f.page == page.file.src_uri]
+    found = [
+        f for f in _RUN["findings"] if getattr(f, "page", None) == page.file.src_uri
+    ]
     if not found:
         return html
     items = "".join(f"<li>{escape(str(f))}</li>" for f in found)

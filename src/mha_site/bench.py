@@ -1,8 +1,16 @@
 """Sealing what ``make bench`` measured: the checksum and the machine it ran on.
 
 Reading a result back (``mha.support.measured.load``) is the library's; writing one
-is the site's. The checksum detects accidents (a hand edit, a bad merge), not intent:
-it is a plain SHA-256 that anyone can recompute.
+is the site's.
+
+What the seal protects against: accidents. A hand edit that forgot the checksum, a bad
+merge or a truncated file no longer matches its checksum, and every build that renders
+the result refuses it. What it does not protect against: a deliberate edit. The
+checksum is a plain SHA-256 of the content, with no secret, so whoever edits a timing
+can recompute it and the build publishes the edited number. A result is trusted
+because it changes only in a commit made by ``make bench`` (command, commit, machine
+and load recorded) that a reviewer can rerun: see CONTRIBUTING.md, "What the bench
+seal protects against".
 
 ```python
 from mha.support.measured import checksum

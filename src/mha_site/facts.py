@@ -105,3 +105,54 @@ class PageFacts:
             f"{self.where}: the page module declares facts the page never states: "
             f"{missing}; write their sentences with fact(...) or remove them"
         )
+
+
+STATED = re.compile(
+    r"""\{%-?\s*call\s+fact\(\s*["']([^"']+)["']\s*\)\s*-?%\}(.*?)\{%-?\s*endcall\s*-?%\}""",
+    re.S,
+)
+SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)[.!?](?=\s|$)|\n\s*\n")
+
+
+def unprinted(markdown: str) -> list[tuple[int, str]]:
+    """``(line, fact name)`` of each stated fact whose sentence prints no value.
+
+    A guarded sentence shows at least one value its fact compares, next to it: a
+    ``{{ }}`` in the sentence that holds the ``{% call fact %}`` (from the end of the
+    previous sentence, ``.``, ``!``, ``?`` or a blank line, to the end of its own) or
+    in the sentence just before it; for a sentence that opens its paragraph, in the
+    block just before it (the table or figure it reads; template-only lines such as
+    ``{% endfor %}`` are skipped).
+
+    ```python
+    from mha_site.facts import unprinted
+
+    good = 'It gets {{ page.w | pct }}, {% call fact("tie") %}as much{% endcall %}.'
+    bare = 'Intro. {% call fact("tie") %}Head A wins{% endcall %}. It gets {{ w }}.'
+    table = '| {{ w }} |\\n\\n{% call fact("tie") %}They tie{% endcall %}.'
+    assert unprinted(good) == unprinted(table) == [] and unprinted(bare) == [(1, "tie")]
+    ```
+    """
+    found = []
+    for match in STATED.finditer(markdown):
+        before = markdown[: match.start()]
+        ends = list(SENTENCE_END.finditer(before))
+        start = ends[-1].end() if ends else 0
+        after = SENTENCE_END.search(markdown, match.end())
+        end = after.start() if after else len(markdown)
+        near = markdown[start:end]
+        if not ends or ends[-1].group(0).strip() == "":  # it opens its paragraph
+            near += _block_before(before[: ends[-1].start()] if ends else "")
+        else:  # the sentence before it, in its paragraph
+            near += before[ends[-2].end() if len(ends) > 1 else 0 : start]
+        if "{{" not in near:
+            found.append((markdown.count("\n", 0, match.start()) + 1, match[1]))
+    return found
+
+
+def _block_before(text: str) -> str:
+    """The last block of ``text`` that is not template tags alone."""
+    for block in reversed(re.split(r"\n\s*\n", text)):
+        if re.sub(r"\{%.*?%\}", "", block, flags=re.S).strip():
+            return block
+    return ""

@@ -18,11 +18,18 @@ from mha_site.drift import (
     Entry,
     call_literals,
     check,
+    docstring_numbers,
+    docstring_outputs,
+    figure_texts,
+    html_links,
     load_allowlist,
+    nav_titles,
     notebook_markdown,
     numbers,
     report,
+    resolve,
     scan,
+    sources,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,6 +61,15 @@ def test_no_page_holds_a_hand_typed_number():
         ("The weights hold 7.24B parameters.", "7.24B"),  # a decimal size
         ("A learning rate of 1e-4 works.", "1e-4"),  # scientific notation
         ("Scores of 2.5E+3 overflow.", "2.5E+3"),
+        ("Here eight heads would be needed.", "eight heads"),  # in words
+        ("It runs ten times faster.", "ten times"),
+        ("It is twice as fast.", "twice as fast"),
+        ('See <abbr title="0.768">it</abbr>.', "0.768"),  # a text attribute
+        ("A 128k context.", "128k"),  # units the guard did not list
+        ("A 4K window.", "4K"),
+        ("It takes ¾ of the weight.", "¾"),  # a vulgar fraction
+        ("Each head has $d_k = 3$.", "3"),  # the value a relation gives
+        ("```python\nw = f()  # Kohli gets 0.768\n```", "0.768"),  # a comment
     ],
 )
 def test_the_guard_catches_a_planted_number(planted, number):
@@ -75,8 +91,13 @@ def test_the_guard_catches_a_planted_number(planted, number):
         "1. First step\n2. Second step",
         "The formula $4 d^2 + 4 d$ and $\\sqrt{d_k}$.",
         "reached his century in the 47th over",
+        "Vaswani et al.'s Table 3, row A; see §3.2 and section 3.5.",
+        "three tokens, four heads, the four matrices",
+        "the last ones barely move over thousands of tokens",  # not a count
+        '{% call fact("big") %}more than ten times the scores{% endcall %}',
+        "$\\text{bytes} = 2 \\cdot L$ and $\\sum_j a_{ij} = 1$",
+        "```python\nx = np.ones((8, 64))  # (8 tokens, 64), scale 0.5\ny = x * 0.5\n```",
         '<figure class="mha"><svg width="386pt"></svg></figure>',
-        "{% set n = 100 %}",
     ],
 )
 def test_the_guard_leaves_identifiers_code_and_macros_alone(clean):
@@ -91,6 +112,10 @@ def test_the_guard_leaves_identifiers_code_and_macros_alone(clean):
         ("{% set two = sweep.result(n=2) %}", ["2"]),
         ("{{ f(g(0.5)) }}", ["0.5"]),
         ("{{ x | round(2) }}", ["2"]),  # not a formatting filter of the site
+        ("{{ 0.768 | pct }}", ["0.768"]),  # a literal through a format filter
+        ("{% set w = 0.45 %}", ["0.45"]),
+        ('{{ "76.8%" }}', ["76.8%"]),  # a string literal
+        ("{% if w > 0.5 %}x{% endif %}", ["0.5"]),
     ],
 )
 def test_a_literal_passed_to_a_call_is_hand_typed(template, literal):
@@ -197,3 +222,60 @@ def test_the_build_refuses_hand_typed_numbers_naming_file_line_and_fix(tmp_path)
         assert f"docs/{where}" in result.stderr, result.stderr[-2000:]
     assert "compute it in mha.pages.planted" in result.stderr
     assert not (tmp_path / "site" / "planted" / "index.html").exists()
+
+
+def test_an_entry_excuses_its_fragment_not_the_rest_of_its_line():
+    page = "Vaswani et al. (2017) used 2017 tokens and 2.0 times the width.\n"
+    assert [f.text for f in check(page, "a.md", [YEAR])] == ["2017", "2.0"]
+
+
+def test_a_nav_title_with_a_number_is_refused_at_its_line():
+    config = "site_name: x\nnav:\n  - Home: index.md\n  - 'Eight heads, 0.9': a.md\n"
+    found = nav_titles(config)
+    assert [(f.line, f.text) for f in found] == [(4, "Eight heads"), (4, "0.9")]
+
+
+def test_a_page_module_figure_text_with_a_number_is_refused():
+    code = (
+        'F = Figure("c.b", (w,), alt=f"head A puts {w:.1%} on Kohli", '
+        'caption="ties Kohli and his at 0.6 each, columns 2 and 3")\n'
+    )
+    assert [f.text for f in figure_texts(code, "p.py")] == ["0.6"]
+
+
+def test_a_claimed_output_in_a_docstring_is_refused():
+    code = 'def f():\n    """Doc.\n\n    x = f()  # -> 0.768\n    """\n'
+    assert [(f.line, f.text) for f in docstring_outputs(code, "m.py")] == [(4, "# ->")]
+
+
+def test_nothing_published_from_outside_docs_holds_a_number():
+    found = sources(ROOT, load_allowlist())
+    assert not found, "\n".join(map(str, found))
+
+
+def test_a_value_in_docstring_prose_is_refused_and_an_entry_excuses_only_its_own():
+    doc = "Head A puts 76.8% on Kohli, 0.6 on his; shape (4, 8); `x = 0.5`."
+    code = "def f():\n    " + '"' * 3 + doc + '"' * 3 + "\n"
+    found = docstring_numbers(code, "src/mha/m.py")
+    assert [(f.line, f.text) for f in found] == [(2, "76.8%"), (2, "0.6")]
+    why = Entry("src/mha/m.py", "76.8%", "puts 76.8% on", "an input")
+    assert [f.text for f in docstring_numbers(code, "src/mha/m.py", [why])] == ["0.6"]
+
+
+def test_a_docstring_entry_whose_fragment_is_gone_fails(tmp_path):
+    (tmp_path / "src" / "mha").mkdir(parents=True)
+    (tmp_path / "src" / "mha" / "m.py").write_text("x = 1\n")
+    gone = Entry("src/mha/m.py", "six tokens", "on six tokens", "an example's size")
+    assert [f.line for f in sources(tmp_path, [gone])] == [0]
+
+
+def test_raw_html_links_are_found_and_resolved():
+    page = (
+        '<a href="cost.md#x">a</a> <img src="img/a.png">\n```\n<a href="no.md">\n```\n'
+    )
+    assert html_links(page) == [(1, "cost.md#x"), (1, "img/a.png")]
+    assert resolve("index.md", "cost/") == (["cost.md", "cost/index.md"], "")
+    assert resolve("reference/core.md", "../../cost/") == (
+        ["cost.md", "cost/index.md"],
+        "",
+    )

@@ -424,7 +424,7 @@ def figures(a: Atlas, p: Pruning) -> dict[str, Figure]:
         "cat": Figure(
             "real_heads.typical_heads",
             (a, CAT),
-            alt="The same five heads on the sentence 'the cat sat on the warm mat .'.",
+            alt="The same heads on the sentence 'the cat sat on the warm mat .'.",
             caption="The same heads on a shorter sentence: the same patterns.",
         ),
         "damage": Figure(

@@ -1,0 +1,160 @@
+"""Planted faults: one representative of each route a hand-typed number or a dead
+link used to reach the site, planted in a copy of a small site, refused by one
+`mkdocs build --strict` with its file and line (issue 29, part 6).
+
+All plants share one build (each in its own page, so one failure does not hide
+another); the tests read its error list. If a rule of the guard weakens, the plant it
+held is published and its test fails.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from mha_site.drift import load_allowlist, page_findings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# page -> (its Markdown, the line the build must name, what it must quote)
+PLANTS = {
+    "words.md": ("# Words\n\nHere eight heads would be needed.\n", 3, "'eight heads'"),
+    "attribute.md": (
+        '# A\n\nSee <abbr title="0.768">the weight</abbr>.\n',
+        3,
+        "'0.768'",
+    ),
+    "filter.md": ("# F\n\nIt is {{ 0.768 | pct }}.\n", 3, "'0.768'"),
+    "set.md": ("# S\n\n{% set w = 0.45 %}\nThe weight is {{ w }}.\n", 3, "'0.45'"),
+    "string.md": ('# S\n\nIt is {{ "76.8%" }} of it.\n', 3, "'76.8%'"),
+    "units.md": ("# U\n\nA 128k context.\n\nA 4K window.\n", 5, "'4K'"),
+    "fraction.md": ("# F\n\nIt puts ¾ of the weight on Kohli.\n", 3, "'¾'"),
+    "comment.md": (
+        '# C\n\n```python exec="on"\nw = solve()  # Kohli gets 0.768\n```\n',
+        4,
+        "'0.768'",
+    ),
+    "math.md": ("# M\n\nEach head has $d_k = 3$.\n", 3, "'3'"),
+    "html-link.md": (
+        '# L\n\nSee <a href="../missing/">this</a>.\n',
+        3,
+        "'../missing/'",
+    ),
+    "html-source.md": ('# S\n\n<a href="words.md">a source</a>\n', 3, "not its .md"),
+    "html-image.md": ('# I\n\n<img src="nowhere.png" alt="x">\n', 3, "'nowhere.png'"),
+    "figure-macro.md": (
+        '# F\n\n{{ figure("bars", alt="76.8% on Kohli") }}\n',
+        3,
+        "'76.8%'",
+    ),
+    "html-anchor.md": (
+        '# H\n\n## Here\n\nSee <a href="../words/#no-such">it</a>.\n',
+        5,
+        "has no anchor #no-such",
+    ),
+}
+PAGE_MODULE = (
+    "from mha.support.page import Figure\n\n"
+    'BARS = Figure("cricket.bars", (), "head A puts 90% of its weight on Kohli", "x")\n'
+)
+DOCSTRING = (
+    'def f():\n    """Head A puts 76.8% of its weight on Kohli.\n\n'
+    '    f()  # prints 0.768\n    """\n'
+)
+
+
+def _home() -> str:
+    """index.md holding the real allowlist's fragments for it, the first one followed
+    on its line by a number the entry must not excuse ("2017 tokens")."""
+    fragments = [e.fragment for e in load_allowlist() if e.page == "index.md"]
+    assert fragments, "the allowlist has no entry for index.md to plant beside"
+    first, *others = fragments
+    return f"# Home\n\n{first} and 2017 tokens.\n\n" + "".join(
+        f"{fragment}.\n\n" for fragment in others
+    )
+
+
+@pytest.fixture(scope="module")
+def refused(tmp_path_factory) -> str:
+    """The error output of one strict build of a small site holding every plant."""
+    site = tmp_path_factory.mktemp("planted")
+    docs = site / "docs"
+    docs.mkdir()
+    (docs / "index.md").write_text(_home(), encoding="utf-8")
+    for page, (markdown, _, _) in PLANTS.items():
+        (docs / page).write_text(markdown, encoding="utf-8")
+    (site / "src" / "mha" / "pages").mkdir(parents=True)
+    (site / "src" / "mha" / "pages" / "planted.py").write_text(PAGE_MODULE)
+    (site / "src" / "mha" / "claims.py").write_text(DOCSTRING)
+    nav = [{"Home": "index.md"}, {"Eight heads, 0.9 of the weight": "words.md"}]
+    nav += [page for page in PLANTS if page != "words.md"]
+    config = {
+        "site_name": "planted",
+        "site_dir": str(site / "site"),
+        "nav": nav,
+        "validation": {"links": {"anchors": "warn"}},
+        "hooks": [str(ROOT / "docs" / "_glue" / "drift.py")],
+    }
+    (site / "mkdocs.yml").write_text(yaml.safe_dump(config, sort_keys=False))
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q"],
+        capture_output=True,
+        text=True,
+        cwd=site,
+    )
+    assert result.returncode != 0, "the build published every plant"
+    assert not (site / "site" / "words" / "index.html").exists()
+    return result.stderr
+
+
+@pytest.mark.parametrize("page", sorted(PLANTS))
+def test_the_build_refuses_the_plant_at_its_line(refused, page):
+    _, line, quoted = PLANTS[page]
+    wanted = f"docs/{page}:{line}: "
+    lines = [row for row in refused.splitlines() if wanted in row]
+    assert any(quoted in row for row in lines), f"{wanted} {quoted}\n{refused[-3000:]}"
+
+
+@pytest.mark.parametrize(
+    "where, quoted",
+    [
+        ("mkdocs.yml:", "'0.9'"),  # a nav title
+        ("mkdocs.yml:", "'Eight heads'"),
+        ("src/mha/pages/planted.py:3: ", "'90%'"),  # a page module's alt text
+        ("src/mha/claims.py:4: ", "'# prints'"),  # a docstring's claimed output
+        ("src/mha/claims.py:2: ", "'76.8%'"),  # a value in a docstring's prose
+        ("docs/index.md:3: ", "'2017'"),  # beside an allowlisted fragment, not in it
+    ],
+)
+def test_the_build_refuses_what_is_published_outside_docs(refused, where, quoted):
+    assert any(where in row and quoted in row for row in refused.splitlines()), refused[
+        -3000:
+    ]
+
+
+def test_each_refusal_names_a_fix(refused):
+    for row in refused.splitlines():
+        if row.strip().startswith(("docs/", "src/", "mkdocs.yml")):
+            assert row.count(": ") >= 2 and len(row.rsplit(": ", 1)[-1]) > 10, row
+
+
+def test_a_notebook_printing_a_typed_number_is_refused_with_a_fix_that_exists(
+    tmp_path,
+):
+    """Notebooks are pages only with mkdocs-jupyter: checked in-process, by the same
+    function the hook calls."""
+    source = tmp_path / "playground.py"
+    source.write_text(
+        "# %% [markdown]\n# Play.\n\n# %%\nw = 0.5\nprint('Kohli gets 0.768', w)\n"
+    )
+    found = page_findings(source, "notebooks/playground.py", [])
+    assert [(f.line, f.text) for f in found] == [(6, "0.768")]
+    assert "mha.pages" not in found[0].fix  # no module that does not exist
+    markdown = tmp_path / "prose.py"
+    markdown.write_text("# %% [markdown]\n# Head A puts 0.768 on Kohli.\n")
+    fix = page_findings(markdown, "notebooks/prose.py", [])[0].fix
+    assert "code cell" in fix and "mha.pages" not in fix
