@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mha.attention import attend, causal_mask
-from mha.experiments.toy_model import Adam
+from mha.experiments.toy_model import Adam, log_softmax
 from mha.heads import merge_heads, split_heads
 from mha.pages.depth.induction import LENGTH, VOCAB, Batch, sample
 from mha.support.validate import positive_int
@@ -133,7 +133,7 @@ def loss_and_grads(
     dtype = logits.dtype.type
     scored = targets >= 0  # (M, B, n)
     count = scored.sum(axis=(1, 2)).astype(dtype)[:, None, None, None]  # (M, 1, 1, 1)
-    log_probs = _log_softmax(logits)
+    log_probs = log_softmax(logits)
     hot = (targets[..., None] == np.arange(VOCAB)) & scored[..., None]
     loss = -(log_probs * hot).sum(axis=(1, 2, 3)) / count[:, 0, 0, 0]
     d_logits = (np.exp(log_probs) * scored[..., None] - hot) / count
@@ -166,11 +166,6 @@ def loss_and_grads(
 
 def _t(a: np.ndarray) -> np.ndarray:
     return np.swapaxes(a, -1, -2)
-
-
-def _log_softmax(logits: np.ndarray) -> np.ndarray:
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
 def train(

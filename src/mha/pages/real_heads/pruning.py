@@ -21,6 +21,7 @@ import numpy as np
 from mha.data import michel2019, voita2019
 from mha.experiments.corpus import retrieval_queries, sentences
 from mha.support.cache import cached
+from mha.support.validate import lookup
 
 STEP = 8  # cumulative pruning is measured every STEP heads removed
 BATCH_SIZE = 12  # sentences per forward pass, grouped by length
@@ -136,13 +137,7 @@ class Pruning:
 
     def at(self, count: int) -> tuple[float, float]:
         """``(cosine, retrieval)`` with the ``count`` least damaging heads removed."""
-        where = np.flatnonzero(self.counts == count)
-        if not where.size:
-            raise ValueError(
-                f"count: expected one of the measured counts {self.counts.tolist()}, "
-                f"got {count}"
-            )
-        i = where[0]
+        i = lookup("count", count, {c: i for i, c in enumerate(self.counts.tolist())})
         return float(self.cumulative_cosine[i]), float(self.cumulative_retrieval[i])
 
     def largest_retrieval_move(self) -> int:
