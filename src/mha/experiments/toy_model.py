@@ -205,17 +205,11 @@ class Adam:
     ```
     """
 
-    def __init__(
-        self,
-        params: Params,
-        learning_rates: Sequence[float],
-        beta1: float = 0.9,
-        beta2: float = 0.999,
-        eps: float = 1e-8,
-    ) -> None:
+    beta1, beta2, eps = 0.9, 0.999, 1e-8
+
+    def __init__(self, params: Params, learning_rates: Sequence[float]) -> None:
         dtype = next(iter(params.values())).dtype
         self.lr = np.asarray(learning_rates, dtype=dtype)[:, None, None]  # (M, 1, 1)
-        self.beta1, self.beta2, self.eps = beta1, beta2, eps
         self.m = {k: np.zeros_like(p) for k, p in params.items()}
         self.v = {k: np.zeros_like(p) for k, p in params.items()}
         self.t = 0

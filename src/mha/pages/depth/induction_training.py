@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mha.attention import attend, causal_mask
-from mha.experiments.toy_model import Adam, log_softmax
+from mha.experiments.toy_model import ATTENTION_WEIGHTS, Adam, log_softmax
 from mha.heads import merge_heads, split_heads
 from mha.pages.depth.induction import LENGTH, VOCAB, Batch, sample
 from mha.support.validate import positive_int
@@ -27,7 +27,6 @@ D_K = 16
 LEARNING_RATE = 0.015  # peak; falls linearly to 0 (measured: 800 steps, 6 of 6 seeds)
 
 Params = dict[str, np.ndarray]  # name -> (models, rows, cols)
-LAYER_WEIGHTS = ("w_q", "w_k", "w_v", "w_o")
 
 
 @dataclass(frozen=True)
@@ -76,7 +75,7 @@ def init_params(shape: Shape, seeds: Sequence[int], dtype: type = np.float32) ->
             "unembed": rng.normal(0, D_MODEL**-0.5, (D_MODEL, VOCAB)),
         }
         for layer in range(shape.n_layers):
-            for name in LAYER_WEIGHTS:
+            for name in ATTENTION_WEIGHTS:
                 rows, cols = (width, D_MODEL) if name == "w_o" else (D_MODEL, width)
                 model[f"{name}{layer}"] = rng.normal(0, rows**-0.5, (rows, cols))
         models.append(model)
