@@ -100,13 +100,11 @@ class Evaluator:
         return cosine, retrieval_accuracy(embeddings, self.queries)
 
     def _pool(self, last_hidden: list[np.ndarray]) -> np.ndarray:
+        """Each group's mean-pooled embeddings, back in the corpus's order."""
         pooled = [
             b.mean_pool(h) for b, h in zip(self.batches, last_hidden, strict=True)
         ]
-        out = np.empty((sum(len(g) for g in self.groups), pooled[0].shape[1]))
-        for group, vectors in zip(self.groups, pooled, strict=True):
-            out[group] = vectors
-        return out.astype(pooled[0].dtype)
+        return np.concatenate(pooled)[np.argsort(np.concatenate(self.groups))]
 
 
 @dataclass(frozen=True)
