@@ -55,7 +55,6 @@ def init_params(n_heads: int, seeds: Sequence[int], dtype: type = np.float32) ->
 class Forward:
     """A forward pass and what its backward pass needs (``M`` models, ``B`` sequences)."""
 
-    n_heads: int
     x: np.ndarray  # (M, B, n, d_model) inputs
     q: np.ndarray  # (M, B, h, n, d_k)
     k: np.ndarray  # (M, B, h, n, d_k)
@@ -90,7 +89,7 @@ def forward(params: Params, x: np.ndarray, n_heads: int) -> Forward:
     concat = merge_heads(heads)
     y = concat @ params["w_o"][:, None]
     logits = (y @ params["w_out"][:, None]).reshape(*y.shape[:-1], N_TARGETS, N_WORDS)
-    return Forward(n_heads, x, q, k, v, weights, heads, concat, y, logits)
+    return Forward(x, q, k, v, weights, heads, concat, y, logits)
 
 
 def loss_and_grads(

@@ -117,7 +117,6 @@ class Pruning:
     single_cosine: np.ndarray  # (layers, heads): one head removed
     single_retrieval: np.ndarray  # (layers, heads)
     layer_cosine: np.ndarray  # (layers,): a whole layer's heads removed
-    layer_retrieval: np.ndarray  # (layers,)
     order: tuple[tuple[int, int], ...]  # (layer, head), least damaging first
     counts: np.ndarray  # (points,) heads removed at each cumulative point
     cumulative_cosine: np.ndarray  # (points,)
@@ -197,7 +196,6 @@ def study(texts: Sequence[str], queries: Sequence[tuple[int, int]]) -> Pruning:
         single_cosine=single[..., 0],
         single_retrieval=single[..., 1],
         layer_cosine=layers[:, 0],
-        layer_retrieval=layers[:, 1],
         order=order,
         counts=np.array(counts),
         cumulative_cosine=cumulative[:, 0],
