@@ -132,7 +132,6 @@ def fake_pruning() -> pruning.Pruning:
         single_cosine=np.array([[0.99, 0.9]]),
         single_retrieval=np.array([[1.0, 0.5]]),
         layer_cosine=np.array([0.8]),
-        layer_retrieval=np.array([0.5]),
         order=((0, 0), (0, 1)),
         counts=np.array([0, 1, 2]),
         cumulative_cosine=np.array([1.0, 0.95, 0.7]),

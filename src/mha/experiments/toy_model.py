@@ -25,7 +25,6 @@ from mha.support.validate import positive_int
 
 Params = dict[str, np.ndarray]  # name -> (models, rows, cols)
 ATTENTION_WEIGHTS = ("w_q", "w_k", "w_v", "w_o")
-PARAM_NAMES = (*ATTENTION_WEIGHTS, "w_out")
 
 
 def init_params(n_heads: int, seeds: Sequence[int], dtype: type = np.float32) -> Params:
@@ -47,31 +46,15 @@ def init_params(n_heads: int, seeds: Sequence[int], dtype: type = np.float32) ->
         rng = np.random.default_rng([seed, 0])
         layer = MultiHeadAttention(D_MODEL, n_heads, rng=rng, dtype=dtype)
         w_out = rng.normal(0.0, D_MODEL**-0.5, size=(D_MODEL, N_TARGETS * N_WORDS))
-        w_out = w_out.astype(dtype)
-        models.append(
-            {**{k: getattr(layer, k) for k in ATTENTION_WEIGHTS}, "w_out": w_out}
-        )
-    return {k: np.stack([m[k] for m in models]) for k in PARAM_NAMES}
-
-
-def param_count(n_heads: int) -> int:
-    """Trainable parameters of one model: the layer's 4·d_model² plus the readout.
-
-    ```python
-    from mha.experiments.toy_model import param_count
-
-    assert param_count(1) == param_count(32) == 4 * 32 * 32 + 32 * 16
-    ```
-    """
-    params = init_params(n_heads, [0])
-    return sum(p[0].size for p in params.values())
+        models.append({k: getattr(layer, k) for k in ATTENTION_WEIGHTS})
+        models[-1]["w_out"] = w_out.astype(dtype)
+    return {k: np.stack([m[k] for m in models]) for k in models[0]}
 
 
 @dataclass(frozen=True)
 class Forward:
     """A forward pass and what its backward pass needs (``M`` models, ``B`` sequences)."""
 
-    n_heads: int
     x: np.ndarray  # (M, B, n, d_model) inputs
     q: np.ndarray  # (M, B, h, n, d_k)
     k: np.ndarray  # (M, B, h, n, d_k)
@@ -106,7 +89,7 @@ def forward(params: Params, x: np.ndarray, n_heads: int) -> Forward:
     concat = merge_heads(heads)
     y = concat @ params["w_o"][:, None]
     logits = (y @ params["w_out"][:, None]).reshape(*y.shape[:-1], N_TARGETS, N_WORDS)
-    return Forward(n_heads, x, q, k, v, weights, heads, concat, y, logits)
+    return Forward(x, q, k, v, weights, heads, concat, y, logits)
 
 
 def loss_and_grads(
@@ -129,7 +112,7 @@ def loss_and_grads(
     fwd = forward(params, x, n_heads)
     m, b, n = fwd.y.shape[:3]
     hot = _one_hot(targets, fwd.logits.shape)  # (M, B, n, 2, n_words)
-    log_probs = _log_softmax(fwd.logits)
+    log_probs = log_softmax(fwd.logits)
     loss = -(log_probs * hot).sum(axis=(1, 2, 3, 4)) / (b * n * N_TARGETS)
 
     # d loss / d logits of a mean cross-entropy: (p - onehot) / count
@@ -168,11 +151,6 @@ class Scores:
     loss: np.ndarray  # (M,) mean cross-entropy in nats
     accuracy: np.ndarray  # (M, 2) fraction right: [previous word, referenced word]
 
-    @property
-    def mean_accuracy(self) -> np.ndarray:
-        """``(M,)``: the fraction of all predicted words that are right."""
-        return self.accuracy.mean(axis=-1)
-
 
 def evaluate(params: Params, batch: Batch, n_heads: int) -> Scores:
     """Loss and accuracy of every model on ``batch`` (no gradients).
@@ -187,7 +165,7 @@ def evaluate(params: Params, batch: Batch, n_heads: int) -> Scores:
     """
     fwd = forward(params, batch.inputs(params["w_q"].dtype.type), n_heads)
     hot = _one_hot(batch.targets(), fwd.logits.shape)
-    loss = -(_log_softmax(fwd.logits) * hot).sum(axis=-1).mean(axis=(1, 2, 3))
+    loss = -(log_softmax(fwd.logits) * hot).sum(axis=-1).mean(axis=(1, 2, 3))
     right = np.take_along_axis(hot, fwd.logits.argmax(-1)[..., None], axis=-1)
     accuracy = right[..., 0].mean(axis=(1, 2))  # (M, 2)
     return Scores(loss=loss, accuracy=accuracy)
@@ -198,8 +176,16 @@ def _one_hot(targets: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return np.broadcast_to(targets[..., None] == np.arange(shape[-1]), shape)
 
 
-def _log_softmax(logits: np.ndarray) -> np.ndarray:
-    """log softmax over the last axis, finite even where a probability underflows."""
+def log_softmax(logits: np.ndarray) -> np.ndarray:
+    """log softmax over the last axis, finite even where a probability underflows.
+
+    ```python
+    import numpy as np
+    from mha.experiments.toy_model import log_softmax
+
+    assert np.isfinite(log_softmax(np.array([0.0, 1e4]))).all()
+    ```
+    """
     shifted = logits - logits.max(axis=-1, keepdims=True)
     return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
@@ -218,17 +204,11 @@ class Adam:
     ```
     """
 
-    def __init__(
-        self,
-        params: Params,
-        learning_rates: Sequence[float],
-        beta1: float = 0.9,
-        beta2: float = 0.999,
-        eps: float = 1e-8,
-    ) -> None:
+    beta1, beta2, eps = 0.9, 0.999, 1e-8
+
+    def __init__(self, params: Params, learning_rates: Sequence[float]) -> None:
         dtype = next(iter(params.values())).dtype
         self.lr = np.asarray(learning_rates, dtype=dtype)[:, None, None]  # (M, 1, 1)
-        self.beta1, self.beta2, self.eps = beta1, beta2, eps
         self.m = {k: np.zeros_like(p) for k, p in params.items()}
         self.v = {k: np.zeros_like(p) for k, p in params.items()}
         self.t = 0
@@ -248,31 +228,23 @@ class Adam:
             params[name] -= self.lr * step
 
 
-@dataclass(frozen=True)
-class Training:
-    """The trained weights of ``M`` models and how their loss fell."""
-
-    params: Params  # name -> (M, rows, cols)
-    losses: np.ndarray  # (steps, M) loss on each step's fresh batch, before the update
-
-
 def train(
     n_heads: int,
     seeds: Sequence[int],
     learning_rates: Sequence[float],
     steps: int,
     batch_size: int,
-) -> Training:
-    """Train one model per ``(seeds[i], learning_rates[i])`` pair, in float32. A seed
-    fixes the initial weights and the stream of fresh training batches: two models
-    with the same seed start alike and see the same data.
+) -> tuple[Params, np.ndarray]:
+    """Train one model per ``(seeds[i], learning_rates[i])`` pair, in float32: the
+    weights, and the loss of each step's fresh batch before the update ``(steps, M)``.
+    A seed fixes the initial weights and the stream of batches: two models with the
+    same seed start alike and see the same data.
 
     ```python
     from mha.experiments.toy_model import train
 
-    run = train(2, seeds=[0, 0], learning_rates=[0.0, 0.03], steps=20, batch_size=8)
-    assert run.params["w_q"].shape == (2, 32, 32) and run.losses.shape == (20, 2)
-    assert run.losses[-1, 1] < run.losses[-1, 0]  # learning beats a zero step size
+    params, losses = train(2, seeds=[0, 0], learning_rates=[0.0, 0.03], steps=20, batch_size=8)
+    assert losses[-1, 1] < losses[-1, 0]  # learning beats a zero step size
     ```
     """
     if len(seeds) != len(learning_rates):
@@ -299,4 +271,4 @@ def train(
             params, inputs[which, rows], targets[which, rows], n_heads
         )
         adam.step(params, grads)
-    return Training(params, losses)
+    return params, losses

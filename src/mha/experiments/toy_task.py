@@ -57,19 +57,9 @@ class Batch:
         ```
         """
         n = self.names.shape[0]
-        offsets = np.cumsum([0, N_POSITIONS, N_NAMES, N_NAMES])
-        columns = (
-            np.stack(
-                [
-                    np.broadcast_to(np.arange(N_POSITIONS), (n, N_POSITIONS)),
-                    self.names,
-                    self.refs,
-                    self.words,
-                ],
-                axis=-1,
-            )
-            + offsets
-        )  # (n, N_POSITIONS, 4): the hot column of each block
+        positions = np.broadcast_to(np.arange(N_POSITIONS), (n, N_POSITIONS))
+        blocks = np.stack([positions, self.names, self.refs, self.words], axis=-1)
+        columns = blocks + np.cumsum([0, N_POSITIONS, N_NAMES, N_NAMES])  # hot columns
         x = np.zeros((n, N_POSITIONS, D_MODEL), dtype=dtype)
         np.put_along_axis(x, columns, dtype(1), axis=-1)
         return x

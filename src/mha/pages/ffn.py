@@ -23,6 +23,7 @@ from mha.support.page import Fact, Figure, Page
 from mha.support.validate import generator
 
 SINK_SCALES = (1.0, 10.0, 100.0)  # beta: the sink heads' score per unit of x
+Rng = np.random.Generator | None
 
 
 @functools.cache
@@ -122,8 +123,8 @@ def figures(hull: HullDemo) -> dict[str, Figure]:
 
 
 def convex_hull(points: np.ndarray) -> np.ndarray:
-    """Vertices of the convex hull of 2-D ``points (m, 2)``, counter-clockwise
-    (Andrew's monotone chain: sorted points, lower and upper chains, no clockwise turn).
+    """Vertices of the convex hull of ``points (m, 2)``, counter-clockwise (Andrew's
+    monotone chain: sorted points, lower and upper chains, no clockwise turn).
 
     ```python
     import numpy as np
@@ -135,20 +136,18 @@ def convex_hull(points: np.ndarray) -> np.ndarray:
     """
     pts = sorted(map(tuple, np.asarray(points, dtype=float)))
 
+    def turn(o, a, b) -> float:  # z of (a - o) x (b - o): > 0 counter-clockwise
+        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
     def chain(sequence: list) -> list:
         out: list = []
         for p in sequence:
-            while len(out) >= 2 and _cross(out[-2], out[-1], p) <= 0:
+            while len(out) >= 2 and turn(out[-2], out[-1], p) <= 0:
                 out.pop()
             out.append(p)
         return out[:-1]
 
     return np.array(chain(pts) + chain(pts[::-1]))
-
-
-def _cross(o, a, b) -> float:
-    """z of (a - o) × (b - o): positive for a counter-clockwise turn."""
-    return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
 
 
 def in_convex_polygon(points: np.ndarray, hull: np.ndarray, tol: float = 1e-12):
@@ -160,8 +159,7 @@ def in_convex_polygon(points: np.ndarray, hull: np.ndarray, tol: float = 1e-12):
     from mha.pages.ffn import in_convex_polygon
 
     square = np.array([[0, 0], [1, 0], [1, 1], [0, 1]])
-    inside = in_convex_polygon(np.array([[0.5, 0.5], [2, 0]]), square)
-    assert inside.tolist() == [True, False]
+    assert in_convex_polygon(np.array([[0.5, 0.5], [2, 0]]), square).tolist() == [True, False]
     ```
     """
     points = np.asarray(points, dtype=float)
@@ -184,27 +182,23 @@ class HullDemo:
 
 
 def hull_demo(
-    n: int = 8,
-    d_model: int = 8,
-    n_heads: int = 4,
-    rng: np.random.Generator | None = None,
+    n: int = 8, d_model: int = 8, n_heads: int = 4, rng: Rng = None
 ) -> HullDemo:
     """Run a random layer with heads of width 2 and place head 0's outputs in its plane.
 
     ```python
     from mha.pages.ffn import hull_demo
 
-    demo = hull_demo(n=5)
-    assert demo.values.shape == demo.outputs.shape == (5, 2)
+    assert hull_demo(n=5).outputs.shape == (5, 2)
     ```
     """
-    rng = generator(rng)
-    layer = MultiHeadAttention(d_model, n_heads, rng=rng)
-    if layer.d_k != 2:
+    if d_model != 2 * n_heads:
         raise ValueError(
             f"n_heads: expected d_model / n_heads = 2 (a plane to draw), "
             f"got d_model={d_model}, n_heads={n_heads}"
         )
+    rng = generator(rng)
+    layer = MultiHeadAttention(d_model, n_heads, rng=rng)
     x = rng.normal(size=(n, d_model))  # (seq, d_model)
     _, weights = layer(x)  # (h, n, n)
     values = split_heads(x @ layer.w_v, n_heads)[0]  # head 0: (n, 2)
@@ -222,15 +216,10 @@ class BoundsCheck:
     checks: int  # output coordinates compared (batch · h · n · d_k)
     within: int  # how many lie between the smallest and largest value coordinate
     min_weight: float  # the smallest attention weight seen (never negative)
-    max_row_sum_error: float  # max |Σ_j w_ij - 1|
 
 
 def bounds_check(
-    batch: int = 4,
-    n: int = 32,
-    d_model: int = 64,
-    n_heads: int = 8,
-    rng: np.random.Generator | None = None,
+    batch: int = 4, n: int = 32, d_model: int = 64, n_heads: int = 8, rng: Rng = None
 ) -> BoundsCheck:
     """Check the hull's bound coordinate by coordinate on a random layer: in every
     coordinate, a convex combination lies between the smallest and largest value.
@@ -247,14 +236,10 @@ def bounds_check(
     x = rng.normal(size=(batch, n, d_model))
     _, weights = layer(x)  # (batch, h, n, n)
     values = split_heads(x @ layer.w_v, n_heads)  # (batch, h, n, d_k)
-    outputs = weights @ values  # (batch, h, n, d_k)
-    low = values.min(axis=-2, keepdims=True)  # (batch, h, 1, d_k)
-    high = values.max(axis=-2, keepdims=True)
+    outputs = weights @ values
+    low, high = values.min(axis=-2, keepdims=True), values.max(axis=-2, keepdims=True)
     ok = (outputs >= low - 1e-12) & (outputs <= high + 1e-12)
-    row_sum_error = float(np.abs(weights.sum(axis=-1) - 1).max())
-    return BoundsCheck(
-        n_heads, d_model, ok.size, int(ok.sum()), float(weights.min()), row_sum_error
-    )
+    return BoundsCheck(n_heads, d_model, ok.size, int(ok.sum()), float(weights.min()))
 
 
 def feed_forward(
@@ -267,11 +252,16 @@ def feed_forward(
     from mha.pages.ffn import feed_forward
 
     eye, zero = np.eye(2), np.zeros(2)
-    out = feed_forward(np.array([[-1.0, 2.0]]), eye, zero, eye, zero)
-    assert out.tolist() == [[0.0, 2.0]]
+    assert feed_forward(np.array([[-1.0, 2.0]]), eye, zero, eye, zero).tolist() == [[0, 2]]
     ```
     """
     return np.maximum(x @ w_1 + b_1, 0) @ w_2 + b_2
+
+
+def _unexplained(fit: np.ndarray, target: np.ndarray) -> float:
+    """The share of ``target``'s variance that ``fit`` leaves unexplained."""
+    spread = ((target - target.mean(axis=0)) ** 2).sum()
+    return float(((fit - target) ** 2).sum() / spread)
 
 
 @dataclass(frozen=True)
@@ -285,15 +275,12 @@ class ReluDemo:
     ffn_error: float  # the same share for a one-hidden-layer ReLU FFN
 
 
-def relu_demo(
-    samples: int = 2000, d_model: int = 4, rng: np.random.Generator | None = None
-) -> ReluDemo:
+def relu_demo(samples: int = 2000, d_model: int = 4, rng: Rng = None) -> ReluDemo:
     """Compare the best attention layer with an FFN on the target ``relu(x)``.
 
     A token attending only to itself gets ``x W_V W_O`` (+ ``b_V W_O + b_O``): an
     affine map, and every affine map is reachable, so the best any attention layer
-    can do is the least-squares affine fit. Unexplained share:
-    ``Σ (fit - target)² / Σ (target - mean)²``.
+    can do is the least-squares affine fit.
 
     ```python
     from mha.pages.ffn import relu_demo
@@ -315,13 +302,15 @@ def relu_demo(
 
     design = np.concatenate([x, np.ones((samples, 1))], axis=1)  # affine: [x, 1]
     coef, *_ = np.linalg.lstsq(design, target, rcond=None)
-    spread = ((target - target.mean(axis=0)) ** 2).sum()
-    attention_error = float(((design @ coef - target) ** 2).sum() / spread)
-
     eye, zero = np.eye(d_model), np.zeros(d_model)
     ffn = feed_forward(x, eye, zero, eye, zero)
-    ffn_error = float(((ffn - target) ** 2).sum() / spread)
-    return ReluDemo(samples, d_model, linear_gap, attention_error, ffn_error)
+    return ReluDemo(
+        samples,
+        d_model,
+        linear_gap,
+        _unexplained(design @ coef, target),
+        _unexplained(ffn, target),
+    )
 
 
 @dataclass(frozen=True)
@@ -329,7 +318,6 @@ class SinkDemo:
     """ReLU of a token that also sees a sink: one head per coordinate, per scale."""
 
     samples: int
-    d_model: int
     scales: tuple[float, ...]  # beta
     errors: tuple[float, ...]  # unexplained share of ReLU's variance, per beta
 
@@ -338,7 +326,7 @@ def sink_relu_demo(
     samples: int = 2000,
     d_model: int = 4,
     scales: tuple[float, ...] = SINK_SCALES,
-    rng: np.random.Generator | None = None,
+    rng: Rng = None,
 ) -> SinkDemo:
     """How close a head gets to ReLU once its token also sees a sink (a key whose
     value is zero): the core's layer, weights set by hand, on two-token sequences.
@@ -356,12 +344,8 @@ def sink_relu_demo(
     assert demo.errors[1] < 1e-5 < demo.errors[0] < relu_demo(samples=500).attention_error
     ```
     """
-    rng = generator(rng)
-    x = rng.normal(size=(samples, d_model))  # the tokens relu_demo draws first
-    target = np.maximum(x, 0)
-    spread = ((target - target.mean(axis=0)) ** 2).sum()
-    width = 2 * d_model  # the tokens' coordinates, the sink's flag, then zeros
-    d_k = width // d_model  # one head per coordinate
+    x = generator(rng).normal(size=(samples, d_model))  # the tokens relu_demo draws
+    width, d_k = 2 * d_model, 2  # the tokens' coordinates, the sink's flag, zeros
     sequences = np.zeros((samples, 2, width))
     sequences[:, 0, d_model] = 1.0  # the sink: the flag, and a zero value
     sequences[:, 1, :d_model] = x
@@ -379,6 +363,5 @@ def sink_relu_demo(
             layer.w_v[i, column] = 1.0
             layer.w_o[column, i] = 1.0
         out, _ = layer(sequences, mask=causal_mask(2))
-        fit = out[:, 1, :d_model]
-        errors.append(float(((fit - target) ** 2).sum() / spread))
-    return SinkDemo(samples, d_model, tuple(scales), tuple(errors))
+        errors.append(_unexplained(out[:, 1, :d_model], np.maximum(x, 0)))
+    return SinkDemo(samples, tuple(scales), tuple(errors))

@@ -158,7 +158,7 @@ def projections(strength: Mapping[str, float] | None = None) -> Projections:
 
     ```python
     import numpy as np
-    from mha.worked.cat_mat import features, projections, strengths
+    from mha.worked.cat_mat import features, projections
 
     x = features()
     p = projections()
@@ -167,8 +167,6 @@ def projections(strength: Mapping[str, float] | None = None) -> Projections:
     assert (sink[:, 7] == 24).all() and (sink[:, :7] == 0).all()
     word = q[:, 32:48] @ k[:, 32:48].T  # same word: the two "the", not themselves
     assert word[0, 4] == word[4, 0] == 16 and (np.diag(word) == 0).all()
-    off = projections(strengths(sink=0.0))
-    assert not (x @ off.w_q)[:, 48:64].any()
     ```
     """
     strength = STRENGTH if strength is None else strength

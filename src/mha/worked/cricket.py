@@ -156,8 +156,7 @@ def solve_extended(
     ```python
     from mha.worked.cricket import EXTENDED_TOKENS, solve_extended
 
-    ex = solve_extended()
-    century = ex["century"]
+    century = solve_extended()["century"]
     assert EXTENDED_TOKENS[century.head_a.weights.argmax()] == "Kohli"  # whose
     assert EXTENDED_TOKENS[century.head_b.weights.argmax()] == "over"  # when
     ```

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mha.attention import attend, causal_mask
-from mha.experiments.toy_model import Adam
+from mha.experiments.toy_model import ATTENTION_WEIGHTS, Adam, log_softmax
 from mha.heads import merge_heads, split_heads
 from mha.pages.depth.induction import LENGTH, VOCAB, Batch, sample
 from mha.support.validate import positive_int
@@ -27,7 +27,6 @@ D_K = 16
 LEARNING_RATE = 0.015  # peak; falls linearly to 0 (measured: 800 steps, 6 of 6 seeds)
 
 Params = dict[str, np.ndarray]  # name -> (models, rows, cols)
-LAYER_WEIGHTS = ("w_q", "w_k", "w_v", "w_o")
 
 
 @dataclass(frozen=True)
@@ -76,7 +75,7 @@ def init_params(shape: Shape, seeds: Sequence[int], dtype: type = np.float32) ->
             "unembed": rng.normal(0, D_MODEL**-0.5, (D_MODEL, VOCAB)),
         }
         for layer in range(shape.n_layers):
-            for name in LAYER_WEIGHTS:
+            for name in ATTENTION_WEIGHTS:
                 rows, cols = (width, D_MODEL) if name == "w_o" else (D_MODEL, width)
                 model[f"{name}{layer}"] = rng.normal(0, rows**-0.5, (rows, cols))
         models.append(model)
@@ -133,7 +132,7 @@ def loss_and_grads(
     dtype = logits.dtype.type
     scored = targets >= 0  # (M, B, n)
     count = scored.sum(axis=(1, 2)).astype(dtype)[:, None, None, None]  # (M, 1, 1, 1)
-    log_probs = _log_softmax(logits)
+    log_probs = log_softmax(logits)
     hot = (targets[..., None] == np.arange(VOCAB)) & scored[..., None]
     loss = -(log_probs * hot).sum(axis=(1, 2, 3)) / count[:, 0, 0, 0]
     d_logits = (np.exp(log_probs) * scored[..., None] - hot) / count
@@ -166,11 +165,6 @@ def loss_and_grads(
 
 def _t(a: np.ndarray) -> np.ndarray:
     return np.swapaxes(a, -1, -2)
-
-
-def _log_softmax(logits: np.ndarray) -> np.ndarray:
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
 def train(

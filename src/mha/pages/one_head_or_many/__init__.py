@@ -87,14 +87,11 @@ def _overlapping(s: Sweep) -> tuple[tuple[int, int], ...]:
 
 def _later_from(s: Sweep) -> int:
     """The least h from which every doubling first crosses the line later (or never)."""
-    never = float("inf")
-    steps = [
-        (r.n_heads, never if r.steps_to() is None else r.steps_to()) for r in s.results
-    ]
+    steps = [r.steps_to() or float("inf") for r in s.results]  # never 0: a window
     start = len(steps) - 1
-    while start > 0 and steps[start - 1][1] < steps[start][1]:
+    while start > 0 and steps[start - 1] < steps[start]:
         start -= 1
-    return steps[start][0]
+    return s.results[start].n_heads
 
 
 def _paper_best() -> tuple[int, ...]:

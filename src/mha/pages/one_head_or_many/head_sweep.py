@@ -22,7 +22,7 @@ from mha.experiments.toy_model import (
 )
 from mha.experiments.toy_task import D_MODEL, Batch, generate
 from mha.support.cache import cached
-from mha.support.validate import head_dim
+from mha.support.validate import head_dim, lookup
 
 ROLE_THRESHOLD = 0.5  # a head "serves" a relation if this much weight goes there
 CURVE_WINDOW = 10  # training losses are smoothed by a running mean over this many steps
@@ -157,12 +157,7 @@ class Sweep:
 
     def result(self, n_heads: int) -> HeadResult:
         """The result for ``n_heads`` heads."""
-        for r in self.results:
-            if r.n_heads == n_heads:
-                return r
-        raise ValueError(
-            f"n_heads: expected one of {[r.n_heads for r in self.results]}, got {n_heads}"
-        )
+        return lookup("n_heads", n_heads, {r.n_heads: r for r in self.results})
 
 
 def _attention_mass(params: Params, batch: Batch, n_heads: int) -> np.ndarray:
@@ -181,36 +176,25 @@ def _run_heads(config: SweepConfig, n_heads: int) -> HeadResult:
     """Select the learning rate for ``n_heads``, then train and score the seeds."""
     d_k = head_dim(D_MODEL, n_heads)
     rates = config.learning_rates
-    selection = train(
-        n_heads,
-        [config.selection_seed] * len(rates),
-        rates,
-        config.steps,
-        config.batch_size,
-    )
-    validation_loss = evaluate(selection.params, config.validation_set(), n_heads).loss
+    budget = config.steps, config.batch_size
+    selection, _ = train(n_heads, [config.selection_seed] * len(rates), rates, *budget)
+    validation_loss = evaluate(selection, config.validation_set(), n_heads).loss
     rate = rates[int(np.argmin(validation_loss))]
-    report = train(
-        n_heads,
-        config.seeds,
-        [rate] * len(config.seeds),
-        config.steps,
-        config.batch_size,
-    )
+    params, losses = train(n_heads, config.seeds, [rate] * len(config.seeds), *budget)
     test = config.test_set()
-    scores = evaluate(report.params, test, n_heads)
+    scores = evaluate(params, test, n_heads)
     return HeadResult(
         n_heads=n_heads,
         d_k=d_k,
-        attention_params=sum(report.params[k][0].size for k in ATTENTION_WEIGHTS),
-        readout_params=report.params["w_out"][0].size,
+        attention_params=sum(params[k][0].size for k in ATTENTION_WEIGHTS),
+        readout_params=params["w_out"][0].size,
         validation_loss=validation_loss,
         learning_rate=rate,
         test_loss=scores.loss,
         test_accuracy=scores.accuracy,
-        train_losses=report.losses,
-        attention_mass=_attention_mass(report.params, test, n_heads),
-        params=report.params,
+        train_losses=losses,
+        attention_mass=_attention_mass(params, test, n_heads),
+        params=params,
     )
 
 

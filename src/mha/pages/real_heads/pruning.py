@@ -21,6 +21,7 @@ import numpy as np
 from mha.data import michel2019, voita2019
 from mha.experiments.corpus import retrieval_queries, sentences
 from mha.support.cache import cached
+from mha.support.validate import lookup
 
 STEP = 8  # cumulative pruning is measured every STEP heads removed
 BATCH_SIZE = 12  # sentences per forward pass, grouped by length
@@ -99,13 +100,11 @@ class Evaluator:
         return cosine, retrieval_accuracy(embeddings, self.queries)
 
     def _pool(self, last_hidden: list[np.ndarray]) -> np.ndarray:
+        """Each group's mean-pooled embeddings, back in the corpus's order."""
         pooled = [
             b.mean_pool(h) for b, h in zip(self.batches, last_hidden, strict=True)
         ]
-        out = np.empty((sum(len(g) for g in self.groups), pooled[0].shape[1]))
-        for group, vectors in zip(self.groups, pooled, strict=True):
-            out[group] = vectors
-        return out.astype(pooled[0].dtype)
+        return np.concatenate(pooled)[np.argsort(np.concatenate(self.groups))]
 
 
 @dataclass(frozen=True)
@@ -118,7 +117,6 @@ class Pruning:
     single_cosine: np.ndarray  # (layers, heads): one head removed
     single_retrieval: np.ndarray  # (layers, heads)
     layer_cosine: np.ndarray  # (layers,): a whole layer's heads removed
-    layer_retrieval: np.ndarray  # (layers,)
     order: tuple[tuple[int, int], ...]  # (layer, head), least damaging first
     counts: np.ndarray  # (points,) heads removed at each cumulative point
     cumulative_cosine: np.ndarray  # (points,)
@@ -136,13 +134,7 @@ class Pruning:
 
     def at(self, count: int) -> tuple[float, float]:
         """``(cosine, retrieval)`` with the ``count`` least damaging heads removed."""
-        where = np.flatnonzero(self.counts == count)
-        if not where.size:
-            raise ValueError(
-                f"count: expected one of the measured counts {self.counts.tolist()}, "
-                f"got {count}"
-            )
-        i = where[0]
+        i = lookup("count", count, {c: i for i, c in enumerate(self.counts.tolist())})
         return float(self.cumulative_cosine[i]), float(self.cumulative_retrieval[i])
 
     def largest_retrieval_move(self) -> int:
@@ -204,7 +196,6 @@ def study(texts: Sequence[str], queries: Sequence[tuple[int, int]]) -> Pruning:
         single_cosine=single[..., 0],
         single_retrieval=single[..., 1],
         layer_cosine=layers[:, 0],
-        layer_retrieval=layers[:, 1],
         order=order,
         counts=np.array(counts),
         cumulative_cosine=cumulative[:, 0],
