@@ -30,6 +30,8 @@ from mha.pages.kv_cache import (
     calculator_json,
     calculator_view,
     counted_params,
+    design_facts,
+    designs,
     facts,
     figures,
     page,
@@ -407,3 +409,15 @@ def _args(shape: Shape) -> tuple:
         shape.window,
         shape.windowed_layers,
     )
+
+
+def test_the_design_facts_turn_false_on_other_values():
+    rows = designs()
+    assert all(f.holds for f in design_facts(rows).values())
+    mla = next(i for i, r in enumerate(rows) if r["design"].name == "DeepSeek-V2")
+    wide = [dict(r, share=0.5) if i == mla else r for i, r in enumerate(rows)]
+    assert not design_facts(wide)["mla_small"].holds
+    gemma = next(i for i, r in enumerate(rows) if r["design"].name == "Gemma 2 9B")
+    fewer = dict(rows[gemma], local_layers=rows[gemma]["local_layers"] - 1)
+    other = [fewer if i == gemma else r for i, r in enumerate(rows)]
+    assert not design_facts(other)["half_local"].holds

@@ -1,7 +1,7 @@
 """Fast attention, the online softmax: what ``docs/fast-attention.md`` prints.
 
-``page()`` hands the page a worked example of the rescaling step (one query, six keys
-in blocks of two), the peak memory of ``attend`` and ``tiled_attention`` measured with
+``page()`` hands the page a worked example of the rescaling step (one query's keys
+read in blocks), the peak memory of ``attend`` and ``tiled_attention`` measured with
 tracemalloc (n = 256 to 2,048 in the build, cached; to 8,192 in ``make bench``), the
 multiply-adds of both paths, and the figure of the memory.
 """
@@ -182,6 +182,7 @@ def page() -> Page:
     counts["flops"] = 2 * counts["full"]["naive"]  # a multiply and an add each
     return Page(
         scores=SCORES,
+        n_keys=len(SCORES),
         values=VALUES,
         block=BLOCK,
         steps=steps,
