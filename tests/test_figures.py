@@ -67,8 +67,8 @@ def _figure_macro(page: str):
     spec.loader.exec_module(macros)
     root = Path(__file__).resolve().parents[1]
     file = SimpleNamespace(src_uri=page, abs_src_path=str(root / "docs" / page))
-    env = SimpleNamespace(macros={}, variables={}, page=SimpleNamespace(file=file))
-    env.page.meta = {}
+    env = SimpleNamespace(macros={}, variables={}, page=None)  # as MkDocs starts
+    env.env = SimpleNamespace()  # mkdocs-macros' Jinja environment
     env.filter = lambda fn, name: None
     env.macro = lambda fn: env.macros.setdefault(fn.__name__, fn)
     modules = dict(sys.modules)
@@ -76,6 +76,7 @@ def _figure_macro(page: str):
         macros.define_env(env)  # it forgets imported mha modules: give them back after
     finally:
         sys.modules.update(modules)
+    env.page = SimpleNamespace(file=file, meta={})  # then renders the page
     macros.on_pre_page_macros(env)
     return env.macros["figure"]
 

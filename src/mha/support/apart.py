@@ -85,7 +85,7 @@ class Apart:
     with Apart(double, time_limit=30.0) as apart:
         assert apart(x) == 6.0 and x.tolist() == [2.0, 2.0, 2.0]
         try:
-            apart("a")
+            apart(None)  # None *= 2
         except Raised as error:
             assert "raised TypeError" in error.description
     ```
