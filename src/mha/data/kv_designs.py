@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mha.data.published import Source, decoder
+from mha.data.published import DecoderConfig, Source, decoder
 from mha.data.totals import breakdown
 from mha.support.validate import lookup
 
@@ -80,6 +80,36 @@ _GEMMA2 = Source(
 _LATENT, _ROPE_KEY, _DEEPSEEK_LAYERS = 512, 64, 60
 _GEMMA2_LAYERS, _GEMMA2_KV_HEADS, _GEMMA2_HEADS, _GEMMA2_HEAD = 42, 8, 16, 256
 _GEMMA2_WINDOW = 4096
+
+
+def from_decoder(c: DecoderConfig, kind: str) -> KVDesign:
+    """A published decoder's cache as a ``KVDesign`` (its parameters counted from its
+    shape): K and V of its K/V heads in every layer, capped by its sliding window.
+
+    ```python
+    from mha.data.kv_designs import from_decoder
+    from mha.data.published import decoder
+
+    llama = from_decoder(decoder("Llama-2 70B"), "GQA")
+    assert llama.widths == (2 * 8 * 128,) * 80 and llama.windows == (None,) * 80
+    ```
+    """
+    return KVDesign(
+        c.name,
+        kind,
+        c.n_heads,
+        c.n_kv_heads,
+        c.head_dim,
+        (2 * c.n_kv_heads * c.head_dim,) * c.n_layers,
+        (c.sliding_window,) * c.n_layers,
+        2 * c.n_heads * c.head_dim,
+        breakdown(c.name).total,
+        c.max_context,
+        c.source,
+        c.context_source,
+    )
+
+
 _mistral = decoder("Mistral 7B v0.1")
 
 KV_DESIGNS: tuple[KVDesign, ...] = (
@@ -115,20 +145,7 @@ KV_DESIGNS: tuple[KVDesign, ...] = (
             _GEMMA2.title, _GEMMA2.url, "section 2: a context length of 8192 tokens"
         ),
     ),
-    KVDesign(
-        _mistral.name,
-        "GQA, every layer windowed",
-        _mistral.n_heads,
-        _mistral.n_kv_heads,
-        _mistral.head_dim,
-        (2 * _mistral.n_kv_heads * _mistral.head_dim,) * _mistral.n_layers,
-        (_mistral.sliding_window,) * _mistral.n_layers,
-        2 * _mistral.n_heads * _mistral.head_dim,
-        breakdown(_mistral.name).total,  # counted from its shape
-        _mistral.max_context,
-        _mistral.source,
-        _mistral.context_source,
-    ),
+    from_decoder(_mistral, "GQA, every layer windowed"),
 )
 
 

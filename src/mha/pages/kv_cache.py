@@ -20,7 +20,7 @@ import numpy as np
 
 from mha.accounting import kv_cache_bytes
 from mha.data import totals
-from mha.data.kv_designs import KV_DESIGNS, KVDesign
+from mha.data.kv_designs import KV_DESIGNS, KVDesign, from_decoder
 from mha.data.published import (
     DECODERS,
     GQA_GROUPS,
@@ -443,20 +443,7 @@ def as_design(c: DecoderConfig) -> KVDesign:
     assert llama.widths == (2 * 8 * 128,) * 80 and llama.windows == (None,) * 80
     ```
     """
-    return KVDesign(
-        c.name,
-        attention_kind(c.n_heads, c.n_kv_heads),
-        c.n_heads,
-        c.n_kv_heads,
-        c.head_dim,
-        (2 * c.n_kv_heads * c.head_dim,) * c.n_layers,
-        (c.sliding_window,) * c.n_layers,
-        2 * c.n_heads * c.head_dim,
-        counted_params(c.name),  # counted from its shape, as on the cost page
-        c.max_context,
-        c.source,
-        c.context_source,
-    )
+    return from_decoder(c, attention_kind(c.n_heads, c.n_kv_heads))
 
 
 @functools.cache
