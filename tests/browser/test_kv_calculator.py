@@ -22,7 +22,6 @@ from mha.pages.kv_cache import (
     calculator_models,
     calculator_view,
     size_text,
-    what_fits,
 )
 from mha.support.page import WIDGET_BYTES
 from tests.browser.accessibility import COLOUR_RULES, blocking_violations
@@ -115,19 +114,7 @@ def port(page, shapes: list[Shape], kv_heads_of=lambda s: s.kv_heads) -> list[di
 
 
 def core(shape: Shape, kv_heads: int) -> dict:
-    fit = what_fits(
-        shape.layers,
-        kv_heads,
-        shape.head_dim,
-        shape.context,
-        shape.batch,
-        shape.itemsize,
-        shape.params,
-        shape.memory,
-        shape.latent,
-        shape.window,
-        shape.windowed_layers,
-    )
+    fit = shape.fits(kv_heads)
     return {
         "cache": str(fit.cache),
         "weights": str(fit.weights),

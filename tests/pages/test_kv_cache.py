@@ -347,7 +347,7 @@ def test_deepseek_v2_caches_a_latent_and_a_position_key_per_token_per_layer():
     assert design_cache_bytes(design("DeepSeek-V2"), 1) == formula
     shape = Shape.of("DeepSeek-V2", context=1)
     assert (shape.latent, shape.layers, shape.window) == (512 + 64, 60, 0)
-    fit = what_fits(*_args(shape))
+    fit = shape.fits()
     assert fit.cache == formula
     view = calculator_view(shape)
     assert view["kv-kind"] == "MLA" and view["kv-cache-given"] == size_text(formula)
@@ -362,13 +362,11 @@ def test_a_window_caps_its_layers_and_only_theirs():
     assert (gemma.window, gemma.windowed_layers, gemma.layers) == (4096, 21, 42)
     per_layer_token = 2 * 8 * 256 * 2
     expected = per_layer_token * (21 * 10**6 + 21 * 4096)
-    assert what_fits(*_args(gemma)).cache == expected
+    assert gemma.fits().cache == expected
     assert design_cache_bytes(design("Gemma 2 9B"), 10**6) == expected
     mistral = Shape.of("Mistral 7B v0.1", context=10**6)  # every layer windowed
-    assert what_fits(*_args(mistral)).cache == cache_bytes(
-        decoder("Mistral 7B v0.1"), 4096
-    )
-    assert what_fits(*_args(mistral)).longest_context is None
+    assert mistral.fits().cache == cache_bytes(decoder("Mistral 7B v0.1"), 4096)
+    assert mistral.fits().longest_context is None
     assert calculator_view(mistral)["kv-context-given"].startswith("no limit")
 
 
@@ -393,22 +391,6 @@ def test_the_longest_context_is_the_last_that_fits(seed):
     if longest:
         assert what_fits(context=longest, **args).cache <= free
     assert what_fits(context=longest + 1, **args).cache > free
-
-
-def _args(shape: Shape) -> tuple:
-    return (
-        shape.layers,
-        shape.kv_heads,
-        shape.head_dim,
-        shape.context,
-        shape.batch,
-        shape.itemsize,
-        shape.params,
-        shape.memory,
-        shape.latent,
-        shape.window,
-        shape.windowed_layers,
-    )
 
 
 def test_the_design_facts_turn_false_on_other_values():

@@ -424,6 +424,31 @@ class Shape:
         """The memory in bytes, rounded down (the script computes it the same way)."""
         return int(np.floor(float(self.memory_gib) * GIB))
 
+    def fits(self, kv_heads: int | None = None, latent: int | None = None) -> Fit:
+        """``what_fits`` of this shape; ``kv_heads`` and ``latent``, when given,
+        replace its own (the calculator's columns with full MHA and with MQA).
+
+        ```python
+        from mha.pages.kv_cache import Shape
+
+        llama = Shape.of("Llama-2 70B", context=4096)
+        assert llama.fits(kv_heads=64).cache == 8 * llama.fits().cache  # MHA: 8x
+        ```
+        """
+        return what_fits(
+            self.layers,
+            self.kv_heads if kv_heads is None else kv_heads,
+            self.head_dim,
+            self.context,
+            self.batch,
+            self.itemsize,
+            self.params,
+            self.memory,
+            self.latent if latent is None else latent,
+            self.window,
+            self.windowed_layers,
+        )
+
 
 def _count(n: int | None, unit: str) -> str:
     if n is None:
@@ -501,11 +526,8 @@ def calculator_view(shape: Shape) -> dict[str, str]:
     columns = {"given": shape.kv_heads, "mha": shape.query_heads, "mqa": 1}
     kind = attention_kind(shape.query_heads, shape.kv_heads)
     view = {"kv-kind": "MLA" if shape.latent else kind}
-    rest = (shape.context, shape.batch, shape.itemsize, shape.params, shape.memory)
-    windows = (shape.window, shape.windowed_layers)
     for column, kv_heads in columns.items():
-        latent = shape.latent if column == "given" else 0
-        fit = what_fits(shape.layers, kv_heads, shape.head_dim, *rest, latent, *windows)
+        fit = shape.fits(kv_heads, None if column == "given" else 0)
         view[f"kv-heads-{column}"] = f"{kv_heads:,}"
         view[f"kv-cache-{column}"] = size_text(fit.cache)
         view[f"kv-context-{column}"] = _count(fit.longest_context, "token")
