@@ -39,7 +39,7 @@ from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
 from mha.attention import attend, causal_mask, check_mask
 from mha.heads import merge_heads, split_heads
 from mha.kv_cache import KVCache
-from mha.layer import MultiHeadAttention
+from mha.layer import MultiHeadAttention, _linear
 from mha.pretrained import package_folder
 from mha.rope import RotaryEmbedding
 from mha.support.cache import cached_arrays
@@ -179,9 +179,7 @@ class FusedQKV(MultiHeadAttention):
         grouped = q.reshape(*lead, self.n_kv_heads, group, n, d_k)
         heads, weights = attend(grouped, k[..., None, :, :], v[..., None, :, :], mask)
         heads = heads.reshape(*lead, h, n, v.shape[-1])
-        out = merge_heads(heads) @ self.w_o.astype(q.dtype, copy=False)
-        if self.b_o is not None:
-            out += self.b_o.astype(q.dtype, copy=False)
+        out = _linear(merge_heads(heads), self.w_o, self.b_o)  # as the readable path
         return out, weights.reshape(*lead, h, n, k.shape[-2])
 
 
