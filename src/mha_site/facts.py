@@ -54,6 +54,20 @@ def uses(markdown: str) -> list[tuple[int, str]]:
     ]
 
 
+def stated(markdown: str) -> set[str]:
+    """The facts ``markdown`` states as sentences, ``{% call fact("…") %}``: each must
+    hold. One read only by ``holds("…")`` picks between sentences and may be false.
+
+    ```python
+    from mha_site.facts import stated
+
+    text = '{% call fact("tie") %}x{% endcall %} {% if holds("big") %}y{% endif %}'
+    assert stated(text) == {"tie"}
+    ```
+    """
+    return {match[2] for match in USE.finditer(markdown) if match[1] == "fact"}
+
+
 class PageFacts:
     """The facts of one page as its Markdown states them, during one render.
 

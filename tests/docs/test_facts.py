@@ -24,6 +24,7 @@ from mha.pages import cricket as cricket_page
 from mha.support.page import Fact, Page
 from mha.worked.cricket import solve, solve_extended
 from mha_site.facts import FactError, PageFacts, uses
+from mha_site.facts import stated as stated_sentences
 from tests.conftest import ROOT, local_build_env
 from tests.docs.rendering import render
 
@@ -51,7 +52,7 @@ def test_a_page_states_each_of_its_facts_once_and_each_holds(page: Path):
     assert max(stated.values(), default=1) == 1, f"{page.name}: used twice: {stated}"
     # a fact read only by ``holds("…")`` picks a sentence, and may be false; a
     # sentence stated with ``fact("…")`` must hold
-    stated_as_sentence = set(re.findall(r"""\bfact\(\s*["']([^"']+)["']""", text))
+    stated_as_sentence = stated_sentences(text)
     stale = {
         name: f.values
         for name, f in obj.facts.items()

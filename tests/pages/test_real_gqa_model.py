@@ -17,6 +17,8 @@ from mha import MultiHeadAttention, causal_mask
 from mha.pages import real_gqa_model as gqa
 from mha.pages.real_gqa_model import swap_rope_pairing
 from mha.rope import RotaryEmbedding
+from mha_site.facts import stated
+from tests.conftest import ROOT
 
 
 @pytest.fixture(scope="module")
@@ -117,14 +119,15 @@ def test_the_speed_values_are_the_benchmarks(page):
 
 
 def test_every_fact_of_the_page_holds(page):
-    # "target" is read only through holds(): the page says whether the bench's run
-    # reached its target, either way; every sentence the page states must hold
+    # a fact read only through holds() (whether the bench reached its target) may be
+    # false: the page says so either way; every sentence the page states must hold
+    sentences = stated((ROOT / "docs" / "real-gqa-model.md").read_text())
     stale = {
         name: f.values
         for name, f in page.facts.items()
-        if not f.holds and name != "target"
+        if not f.holds and name in sentences
     }
-    assert not stale
+    assert not stale and "target" not in sentences
     assert set(page.figures) == {"mqa_by_layer"}
     assert page.figures["mqa_by_layer"].data == (
         page.study.mqa_layer_perplexity,
