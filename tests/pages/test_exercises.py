@@ -299,7 +299,7 @@ def test_the_layer_checker_accepts_right_answers(right):
 @pytest.mark.parametrize(
     "wrong, reason",
     [
-        (lambda x, *a: np.zeros((1, 3, 8), x.dtype), "got shape"),  # hard-coded
+        (lambda x, *a: np.zeros((1, 3, 7), x.dtype), "got shape"),  # never a case
         (lambda x, *a: np.zeros_like(x), "wrong values"),  # hard-coded, any shape
         (layer_no_mask, "the mask was not applied"),
         (layer_no_w_o, "multiply it by W_O"),
