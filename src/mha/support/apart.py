@@ -435,11 +435,16 @@ def _new_function(
     return fn
 
 
+class _Receiver(pickle.Unpickler):
+    def persistent_load(self, pid: str) -> object:
+        """The rebuilding helper ``_Shipper.persistent_id`` tagged (a method: Python
+        3.13 no longer lets an instance's ``persistent_load`` be assigned)."""
+        return _REBUILDERS[pid]
+
+
 def _unshipped(message: bytes) -> object:
     """What ``_shipped`` sent, rebuilt in the spawned process."""
-    unpickler = pickle.Unpickler(io.BytesIO(message))
-    unpickler.persistent_load = _REBUILDERS.__getitem__
-    return unpickler.load()
+    return _Receiver(io.BytesIO(message)).load()
 
 
 def _fill_function(fn: types.FunctionType, state: tuple) -> None:
