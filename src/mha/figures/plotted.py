@@ -1,0 +1,104 @@
+"""What a figure plots, read back from the drawing itself.
+
+A figure function returns a matplotlib ``Figure``; ``plotted`` reads the arrays its
+artists hold (bar heights, line and marker data, images, scatter points), each under
+the label the legend shows, so a test can compare what is on the canvas with the
+page's values: a figure that draws head B's weights under head A's legend fails it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.collections import PathCollection
+from matplotlib.container import BarContainer
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+
+@dataclass(frozen=True)
+class Panel:
+    """What one axes draws. Keys are the artists' labels, as the legend shows them
+    (matplotlib names an unlabelled artist ``_child<n>`` or ``_container<n>``).
+
+    - ``bars``: each bar group's lengths (heights, or widths of horizontal bars);
+    - ``lines``: each line's ``(2, n)`` x and y data (markers-only plots included);
+    - ``points``: each scatter's ``(n, 2)`` positions;
+    - ``images``: each image's array, in drawing order;
+    - ``texts``: every text drawn in the axes (bar labels, annotations), in order;
+    - ``xticks``, ``yticks``: the tick labels; ``title``, ``xlabel``, ``ylabel``.
+    """
+
+    bars: dict[str, np.ndarray] = field(default_factory=dict)
+    lines: dict[str, np.ndarray] = field(default_factory=dict)
+    points: dict[str, np.ndarray] = field(default_factory=dict)
+    images: list[np.ndarray] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    xticks: list[str] = field(default_factory=list)
+    yticks: list[str] = field(default_factory=list)
+    title: str = ""
+    xlabel: str = ""
+    ylabel: str = ""
+
+
+def plotted(fig: Figure | Sequence[Figure]) -> list[Panel]:
+    """One ``Panel`` per axes of ``fig`` (or of each figure of a list, in order),
+    colour bars left out.
+
+    ```python
+    import numpy as np
+    from mha.figures.plotted import plotted
+    from mha.figures.style import new_figure
+
+    fig, ax = new_figure()
+    ax.bar([0, 1], [0.75, 0.25], label="head A")
+    ax.plot([0, 1], [0.5, 0.5], label="even")
+    (panel,) = plotted(fig)
+    assert np.allclose(panel.bars["head A"], [0.75, 0.25])
+    assert np.allclose(panel.lines["even"], [[0, 1], [0.5, 0.5]])
+    ```
+    """
+    figures = [fig] if isinstance(fig, Figure) else list(fig)
+    if not all(isinstance(f, Figure) for f in figures):
+        raise TypeError(
+            f"fig: expected a matplotlib Figure or a list of them, got {fig!r}"
+        )
+    return [_panel(ax) for f in figures for ax in f.axes if not _is_colorbar(ax)]
+
+
+def _panel(ax: Axes) -> Panel:
+    bars = {
+        c.get_label(): np.array([_length(p, c.orientation) for p in c.patches])
+        for c in ax.containers
+        if isinstance(c, BarContainer)
+    }
+    return Panel(
+        bars=bars,
+        lines={
+            line.get_label(): np.array([line.get_xdata(), line.get_ydata()], float)
+            for line in ax.lines
+        },
+        points={
+            c.get_label(): np.asarray(c.get_offsets(), float)
+            for c in ax.collections
+            if isinstance(c, PathCollection)  # what scatter draws
+        },
+        images=[np.asarray(image.get_array()) for image in ax.images],
+        texts=[t.get_text() for t in ax.texts],
+        xticks=[t.get_text() for t in ax.get_xticklabels()],
+        yticks=[t.get_text() for t in ax.get_yticklabels()],
+        title=ax.get_title(),
+        xlabel=ax.get_xlabel(),
+        ylabel=ax.get_ylabel(),
+    )
+
+
+def _length(patch: Rectangle, orientation: str) -> float:
+    return patch.get_width() if orientation == "horizontal" else patch.get_height()
+
+
+def _is_colorbar(ax: Axes) -> bool:
+    return getattr(ax, "_colorbar", None) is not None
