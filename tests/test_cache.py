@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -89,6 +90,21 @@ def test_a_key_depends_on_the_modules_its_function_imports_only(monkeypatch):
     # the function passed as an argument (a figure to draw, say) brings its module in
     assert cache.cache_key(render, "a") == keys[0]
     assert cache.cache_key(render, cost.sweep) != keys[1]
+
+
+def test_imports_made_only_for_type_checking_are_not_dependencies():
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "import mha.attention\n"
+        "if TYPE_CHECKING:\n"
+        "    from mha.pages.cricket import Cricket\n"
+        "else:\n"
+        "    import mha.heads\n"
+        "if typing.TYPE_CHECKING:\n"
+        "    import mha.layer\n"
+    )
+    found = cache._imports("m", ast.parse(source))
+    assert sorted(found) == ["mha.attention", "mha.heads"]
 
 
 def test_a_read_only_cache_serves_its_hits_and_says_so_once(

@@ -170,15 +170,34 @@ def _packages(module: str) -> list[str]:
 
 def _imports(module: str, tree: ast.Module) -> list[str]:
     """The modules that ``import`` statements of ``module`` name (``from a import b``
-    names ``a.b`` when that is a module, else ``a``)."""
+    names ``a.b`` when that is a module, else ``a``), but for those under ``if
+    TYPE_CHECKING:``, which never run: a figure annotated with a page's dataclass does
+    not depend on the page's code (the values it is handed are part of the key)."""
     names = []
-    for node in ast.walk(tree):
+    for node in _runtime_nodes(tree):
         if isinstance(node, ast.Import):
             names += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module:
             names.append(node.module)
             names += [f"{node.module}.{alias.name}" for alias in node.names]
     return [n for n in names if _module_path(n) is not None]
+
+
+def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+    """The nodes of ``tree`` outside ``if TYPE_CHECKING:`` blocks."""
+    nodes, todo = [], [tree]
+    while todo:
+        node = todo.pop()
+        nodes.append(node)
+        if isinstance(node, ast.If) and _name(node.test) == "TYPE_CHECKING":
+            todo += node.orelse
+        else:
+            todo += ast.iter_child_nodes(node)
+    return nodes
+
+
+def _name(node: ast.AST) -> str | None:
+    return getattr(node, "id", None) or getattr(node, "attr", None)
 
 
 @functools.cache
