@@ -367,7 +367,8 @@ def page() -> Page:
     p = page()
     assert p.group == 3 and p.cache_ratio == 3 and p.speed["n_products"] == 4 * 30 + 1
     assert p.every.n_heads == 270 and p.every.nbytes <= WIDGET_BYTES
-    assert all(fact.holds for fact in p.facts.values())
+    # every fact holds but "target", which picks the sentence saying it is not met
+    assert all(f.holds for name, f in p.facts.items() if name != "target")
     ```
     """
     r, bench = results(), measured.load("smollm2")
