@@ -162,15 +162,8 @@ UNFALSIFIED_TODAY = {
     "cost.md": {
         "both_cost", "either_way", "flat", "quiet", "scores_grow", "shared_shape",
     },
-    "cricket.md": {
-        "a_commits", "a_unmoved", "b_scale", "b_self", "century_heads", "his_extended",
-        "same_cost", "scale_sharpens", "split_breaks_tie",
-    },
     "depth.md": {
         "below_even", "louder", "partners", "two_reach",
-    },
-    "exercises.md": {
-        "bert_same", "head_a_still", "no_weight_changes",
     },
     "heads-explorer.md": {
         "same_word_spreads", "slider_turns", "two_heads_drowned",
