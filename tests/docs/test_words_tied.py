@@ -155,23 +155,6 @@ def _name(node: ast.AST) -> str | None:
 
 # Facts no test makes false today (a check replaced by True would pass them).
 UNFALSIFIED_TODAY = {
-    "attention.md": {
-        "asymmetric", "causal_first", "causal_last", "gain_falls", "gain_flat",
-        "sat_animal", "scaled_flat", "shared_self", "uniform", "unscaled_saturates",
-    },
-    "cost.md": {
-        "both_cost", "either_way", "flat", "quiet", "scores_grow", "shared_shape",
-    },
-    "cricket.md": {
-        "a_commits", "a_unmoved", "b_scale", "b_self", "century_heads", "his_extended",
-        "same_cost", "scale_sharpens", "split_breaks_tie",
-    },
-    "depth.md": {
-        "below_even", "louder", "partners", "two_reach",
-    },
-    "exercises.md": {
-        "bert_same", "head_a_still", "no_weight_changes",
-    },
     "heads-explorer.md": {
         "same_word_spreads", "slider_turns", "two_heads_drowned",
     },

@@ -341,13 +341,60 @@ def test_one_causal_pass_scores_every_prefix() -> None:
     assert np.isclose(np.exp(losses.mean()), perplexity_of(logits, ids))
 
 
+def fails(name: str, **changed) -> bool:
+    """Whether the page's fact ``name`` is false once ``changed`` replaces some of
+    the page's values."""
+    page = scaling.page()
+    values = {n: getattr(page, n) for n in inspect.signature(facts).parameters}
+    return not facts(**{**values, **changed})[name].holds
+
+
+def test_the_tiny_examples_facts_turn_false_on_other_values() -> None:
+    page = scaling.page()
+    tiny = page.tiny
+    # the subject wanting the verb and not the reverse: the scores transposed
+    assert fails("asymmetric", tiny=dataclasses.replace(tiny, dots=tiny.dots.T))
+    # two matrices, not one: "cat" looks for its determiner, not for itself
+    assert fails("shared_self", shared=tiny)
+    # the two value channels swapped: "sat" collects mostly *action*
+    swapped = dataclasses.replace(tiny, output=tiny.output[:, ::-1])
+    assert fails("sat_animal", tiny=swapped)
+    # "the" given the verb's query: it looks for a noun, its scores differ
+    w_q = cat_sat.W_Q.copy()
+    w_q[cat_sat.TOKENS.index("the")] = cat_sat.W_Q[cat_sat.TOKENS.index("sat")]
+    assert fails("uniform", tiny=cat_sat.solve(w_q=w_q))
+    # no mask: "the" sees every token; a mask of the later tokens: "sat" sees itself
+    assert fails("causal_first", causal=tiny)
+    assert fails("causal_last", causal=cat_sat.solve(mask=causal_mask(3).T))
+
+
+def test_the_saturation_facts_turn_false_on_other_values() -> None:
+    study = scaling.page().saturation
+    un, sc = study.unscaled, study.scaled
+
+    def study_with(**runs: scaling.Softmaxed) -> scaling.SaturationStudy:
+        return dataclasses.replace(study, **runs)
+
+    # the unscaled top weight falling, or its entropy rising, as d_k grows
+    falling = dataclasses.replace(un, max_weight=un.max_weight[::-1])
+    assert fails("unscaled_saturates", saturation=study_with(unscaled=falling))
+    rising = dataclasses.replace(un, entropy=un.entropy[::-1])
+    assert fails("unscaled_saturates", saturation=study_with(unscaled=rising))
+    # the scaled softmax saturating like the unscaled one
+    assert fails("scaled_flat", saturation=study_with(scaled=un))
+    assert fails(
+        "gain_flat",
+        saturation=study_with(scaled=dataclasses.replace(sc, gradient=un.gradient)),
+    )
+    # the unscaled gain no longer falling at the last doubling of d_k
+    stalled = un.gradient.copy()
+    stalled[-1] = stalled[-2]
+    stalls = dataclasses.replace(un, gradient=stalled)
+    assert fails("gain_falls", saturation=study_with(unscaled=stalls))
+
+
 def test_the_training_facts_turn_false_on_other_values() -> None:
     page = scaling.page()
-    values = {name: getattr(page, name) for name in inspect.signature(facts).parameters}
-
-    def fails(name: str, **changed) -> bool:
-        return not facts(**{**values, **changed})[name].holds
-
     batch, drop, prefix = page.batch, page.drop, page.prefix
     assert fails("batch_equal", batch=dataclasses.replace(batch, left=1e-3))
     assert fails(

@@ -16,6 +16,7 @@ from mha.accounting import (
     score_flops,
     score_multiply_adds,
 )
+from mha.data import vaswani2017
 from mha.data.published import MODELS, VOITA_2019, model
 from mha.figures import to_svg
 from mha.figures.cost import head_timings, layer_split
@@ -23,6 +24,7 @@ from mha.figures.cost import score_ranks as rank_figure
 from mha.pages import cost as cost_page
 from mha.pages.cost import (
     HEADS,
+    HeadCount,
     ScoreRank,
     facts,
     figures,
@@ -188,6 +190,61 @@ def test_the_cost_pages_facts_hold_and_turn_false_on_other_values():
     found = facts(p.rows, costs, shrinking, p.ranks, bleu)
     assert not found["growth_in_core"].holds and not found["rest_flat"].holds
     assert set(p.figures) == {"head_timings", "score_ranks", "layer_split"}
+
+
+def fails(name: str, **changed) -> bool:
+    """Whether the page's fact ``name`` is false once ``changed`` replaces some of
+    the values ``facts`` reads (``rows``, ``costs``, ``t``, ``ranks``, ``bleu``)."""
+    p = page()
+    values = dict(rows=p.rows, costs=p.costs, t=p.timings, ranks=p.ranks)
+    values["bleu"] = [row.bleu for row in vaswani2017.ROW_A]
+    return not facts(**{**values, **changed})[name].holds
+
+
+def _whole_width(row: HeadCount) -> HeadCount:
+    """``row``'s heads each as wide as the model (d_k = d_model, not d_model / h):
+    h times the projections' columns and the score multiply-adds."""
+    h, d = row.n_heads, row.d_k * row.n_heads
+    return replace(
+        row,
+        d_k=d,
+        params=h * row.params,
+        params_bias=h * (row.params_bias - d) + d,  # one output bias, h of the others
+        per_head_multiply_adds=row.multiply_adds,
+        multiply_adds=h * row.multiply_adds,
+        flops=h * row.flops,
+    )
+
+
+def test_the_count_facts_turn_false_when_heads_keep_the_whole_width():
+    rows = page().rows
+    assert _whole_width(rows[0]) == rows[0]  # one head is whole already
+    wide = tuple(_whole_width(r) for r in rows)
+    assert fails("flat", rows=wide)  # more heads, more parameters
+    assert fails("both_cost", rows=wide)  # eight heads cost eight times one
+    assert fails("either_way", rows=wide)
+    assert fails("scores_grow", rows=wide)  # not the only column that grows
+    # one softmax over one n × n matrix whatever h: the last column flat too
+    shared = tuple(replace(r, scores=rows[0].scores) for r in rows)
+    assert fails("scores_grow", rows=shared)
+
+
+def test_the_shape_and_load_facts_turn_false_on_other_values():
+    p = page()
+    # GPT-2 small with 16 heads: the same width and count, not the same shape
+    costs = tuple(
+        replace(c, shape=replace(c.shape, n_heads=16))
+        if c.shape.name == "GPT-2 small"
+        else c
+        for c in p.costs
+    )
+    assert fails("shared_shape", costs=costs)
+    # a run started with more jobs than cores: not quiet
+    machine = {
+        **p.timings.machine,
+        "load_average_1min": p.timings.machine["cpu_count"] + 1,
+    }
+    assert fails("quiet", t=replace(p.timings, machine=machine))
 
 
 def test_the_page_reads_the_shares_and_mismatches_of_the_totals():

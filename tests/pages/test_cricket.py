@@ -15,6 +15,7 @@ from mha.support.formatting import decimals
 from mha.worked.cricket import (
     EXTENDED_TOKENS,
     K_EXTENDED,
+    Q_CENTURY,
     Q_HIS,
     TOKENS,
     V_EXTENDED,
@@ -27,6 +28,7 @@ from mha.worked.cricket import (
 )
 
 TOL = 5e-4
+LEANING = np.array([2.0, 1.0, 0.0, 1.0])  # a query for "his" leaning to "Kohli"
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +119,7 @@ def test_facts_hold_and_turn_false_when_the_values_change(example):
     extended, tripled = solve_extended(), solve(v=V_TRIPLED)
     assert all(f.holds for f in facts(example, extended, tripled).values())
     # "his" leaning to "Kohli": no tie in one head
-    leaning = solve(q=np.array([2.0, 1.0, 0.0, 1.0]))
+    leaning = solve(q=LEANING)
     false = facts(leaning, extended, leaning)
     assert not false["tie"].holds and not false["tie_verdict"].holds
     # a query for "century" with no coreference part: no tie in one head any more
@@ -128,6 +130,53 @@ def test_facts_hold_and_turn_false_when_the_values_change(example):
     assert not facts(example, extended, doubled)["b_tripled"].holds
     # another query moves the weights: "no weight moves" is false
     assert not facts(example, extended, leaning)["no_weight_moves"].holds
+
+
+def fails(name: str, **changed) -> bool:
+    """Whether the page's fact ``name`` is false once ``changed`` replaces some of
+    the page's ``example``, ``extended``, ``tripled`` or ``cost``."""
+    p = page()
+    values = dict(example=p.example, extended=p.extended, tripled=p.tripled)
+    values = {**values, **changed}
+    cost = values.pop("cost", p.cost)
+    return not (facts(**values) | cricket_page.cost_facts(cost))[name].holds
+
+
+def test_each_heads_facts_turn_false_when_its_weights_change():
+    ex = page().example
+    a, b = ex.head_a, ex.head_b
+    split_a, split_b = page().split  # the heads at the full head's scale, 2
+    # head A as undecided as the one head: it no longer breaks the tie
+    undecided = replace(a, weights=ex.full.weights)
+    assert fails("a_commits", example=replace(ex, head_a=undecided))
+    # head B's weights on "his" and "century" swapped: "century" comes first
+    his, century = cricket_page.HIS, cricket_page.CENTURY
+    swapped = b.weights.copy()
+    swapped[[his, century]] = swapped[[century, his]]
+    assert fails("b_self", example=replace(ex, head_b=replace(b, weights=swapped)))
+    # head A scoring the keys as the one head does: the split leaves the tie
+    tied = replace(ex, head_a=replace(a, dots=ex.full.dots))
+    assert fails("split_breaks_tie", example=tied)
+    # the heads at the full head's scale, not their own: nothing sharpens
+    assert fails("scale_sharpens", example=replace(ex, head_a=split_a))
+    assert fails("b_scale", example=replace(ex, head_b=split_b))
+
+
+def test_the_extended_tripled_and_cost_facts_turn_false_on_other_values():
+    p = page()
+    # a query for "century" that asks only whose: head B has no key to prefer
+    whose = solve_extended(q_century=Q_CENTURY * [1, 1, 0, 0])
+    assert fails("century_heads", extended=whose)
+    # "his" leaning to "Kohli" in the extended example: one head no longer ties
+    leaning = solve(q=LEANING, k=K_EXTENDED, v=V_EXTENDED)
+    assert fails("his_extended", extended={**p.extended, "his": leaning})
+    # v(Kohli) tripled instead of v(century): head A's output moves
+    assert fails("a_unmoved", tripled=solve(v=np.array(V) * [[3.0], [1.0], [1.0]]))
+    # heads as wide as the model: h times the score multiply-adds of one head
+    c = p.cost
+    assert fails("same_cost", cost={**c, "madds_many": c["heads"] * c["madds_one"]})
+    wider = {**c, "params_two": 2 * c["params_one"]}  # two heads of the full width
+    assert fails("same_cost", cost=wider)
 
 
 def test_the_figures_draw_the_pages_values(example):

@@ -196,6 +196,36 @@ def test_the_scan_facts_turn_false_with_other_values():
     assert depth.page().below_even == ["L0", "L1", "L11"]
 
 
+def test_the_reach_loudness_partner_and_even_spread_facts_turn_false():
+    p = depth.page()
+
+    def fails(name: str, task: depth.Task = p.task, scan=p.scan) -> bool:
+        return not depth.facts(task, scan)[name].holds
+
+    task, scan = p.task, p.scan
+    # the weakest two-layer model only as good as the best one-layer model
+    two = task.two.accuracy.copy()
+    two[np.argmin(two)] = task.one.accuracy.max()
+    weak = dataclasses.replace(task, two=dataclasses.replace(task.two, accuracy=two))
+    assert fails("two_reach", task=weak)
+    # every sublayer writing less than the stream it joins
+    quieter = 0.5 * scan.stream_norm[:-1]
+    quiet = dataclasses.replace(
+        scan,
+        attention_norm=np.minimum(scan.attention_norm, quieter),
+        mlp_norm=np.minimum(scan.mlp_norm, quieter),
+    )
+    assert fails("louder", scan=quiet)
+    # no previous-token head below the strongest induction head
+    layer, _ = repeated_tokens.strongest(scan.induction, depth.N_ABLATED)[0]
+    previous = scan.previous.copy()
+    previous[:layer] = 0
+    assert fails("partners", scan=dataclasses.replace(scan, previous=previous))
+    # every layer putting more weight on the first token than an even spread
+    sinks = np.maximum(scan.first_token, 2 * scan.uniform_first_token)
+    assert fails("below_even", scan=dataclasses.replace(scan, first_token=sinks))
+
+
 def test_the_sinks_sit_where_the_first_token_stands_out_not_by_how_far():
     scan = repeated_tokens.scan()
     ratio = scan.first_stream_norm / scan.stream_norm

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from mha.accounting import layer_multiply_adds
+from mha.accounting import layer_multiply_adds, param_count
 from mha.pages.exercises import facts, page, recall_facts
-from mha.worked.cricket import V_TRIPLED, solve
+from mha.worked.cricket import V_TRIPLED, V, solve
 
 
 def test_four_heads_of_one_dimension():
@@ -101,6 +101,21 @@ def test_the_recall_answers_facts_hold_and_turn_false_on_other_values():
     assert not found["head_b_triples"].holds
     bigger = {**p.cost, "many_heads": p.cost["many_heads"] + 1}
     assert not facts(args[0], p.bert, bigger, p.example, p.tripled)["flops_same"].holds
+
+
+def test_the_bert_and_tripling_answers_turn_false_on_other_values():
+    p = page()
+    args = (p.four_heads["weights"], p.bert, p.cost, p.example, p.tripled)
+    # a count read from a layer with biases: no longer the same as 4·d_model²
+    biased = param_count(p.bert["d_model"], p.bert["n_heads"], bias=True)
+    bert = {**p.bert, "params_from_arrays": biased}
+    assert not facts(args[0], bert, *args[2:])["bert_same"].holds
+    # a query for "his" leaning to "Kohli" after the tripling: the weights move
+    moved = solve(q=np.array([2.0, 1.0, 0.0, 1.0]), v=V_TRIPLED)
+    assert not facts(*args[:4], moved)["no_weight_changes"].holds
+    # v(Kohli) tripled instead of v(century): head A's output moves
+    kohli = solve(v=np.array(V) * [[3.0], [1.0], [1.0]])
+    assert not facts(*args[:4], kohli)["head_a_still"].holds
 
 
 def test_the_answers_on_masks_cross_attention_the_ffn_depth_and_the_cache():

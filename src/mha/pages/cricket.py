@@ -32,15 +32,15 @@ def page() -> Page:
     ```
     """
     example, extended = cricket.solve(), cricket.solve_extended()
-    tripled = cricket.solve(v=cricket.V_TRIPLED)
+    tripled, cost = cricket.solve(v=cricket.V_TRIPLED), _cost()
     return Page(
         example=example,
         split=cricket.split_only(),
         extended=extended,
         tripled=tripled,
         tokens=cricket.TOKENS,
-        cost=_cost(),
-        facts=facts(example, extended, tripled),
+        cost=cost,
+        facts=facts(example, extended, tripled) | cost_facts(cost),
         figures=figures(example, extended),
     )
 
@@ -79,7 +79,7 @@ def facts(
         f"one head's weights on Kohli, his, century: {_r(full)}",
     )
     his, century = extended["his"], extended["century"]
-    c_full, runs, c = century.full.weights, ("full", "head_a", "head_b"), _cost()
+    c_full, runs = century.full.weights, ("full", "head_a", "head_b")
     return {
         "tie": tie,
         "tie_verdict": tie,
@@ -128,6 +128,23 @@ def facts(
             np.allclose(tripled.head_b.output, 3 * example.head_b.output),
             f"head B output {tripled.head_b.output.tolist()}",
         ),
+    }
+
+
+def cost_facts(cost: dict[str, int]) -> dict[str, Fact]:
+    """The fact the page states about the cost of one head against several.
+
+    ```python
+    from mha.pages.cricket import cost_facts, page
+
+    c = page().cost
+    assert cost_facts(c)["same_cost"].holds
+    wide = {**c, "madds_many": c["heads"] * c["madds_one"]}  # heads of the full width
+    assert not cost_facts(wide)["same_cost"].holds
+    ```
+    """
+    c = cost
+    return {
         "same_cost": Fact(
             c["params_one"] == c["params_two"] and c["madds_one"] == c["madds_many"],
             f"{c}",
