@@ -172,13 +172,6 @@ UNFALSIFIED_TODAY = {
     "exercises.md": {
         "bert_same", "head_a_still", "no_weight_changes",
     },
-    "heads-explorer.md": {
-        "same_word_spreads", "slider_turns", "two_heads_drowned",
-    },
-    "kv-cache.md": {
-        "falcon_trap", "llama70_absent", "mha_beyond_weights", "palm_trap", "tradeoff",
-        "tradeoff_large", "tradeoff_middle",
-    },
     "multi-head.md": {
         "cross_is_self", "whole_matches",
     },
