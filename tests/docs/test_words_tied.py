@@ -172,9 +172,6 @@ UNFALSIFIED_TODAY = {
     "exercises.md": {
         "bert_same", "head_a_still", "no_weight_changes",
     },
-    "multi-head.md": {
-        "cross_is_self", "whole_matches",
-    },
     "one-head-or-many.md": {
         "extra_heads", "forgiving_by_accuracy", "gaps", "later", "narrow_most_right",
         "narrow_worse", "no_takeover", "one_splits", "overlap", "paper_best",
