@@ -172,11 +172,6 @@ UNFALSIFIED_TODAY = {
     "exercises.md": {
         "bert_same", "head_a_still", "no_weight_changes",
     },
-    "one-head-or-many.md": {
-        "extra_heads", "forgiving_by_accuracy", "gaps", "later", "narrow_most_right",
-        "narrow_worse", "no_takeover", "one_splits", "overlap", "paper_best",
-        "paper_shape", "rises", "seeds_differ", "two_enough",
-    },
     "real-gqa-model.md": {
         "mqa_breaks", "rows_agree", "uptrained_close",
     },
