@@ -172,10 +172,6 @@ UNFALSIFIED_TODAY = {
     "exercises.md": {
         "bert_same", "head_a_still", "no_weight_changes",
     },
-    "real-heads.md": {
-        "borderline", "cls_dominant", "last_layer", "none_of_these", "others_fine",
-        "parks_on_cls",
-    },
 }  # fmt: skip
 
 
