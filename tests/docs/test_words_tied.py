@@ -1,4 +1,4 @@
-"""Words tied to their checks (issue 29, part 5), over the real site.
+"""Words tied to their checks, over the real site.
 
 - Every guarded sentence prints, next to it, at least one value its fact compares
   (``mha_site.facts.unprinted``), so a reader sees what the check saw.
@@ -6,9 +6,9 @@
   ``assert not …["name"].holds``, directly, in a loop over names, or through a helper
   such as ``fails("name", …)``), so a check replaced by ``True`` fails a test.
 
-Both hold today for most facts, not for all: the ones that do not are listed below
-by page, and the lists only shrink. A new fact must come with both; a listed fact that
-gains them must leave the list (the test says which).
+The second holds for every fact. The first holds for most sentences: the ones that
+do not are listed below by page, and the list only shrinks (a listed sentence that
+gains a value must leave it; the test says which).
 """
 
 from __future__ import annotations
@@ -153,33 +153,6 @@ def _name(node: ast.AST) -> str | None:
     return getattr(node, "id", None) or getattr(node, "attr", None)
 
 
-# Facts no test makes false today (a check replaced by True would pass them).
-UNFALSIFIED_TODAY = {
-    "heads-explorer.md": {
-        "same_word_spreads", "slider_turns", "two_heads_drowned",
-    },
-    "kv-cache.md": {
-        "falcon_trap", "llama70_absent", "mha_beyond_weights", "palm_trap", "tradeoff",
-        "tradeoff_large", "tradeoff_middle",
-    },
-    "multi-head.md": {
-        "cross_is_self", "whole_matches",
-    },
-    "one-head-or-many.md": {
-        "extra_heads", "forgiving_by_accuracy", "gaps", "later", "narrow_most_right",
-        "narrow_worse", "no_takeover", "one_splits", "overlap", "paper_best",
-        "paper_shape", "rises", "seeds_differ", "two_enough",
-    },
-    "real-gqa-model.md": {
-        "mqa_breaks", "rows_agree", "uptrained_close",
-    },
-    "real-heads.md": {
-        "borderline", "cls_dominant", "last_layer", "none_of_these", "others_fine",
-        "parks_on_cls",
-    },
-}  # fmt: skip
-
-
 def test_every_guarded_sentence_prints_a_value_of_its_fact():
     new, fixed = [], []
     for page in PAGES:
@@ -205,18 +178,14 @@ def asserted_false() -> set[str]:
 
 
 def test_every_fact_has_a_test_that_makes_it_false(asserted_false):
-    new, fixed = [], []
-    for page in PAGES:
-        stated = {name for _, name in uses(page.read_text(encoding="utf-8"))}
-        missing = stated - asserted_false
-        known = UNFALSIFIED_TODAY.get(page.name, set())
-        new += [f"docs/{page.name}: {name}" for name in sorted(missing - known)]
-        fixed += [f"docs/{page.name}: {name}" for name in sorted(known - missing)]
-    assert not new, (
+    missing = [
+        f"docs/{page.name}: {name}"
+        for page in PAGES
+        for name in sorted({n for _, n in uses(page.read_text(encoding="utf-8"))})
+        if name not in asserted_false
+    ]
+    assert not missing, (
         "a fact no test makes false (a check replaced by True would pass): add "
         'assert not facts(<values that break it>)["name"].holds to its page\'s '
-        "tests:\n  " + "\n  ".join(new)
-    )
-    assert not fixed, "now tested: remove from UNFALSIFIED_TODAY:\n  " + "\n  ".join(
-        fixed
+        "tests:\n  " + "\n  ".join(missing)
     )

@@ -184,6 +184,29 @@ def test_facts_turn_false_on_other_maps() -> None:
     assert not hx.facts(s, alike, alike[0], levels, blurred)["blur_order"].holds
 
 
+def test_the_patterns_and_the_slider_facts_turn_false_on_other_values(four) -> None:
+    """Each sentence made wrong by changing what it is about, from the page's values."""
+    p = hx.page()
+    s, levels, one = p.strength, p.dominance, cat_mat.attention_weights(1)[0]
+    patterns = p.patterns
+
+    def facts(four=four, levels=levels, patterns=patterns) -> dict:
+        return hx.facts(s, four, one, levels, patterns)
+
+    assert all(fact.holds for fact in facts().values())
+    matched = four.copy()  # "cat" matching "mat" in the same-word head, as in POS
+    matched[SAME_WORD, CAT] = four[PART_OF_SPEECH, CAT]
+    assert not facts(four=matched)["same_word_spreads"].holds
+    # the slider: "." no longer leading most rows at the strongest sink
+    weak = dataclasses.replace(levels[-1], rows_led=levels[-1].rows // 2)
+    assert not facts(levels=(*levels[:-1], weak))["slider_turns"].holds
+    # the wide head of two giving the first "the" as much as the same-word head of four
+    even = list(patterns.two_heads_the_to_the)
+    even[1] = patterns.the_to_the[SAME_WORD]
+    clear = dataclasses.replace(patterns, two_heads_the_to_the=tuple(even))
+    assert not facts(patterns=clear)["two_heads_drowned"].holds
+
+
 def test_the_figure_is_the_explorers_default_variant() -> None:
     (static,) = hx.page().figures["heatmaps"].data
     data = hx.example("cat_mat")

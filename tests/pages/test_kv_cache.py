@@ -7,6 +7,7 @@ traps the page names (Falcon-7B's one K/V head, head width not d_model / h).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
@@ -20,6 +21,7 @@ from mha.data.published import DECODERS, GQA_TABLE_1, decoder
 from mha.figures import to_svg
 from mha.figures.kv_cache import cache_vs_context, fit_in_memory, head_sharing
 from mha.pages.kv_cache import (
+    BYTES_PER_VALUE,
     EXAMPLE_CONTEXT,
     EXAMPLE_MEMORY,
     FIT_MODELS,
@@ -36,6 +38,7 @@ from mha.pages.kv_cache import (
     figures,
     page,
     size_text,
+    tradeoffs,
     what_fits,
 )
 from mha.support.page import WIDGET_BYTES
@@ -269,13 +272,13 @@ def test_the_pages_facts_hold_and_follow_the_values():
     assert p.fits["Llama-3 8B"] == (130, 32)
     assert (round(p.speed_share, 2), round(p.recovered, 2)) == (0.86, 0.83)
     swapped = {**p.naive, "PaLM 540B": (192, 0.75), "Gemma 7B": (384, 1.5)}
-    found = facts(p.models, swapped, p.fits, p.tradeoff)
+    found = facts(p.models, swapped, p.fits, p.tradeoff, p.counted)
     assert not found["palm_too_large"].holds and not found["gemma_too_small"].holds
     assert found["palm_trap"].holds  # still a trap, the other way: the Markdown's else
     same = {**p.naive, "Gemma 7B": (256, 1.0)}
-    assert not facts(p.models, same, p.fits, p.tradeoff)["gemma_trap"].holds
+    assert not facts(p.models, same, p.fits, p.tradeoff, p.counted)["gemma_trap"].holds
     fewer = {**p.fits, "Llama-3 8B": (1, 1)}
-    assert not facts(p.models, p.naive, fewer, p.tradeoff)["fit_llama"].holds
+    assert not facts(p.models, p.naive, fewer, p.tradeoff, p.counted)["fit_llama"].holds
     texts = p.figures
     assert "8 times the published grouped-query model" in texts["cache_vs_context"].alt
     assert "Falcon-7B fits the most, 2,147" in texts["fit_in_memory"].alt
@@ -284,8 +287,57 @@ def test_the_pages_facts_hold_and_follow_the_values():
     assert [o for o in p.options if o[2]] == [("Llama-3 8B", "GQA-8", True)]
 
 
+def test_the_traps_and_the_weights_facts_turn_false_on_other_values():
+    """Each sentence made wrong by changing the value it is about, from the page's."""
+    p = page()
+
+    def stated(models=p.models, naive=p.naive, counted=p.counted) -> dict:
+        return facts(models, naive, p.fits, p.tradeoff, counted)
+
+    falcon = p.models["Falcon-7B"]  # the table reading the config's 71 K/V heads
+    read = dataclasses.replace(falcon, per_token=falcon.per_token_mha, saving=1.0)
+    assert not stated(models={**p.models, "Falcon-7B": read})["falcon_trap"].holds
+    palm = p.models["PaLM 540B"].config  # as if its d_model were h * d_head
+    honest = {**p.naive, "PaLM 540B": (palm.head_dim, 1.0)}
+    assert not stated(naive=honest)["palm_trap"].holds
+    llama = p.models["Llama-2 70B"].config  # weights as large as its longest MHA cache
+    cache = cache_bytes(llama, p.longest, n_kv_heads=llama.n_heads)
+    heavy = {**p.counted, llama.name: cache // BYTES_PER_VALUE}
+    assert not stated(counted=heavy)["mha_beyond_weights"].holds
+    filling = {**p.counted, llama.name: EXAMPLE_MEMORY // BYTES_PER_VALUE}  # not over
+    assert not stated(counted=filling)["llama70_absent"].holds
+
+
+MHA_XXL, MQA_XXL, GQA_XXL = (
+    next(r for r in GQA_TABLE_1 if r.model == m)
+    for m in ("MHA-XXL", "MQA-XXL", "GQA-8-XXL")
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "model", "changed"),
+    [  # GQA-8 as slow as MHA; MHA-Large scoring as GQA-8; GQA-8 half as fast as MQA
+        ("tradeoff", "GQA-8-XXL", {"seconds_per_sample": MHA_XXL.seconds_per_sample}),
+        ("tradeoff_large", "MHA-Large", {"average_score": GQA_XXL.average_score}),
+        (
+            "tradeoff_middle",
+            "GQA-8-XXL",
+            {"seconds_per_sample": 2 * MQA_XXL.seconds_per_sample},
+        ),
+    ],
+)
+def test_a_tradeoff_fact_turns_false_on_another_table_1(name, model, changed):
+    p = page()
+    table = [
+        dataclasses.replace(r, **changed) if r.model == model else r
+        for r in GQA_TABLE_1
+    ]
+    assert not facts(p.models, p.naive, p.fits, tradeoffs(table), p.counted)[name].holds
+
+
 def test_gqa_tradeoff_reads_table_1():
     rows = page().tradeoff
+    assert tradeoffs(GQA_TABLE_1) == rows
     assert set(rows) == {r.model for r in GQA_TABLE_1}
     assert rows["MHA-XXL"].speedup == 1.0 and rows["MHA-XXL"].score_drop == 0.0
     assert rows["MQA-XXL"].speedup == pytest.approx(1.51 / 0.24)

@@ -257,6 +257,10 @@ def test_facts_hold_and_a_stale_one_is_refused() -> None:
     assert not refused["bare_own"].holds and not refused["mixed_every"].holds
     gqa = MultiHeadAttention(8, 4, n_kv_heads=2)
     assert not mechanism.facts(**values | {"wide": gqa})["wide_same"].holds
+    no_w_o = dataclasses.replace(page.whole, out=page.whole.concat)  # W_O skipped
+    assert not mechanism.facts(**values | {"whole": no_w_o})["whole_matches"].holds
+    shorter = page.x[:-1]  # not the same tokens twice: the last one is not read
+    assert not mechanism.facts(**values | {"memory": shorter})["cross_is_self"].holds
 
 
 def test_the_figures_draw_the_pages_values() -> None:

@@ -372,11 +372,77 @@ def test_the_table_values_are_the_results(tiny_sweep):
 def test_a_fact_turns_false_when_the_numbers_change(tiny_sweep):
     """One head failing is computed from the values: make it succeed, the fact goes."""
     fails = _scored(tiny_sweep, {1: 0.5, 2: 1.0, 32: 0.9}, {1: 0.6, 2: 0.01, 32: 0.2})
-    assert page_module.facts(fails)["one_fails"].holds
-    assert page_module.facts(fails)["narrow_worse"].holds
+    assert page_module.facts(fails, vaswani2017.ROW_A)["one_fails"].holds
+    assert page_module.facts(fails, vaswani2017.ROW_A)["narrow_worse"].holds
     solves = _scored(tiny_sweep, {1: 1.0, 2: 1.0, 32: 0.9}, {1: 0.01, 2: 0.01, 32: 0.2})
-    assert not page_module.facts(solves)["one_fails"].holds
-    assert not page_module.facts(solves)["best_is_relations"].holds
+    assert not page_module.facts(solves, vaswani2017.ROW_A)["one_fails"].holds
+    assert not page_module.facts(solves, vaswani2017.ROW_A)["best_is_relations"].holds
+
+
+def _changed(sweep: head_sweep.Sweep, n_heads: int, **values) -> head_sweep.Sweep:
+    """``sweep`` with the result of ``n_heads`` heads given other ``values``."""
+    results = tuple(
+        dataclasses.replace(r, **values) if r.n_heads == n_heads else r
+        for r in sweep.results
+    )
+    return dataclasses.replace(sweep, results=results)
+
+
+def test_each_fact_turns_false_when_the_site_sweep_says_otherwise():
+    """Each sentence of the reading made wrong by changing the result it is about."""
+    page = page_module.page()
+    s = head_sweep.Sweep(page.config, tuple(page.rows))
+    one, two, widest = page.one, page.two, page.widest
+    sixteen, eight = page.second_widest, s.result(widest.n_heads // 4)
+
+    def facts(sweep: head_sweep.Sweep, row=vaswani2017.ROW_A) -> dict:
+        return page_module.facts(sweep, row)
+
+    assert all(fact.holds for fact in facts(s).values())
+    # one head taking one relation, as the two-head model's previous-token head does
+    seeds = np.arange(len(page.config.seeds))
+    previous = two.attention_mass[seeds, two.attention_mass[..., 0].argmax(axis=1)]
+    took = facts(_changed(s, 1, attention_mass=previous[:, None, :]))
+    assert not took["one_splits"].holds and not took["no_takeover"].holds
+    same_word = np.repeat(one.test_accuracy[:1], len(seeds), axis=0)  # every seed
+    assert not facts(_changed(s, 1, test_accuracy=same_word))["seeds_differ"].holds
+    both = np.repeat(previous[:, None, :], 2, axis=1)  # two heads, both on "previous"
+    assert not facts(_changed(s, 2, attention_mass=both))["two_enough"].holds
+    failing = facts(_changed(s, sixteen.n_heads, test_accuracy=one.test_accuracy))
+    for name in ("extra_heads", "forgiving_by_accuracy"):
+        assert not failing[name].holds
+    learnt = _changed(s, widest.n_heads, test_loss=two.test_loss)
+    assert not facts(learnt)["narrow_worse"].holds
+    chance = np.full_like(widest.test_accuracy, toy_task.CHANCE_ACCURACY)
+    assert not facts(_changed(s, widest.n_heads, test_accuracy=chance))[
+        "narrow_most_right"
+    ].holds
+    flat = _changed(s, sixteen.n_heads, test_loss=eight.test_loss)  # no rise 8 -> 16
+    assert not facts(flat)["rises"].holds
+    crossing = _changed(s, widest.n_heads, train_losses=two.train_losses)
+    assert not facts(crossing)["later"].holds
+    as_two = _changed(s, 1, test_accuracy=two.test_accuracy)  # our gap closed
+    assert not facts(as_two)["gaps"].holds
+    agreeing = dataclasses.replace(  # every seed at its h's mean: no range to overlap
+        s,
+        results=tuple(
+            dataclasses.replace(r, test_loss=np.full_like(r.test_loss, r.loss_range[0]))
+            for r in s.results
+        ),
+    )
+    assert not facts(agreeing)["overlap"].holds
+
+
+def test_the_papers_facts_turn_false_on_another_row_a():
+    page = page_module.page()
+    s = head_sweep.Sweep(page.config, tuple(page.rows))
+    first, *rest = vaswani2017.ROW_A
+    best = max(vaswani2017.ROW_A, key=lambda row: row.bleu)
+    level = (dataclasses.replace(first, bleu=best.bleu), *rest)  # one head as good
+    assert not page_module.facts(s, level)["paper_shape"].holds
+    two = vaswani2017.HeadsRow(2, first.d_k // 2, best.perplexity, best.bleu)
+    tried = (first, two, *rest)  # had the paper tried h = 2, and it did best
+    assert not page_module.facts(s, tried)["paper_best"].holds
 
 
 def test_the_page_quotes_the_site_sweep():

@@ -80,7 +80,7 @@ def test_one_paragraph_cannot_rank_the_kindest_layers(page):
     kinder = r.mqa_layer_loss.copy()
     kinder[r.best_layer] = r.token_loss - 0.5
     clear = dataclasses.replace(r, mqa_layer_loss=kinder)
-    stale = gqa.facts(clear, page.bench, page.every.counts)
+    stale = gqa.facts(clear, page.bench, page.every.counts, page.paper)
     assert not stale["best_is_noise"].holds
     # the worst layer as noisy as its change: no longer outside the noise
     noisy = r.mqa_layer_loss.copy()
@@ -88,7 +88,9 @@ def test_one_paragraph_cannot_rank_the_kindest_layers(page):
     noise = np.resize([-10.0, 10.0], len(r.token_loss))
     noisy[r.worst_layer] = r.token_loss + shift + noise
     blurred = dataclasses.replace(r, mqa_layer_loss=noisy)
-    assert not gqa.facts(blurred, page.bench, page.every.counts)["worst_is_not"].holds
+    assert not gqa.facts(blurred, page.bench, page.every.counts, page.paper)[
+        "worst_is_not"
+    ].holds
 
 
 def test_expand_kv_heads_keeps_a_biased_layers_outputs():
@@ -146,7 +148,7 @@ def test_the_study_facts_turn_false_on_other_results(page):
         mha_perplexity=2 * r.perplexity,
         mqa_layer_perplexity=(r.perplexity,) * 30,  # even, and all close
     )
-    stale = gqa.facts(other, page.bench, page.every.counts)
+    stale = gqa.facts(other, page.bench, page.every.counts, page.paper)
     for name in (
         "same_answer",
         "mha_logits",
@@ -160,6 +162,25 @@ def test_the_study_facts_turn_false_on_other_results(page):
     assert stale["rows_agree"].holds and stale["mqa_breaks"].holds
 
 
+def test_the_cache_conversion_and_paper_facts_turn_false_on_other_results(page):
+    r, paper = page.study, page.paper
+
+    def stated(study=r, paper=paper) -> dict:
+        return gqa.facts(study, page.bench, page.every.counts, paper)
+
+    # the answer's last token fed back: the cache one token past the formula's
+    fed = r.gqa.nbytes[-1] + r.gqa.bytes_per_token
+    longer = dataclasses.replace(r.gqa, nbytes=(*r.gqa.nbytes[:-1], fed))
+    assert not stated(dataclasses.replace(r, gqa=longer))["rows_agree"].holds
+    # every layer converted at once doing no worse than the worst layer alone
+    mild = dataclasses.replace(r, mqa_perplexity=max(r.mqa_layer_perplexity))
+    assert not stated(mild)["mqa_breaks"].holds
+    # the uptrained MQA model scoring no better than the smaller MHA-Large
+    large = paper["MHA-Large"].average_score
+    far = dataclasses.replace(paper["MQA-XXL"], average_score=large)
+    assert not stated(paper={**paper, "MQA-XXL": far})["uptrained_close"].holds
+
+
 def test_the_benchmark_and_widget_facts_turn_false_on_other_results(page):
     slow = {
         **page.bench,
@@ -167,7 +188,7 @@ def test_the_benchmark_and_widget_facts_turn_false_on_other_results(page):
         "prefill_tokens_per_s": page.bench["decode_tokens_per_s"],
         "decode_bound_ratio": page.bench["budget_decode_bound_ratio"] / 2,
     }
-    stale = gqa.facts(page.study, slow, {"first token": 1, "mixed": 269})
+    stale = gqa.facts(page.study, slow, {"first token": 1, "mixed": 269}, page.paper)
     for name in ("products_slower", "prefill_faster", "target", "sink_heads"):
         assert not stale[name].holds, name
 

@@ -236,6 +236,37 @@ def test_the_pruning_facts_turn_false_on_other_results(atlas):
     assert not stale["slow_then_fast"].holds and not stale["retrieval_flat"].holds
 
 
+def test_each_fact_turns_false_when_the_real_results_say_otherwise(atlas, pruned):
+    """Each sentence made wrong by changing the result it is about, from the page's."""
+    cls = head_atlas.page().cls_moved
+
+    def stated(a=atlas, p=pruned) -> dict:
+        return head_atlas.facts(a, p, cls)
+
+    assert all(fact.holds for fact in stated().values())
+    kinds = atlas.kinds.copy()  # the strongest [SEP] head passing the majority rule
+    kinds[atlas.strongest("sep")] = "[SEP]"
+    assert not stated(a=dataclasses.replace(atlas, kinds=kinds))["none_of_these"].holds
+    halved = {**atlas.statistics, "cls": atlas.statistics["cls"] / 2}  # half on [CLS]
+    fewer = head_grid.classify(halved, head_atlas.KINDS)
+    assert not stated(a=dataclasses.replace(atlas, kinds=fewer))["cls_dominant"].holds
+    stats = atlas.statistics  # parking on [SEP] as BERT does, not on [CLS]
+    swapped = {**stats, "cls": stats["sep"], "sep": stats["cls"]}
+    bert_like = dataclasses.replace(atlas, statistics=swapped)
+    assert not stated(a=bert_like)["parks_on_cls"].holds
+    retrieval = pruned.single_retrieval.copy()  # one removal losing three queries
+    retrieval[pruned.order[0]] = pruned.baseline_retrieval - 3 / pruned.n_queries
+    three = dataclasses.replace(pruned, single_retrieval=retrieval)
+    assert not stated(p=three)["borderline"].holds
+    first_last = pruned.layer_cosine[[-1, *range(1, len(pruned.layer_cosine) - 1), 0]]
+    first_worst = dataclasses.replace(pruned, layer_cosine=first_last)
+    assert not stated(p=first_worst)["last_layer"].holds
+    cosine = pruned.layer_cosine.copy()  # layer 0 halfway to the last layer's damage
+    cosine[0] = (cosine[0] + cosine[-1]) / 2
+    hurt = dataclasses.replace(pruned, layer_cosine=cosine)
+    assert not stated(p=hurt)["others_fine"].holds
+
+
 def test_the_figures_draw_what_the_page_hands_them():
     page = head_atlas.page()
     figures, atlas, pruned = page.figures, page.atlas, page.pruned

@@ -322,8 +322,8 @@ def facts(
             and s["part of speech"] + s["same word"] > s["sink"],
             f"rows not led by '.': {exceptions}; strengths {s}",
         ),
-        "slider_turns": Fact(
-            all(not d.dominated for d in levels if d.sink < first),
+        "slider_turns": Fact(  # "." leads most rows from ``first`` up, none below
+            all(d.dominated == (d.sink >= first) for d in levels),
             f"dominance by strength {[(d.sink, d.rows_led) for d in levels]}",
         ),
         "two_heads_drowned": Fact(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -69,6 +70,7 @@ def page() -> Page:
         kind, width = attention_kind(c.n_heads, c.n_kv_heads), c.n_heads * c.head_dim
         rows.append(Row(c, kind, per_token, mha, mha / per_token, width))
     models = {r.config.name: r for r in rows}
+    counted = {name: counted_params(name) for name in models}
     c = models[CONTEXT_MODEL].config
     start = Shape.of(CALCULATOR_MODEL)
     fits = {}  # sequences whose caches fit beside the weights: as published, with MHA
@@ -78,11 +80,7 @@ def page() -> Page:
             free // cache_bytes(d, EXAMPLE_CONTEXT, n_kv_heads=h)
             for h in (d.n_kv_heads, d.n_heads)
         )
-    base = next(r for r in GQA_TABLE_1 if r.model == "MHA-XXL")  # what GQA came from
-    tradeoff = {}
-    for r in GQA_TABLE_1:
-        speedup = base.seconds_per_sample / r.seconds_per_sample
-        tradeoff[r.model] = Tradeoff(r, speedup, base.average_score - r.average_score)
+    tradeoff = tradeoffs(GQA_TABLE_1)
     mqa, gqa = tradeoff["MQA-XXL"], tradeoff["GQA-8-XXL"]
     naive = {}  # the trap: d_model / h as head width, and that width / the real one
     for name in ("PaLM 540B", "Gemma 7B"):
@@ -102,7 +100,7 @@ def page() -> Page:
             "weights": counted_params(c.name) * BYTES_PER_VALUE / GIB,
         },
         longest=CONTEXTS[-1],
-        counted={r.config.name: counted_params(r.config.name) for r in rows},
+        counted=counted,
         memory_gib=EXAMPLE_MEMORY_GIB,
         fits=fits,
         start=start,
@@ -122,7 +120,10 @@ def page() -> Page:
         # where Ainslie et al. give speed and quality by model, time by groups
         cited={"table": 1, "figure": 6},
         designs=designs(),
-        facts={**facts(models, naive, fits, tradeoff), **design_facts(designs())},
+        facts={
+            **facts(models, naive, fits, tradeoff, counted),
+            **design_facts(designs()),
+        },
         figures=figures(models, fits),
     )
 
@@ -597,28 +598,53 @@ class Tradeoff:
     score_drop: float  # MHA-XXL's average score minus this row's
 
 
+def tradeoffs(table: Sequence[SpeedQuality]) -> dict[str, Tradeoff]:
+    """Each row of a speed and quality ``table`` (Ainslie et al.'s Table 1 on the
+    page) against its ``MHA-XXL`` row, the model GQA was made from, by model name.
+
+    ```python
+    from mha.data.published import GQA_TABLE_1
+    from mha.pages.kv_cache import tradeoffs
+
+    rows = tradeoffs(GQA_TABLE_1)
+    assert rows["MHA-XXL"].speedup == 1 and rows["MQA-XXL"].speedup > 1
+    ```
+    """
+    base = next(r for r in table if r.model == "MHA-XXL")
+    return {
+        r.model: Tradeoff(
+            r,
+            base.seconds_per_sample / r.seconds_per_sample,
+            base.average_score - r.average_score,
+        )
+        for r in table
+    }
+
+
 def facts(
     models: dict[str, Row],
     naive: dict[str, tuple[int, float]],
     fits: dict[str, tuple[int, int]],
     tradeoff: dict[str, Tradeoff],
+    counted: dict[str, int],
 ) -> dict[str, Fact]:
-    """The facts the page states about the published models, fits and the GQA paper.
+    """The facts the page states about the published models, fits and the GQA paper
+    (``counted``: each model's parameters, counted from its shape).
 
     ```python
     from mha.pages.kv_cache import facts, page
 
     p = page()
     fits = {**p.fits, "Llama-3 8B": (1, 1)}  # as if GQA fitted fewer sequences
-    assert not facts(p.models, p.naive, fits, p.tradeoff)["fit_llama"].holds
+    assert not facts(p.models, p.naive, fits, p.tradeoff, p.counted)["fit_llama"].holds
     ```
     """
     names = ("Falcon-7B", "Llama-2 7B", "Llama-3 8B")
     falcon, llama2, llama3 = (models[n].config for n in names)
     c = models[CONTEXT_MODEL].config
     longest = cache_bytes(c, CONTEXTS[-1], n_kv_heads=c.n_heads)
-    weights = counted_params(c.name) * BYTES_PER_VALUE
-    params2, params3 = counted_params(llama2.name), counted_params(llama3.name)
+    weights = counted[c.name] * BYTES_PER_VALUE
+    params2, params3 = counted[llama2.name], counted[llama3.name]
     mqa, gqa, large = (tradeoff[m] for m in ("MQA-XXL", "GQA-8-XXL", "MHA-Large"))
     recovered = (mqa.score_drop - gqa.score_drop) / mqa.score_drop
     palm, gemma = naive["PaLM 540B"][1], naive["Gemma 7B"][1]  # d_model/h over head_dim

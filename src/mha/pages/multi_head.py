@@ -319,6 +319,7 @@ def page() -> Page:
     values = dict(
         layer=layer,
         x=x,
+        memory=x,  # the same tokens twice
         bare=dependence(without_w_o(layer), x),
         mixed=dependence(layer, x),
         wide=wide_head(layer),
@@ -333,6 +334,7 @@ def page() -> Page:
 def facts(
     layer: MultiHeadAttention,
     x: np.ndarray,
+    memory: np.ndarray,
     bare: Dependence,
     mixed: Dependence,
     wide: MultiHeadAttention,
@@ -340,7 +342,8 @@ def facts(
     whole: WholeLayer,
     params_one: int,
 ) -> dict[str, Fact]:
-    """The facts the page's sentences state about its layers.
+    """The facts the page's sentences state about its layers (``memory``: what the
+    cross-attention reads when given the same tokens twice, ``x`` itself).
 
     ```python
     import inspect
@@ -371,8 +374,8 @@ def facts(
             len(set(contrast.head_tops)) == h, f"tops {contrast.head_tops}"
         ),
         "cross_is_self": Fact(
-            np.allclose(cross_attention(layer, x, x)[0], layer(x)[0]),
-            "cross_attention(layer, x, x) against layer(x)",
+            np.allclose(cross_attention(layer, x, memory)[0], layer(x)[0]),
+            "cross_attention(layer, x, memory) against layer(x)",
         ),
     }
 

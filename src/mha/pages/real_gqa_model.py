@@ -372,6 +372,7 @@ def page() -> Page:
     ```
     """
     r, bench = results(), measured.load("smollm2")
+    paper = {row.model: row for row in published.GQA_TABLE_1}  # the GQA paper's
     decode_bench = measured.load("decode")
     decoded = decoding(decode_bench, r.config, bench["weight_bytes_per_token"])
     c, itemsize = r.config, CACHE_ITEMSIZE
@@ -394,7 +395,7 @@ def page() -> Page:
         question=QUESTION,
         group=c.n_heads // c.n_kv_heads,
         cache_ratio=r.mha.bytes_per_token / r.gqa.bytes_per_token,
-        paper={row.model: row for row in published.GQA_TABLE_1},  # the GQA paper's
+        paper=paper,
         uptrain=published.GQA_UPTRAIN_FRACTION,
         bench=bench,
         speed={
@@ -416,14 +417,20 @@ def page() -> Page:
         noise=NOISE,
         decode_bench=decode_bench,
         decoding=decoded,
-        facts={**facts(r, bench, every.counts), **decoding_facts(decoded)},
+        facts={**facts(r, bench, every.counts, paper), **decoding_facts(decoded)},
         figures=figures(r),
     )
 
 
-def facts(r: Study, bench: dict, kinds: dict[str, int]) -> dict[str, Fact]:
-    """The facts the page's sentences state about the study, the benchmark and the
-    ``kinds`` of SmolLM2's heads (kind -> heads).
+def facts(
+    r: Study,
+    bench: dict,
+    kinds: dict[str, int],
+    paper: dict[str, published.SpeedQuality],
+) -> dict[str, Fact]:
+    """The facts the page's sentences state about the study, the benchmark, the
+    ``kinds`` of SmolLM2's heads (kind -> heads) and the GQA ``paper``'s Table 1 rows
+    (model -> row).
 
     ```python
     import dataclasses
@@ -431,7 +438,8 @@ def facts(r: Study, bench: dict, kinds: dict[str, int]) -> dict[str, Fact]:
 
     p = page()
     other = dataclasses.replace(p.study.mha, answer="Lyon")
-    stale = facts(dataclasses.replace(p.study, mha=other), p.bench, p.every.counts)
+    study = dataclasses.replace(p.study, mha=other)
+    stale = facts(study, p.bench, p.every.counts, p.paper)
     assert not stale["same_answer"].holds and stale["rows_agree"].holds
     ```
     """
@@ -439,8 +447,8 @@ def facts(r: Study, bench: dict, kinds: dict[str, int]) -> dict[str, Fact]:
     diff, layers = r.mha_max_logit_diff, np.array(r.mqa_layer_perplexity)
     close = layers < 1.5 * ppl  # "close to the published model's"
     spread = f"{layers.min():.1f} to {layers.max():.1f} by layer, {mqa_ppl:.1f} in all"
-    paper = {row.model: row.average_score for row in published.GQA_TABLE_1}
-    uptrained, multi_head = paper["MQA-XXL"], paper["MHA-XXL"]
+    uptrained = paper["MQA-XXL"].average_score
+    multi_head = paper["MHA-XXL"].average_score
     b = {name: bench[name] for name in ("products_gb_per_s", "read_bandwidth_gb_per_s")}
     prefill, decode = bench["prefill_tokens_per_s"], bench["decode_tokens_per_s"]
     ratio, budget = bench["decode_bound_ratio"], bench["budget_decode_bound_ratio"]

@@ -7,6 +7,7 @@ its reading quotes, the facts its sentences state and its four figures.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from itertools import pairwise
 
 import numpy as np
@@ -69,10 +70,10 @@ def page() -> Page:
         n_seeds=len(s.config.seeds),
         overlapping=_overlapping(s),
         later_from=_later_from(s),
-        paper_best=_paper_best(),
+        paper_best=_paper_best(vaswani2017.ROW_A),
         curve=(CURVE_WINDOW, CURVE_LEVEL),
         role_threshold=ROLE_THRESHOLD,
-        facts=facts(s),
+        facts=facts(s, vaswani2017.ROW_A),
         figures=figures(s),
     )
 
@@ -94,23 +95,26 @@ def _later_from(s: Sweep) -> int:
     return s.results[start].n_heads
 
 
-def _paper_best() -> tuple[int, ...]:
-    """The paper's h with the best BLEU."""
-    best = vaswani2017.best_bleu()
-    return tuple(row.n_heads for row in vaswani2017.ROW_A if row.bleu == best)
+def _paper_best(row: Sequence[vaswani2017.HeadsRow]) -> tuple[int, ...]:
+    """The h of the paper's ``row`` with the best BLEU."""
+    best = max(r.bleu for r in row)
+    return tuple(r.n_heads for r in row if r.bleu == best)
 
 
-def facts(s: Sweep) -> dict[str, Fact]:
-    """The facts the page's sentences state about the sweep (and the paper's row).
+def facts(s: Sweep, row: Sequence[vaswani2017.HeadsRow]) -> dict[str, Fact]:
+    """The facts the page's sentences state about the sweep and the paper's ``row``
+    (Vaswani et al.'s Table 3, row A).
 
     ```python
     import dataclasses
+    from mha.data.vaswani2017 import ROW_A
     from mha.pages.one_head_or_many import facts
     from mha.pages.one_head_or_many.head_sweep import sweep
 
     s = sweep()  # one head as accurate as two: it no longer fails
     one = dataclasses.replace(s.results[0], test_accuracy=s.results[1].test_accuracy)
-    assert not facts(dataclasses.replace(s, results=(one, *s.results[1:])))["one_fails"].holds
+    stale = facts(dataclasses.replace(s, results=(one, *s.results[1:])), ROW_A)
+    assert not stale["one_fails"].holds
     ```
     """
     one, two, widest = s.result(1), s.result(N_TARGETS), s.results[-1]
@@ -120,7 +124,7 @@ def facts(s: Sweep) -> dict[str, Fact]:
     steps = [r.steps_to() for r in s.results if r.n_heads >= later_from]
     later = all(a is not None and (b is None or a < b) for a, b in pairwise(steps))
     best_loss = min(s.results, key=lambda r: r.loss_range[0]).n_heads
-    bleu, paper_best = [row.bleu for row in vaswani2017.ROW_A], _paper_best()
+    bleu, paper_best = [r.bleu for r in row], _paper_best(row)
     mass = one.specialist_mass
     solved = all(x.accuracy.min() > SOLVED for x in middle)
     values = (
