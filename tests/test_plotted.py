@@ -51,6 +51,8 @@ def test_error_bars_bands_infinite_lines_and_other_patches_are_read_in_data_unit
     ax.add_patch(Polygon([[0, 0], [1, 0], [0, 1]], label="hull"))
     ax.add_patch(Rectangle((1.5, 2.5), 1, 2, fill=False, label="frame"))
     ax.add_patch(FancyArrowPatch((0, 0), (3, 1), label="arrow"))
+    ax.add_patch(FancyArrowPatch((0, 0), (1, 2)))  # unnamed: named by position
+    ax.add_patch(FancyArrowPatch((0, 0), (2, 1)))
     (panel,) = plotted(fig)
     assert panel.bars.keys() == {"with range", "sideways"}  # bars are not patches
     assert panel.errors["with range"].tolist() == [[0.4, 0.7], [0.2, 0.25]]
@@ -59,7 +61,7 @@ def test_error_bars_bands_infinite_lines_and_other_patches_are_read_in_data_unit
     assert band == {(1, 0), (2, 1), (1, 3), (2, 4)}
     assert panel.lines["through q"].tolist() == [[0, 2], [0, 1]]
     assert panel.lines["level"].tolist() == [[0, 1], [0.5, 0.5]]
-    assert panel.patches.keys() == {"hull", "frame", "arrow"}
+    assert panel.patches.keys() == {"hull", "frame", "arrow", "_patch6", "_patch7"}
     assert panel.patches["hull"].tolist()[:3] == [[0, 0], [1, 0], [0, 1]]
     assert {tuple(p) for p in panel.patches["frame"]} == {
         (1.5, 2.5),
@@ -68,3 +70,4 @@ def test_error_bars_bands_infinite_lines_and_other_patches_are_read_in_data_unit
         (1.5, 4.5),
     }
     assert panel.patches["arrow"].tolist() == [[0, 0], [3, 1]]
+    assert panel.patches["_patch7"].tolist() == [[0, 0], [2, 1]]

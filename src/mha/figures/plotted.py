@@ -23,7 +23,8 @@ from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 @dataclass(frozen=True)
 class Panel:
     """What one axes draws. Keys are the artists' labels, as the legend shows them
-    (matplotlib names an unlabelled artist ``_child<n>`` or ``_container<n>``).
+    (matplotlib names an unlabelled artist ``_child<n>`` or ``_container<n>``, and
+    ``plotted`` an unlabelled patch ``_patch<n>``).
 
     - ``bars``: each bar group's lengths (heights, or widths of horizontal bars);
     - ``errors``: each bar group's error bars, ``(n, 2)``: low and high end per bar;
@@ -99,7 +100,9 @@ def _panel(ax: Axes) -> Panel:
             if isinstance(c, FillBetweenPolyCollection)
         },
         patches={
-            p.get_label(): _outline(p) for p in ax.patches if id(p) not in in_bars
+            p.get_label() or f"_patch{i}": _outline(p)  # add_patch leaves it unnamed
+            for i, p in enumerate(ax.patches)
+            if id(p) not in in_bars
         },
         images=[np.asarray(image.get_array()) for image in ax.images],
         texts=[t.get_text() for t in ax.texts],
