@@ -58,6 +58,7 @@ def test_head_vectors_draws_each_heads_query_and_keys_in_its_own_columns():
         assert sorted(v[:, 0].tolist() for v in drops) == keys
         for tip, foot in (v.T for v in drops):  # the foot: on q's line, square to it
             assert _along(foot, q) and np.isclose((tip - foot) @ q, 0)
+        assert f"q({QUERY})" in panel.texts
         zero = [t for t, key in zip(p.tokens, k, strict=True) if not key.any()]
         assert [v.tolist() for v in rest if v.shape[1] == 1] == [[[0], [0]]] * len(zero)
         assert [t for t in panel.texts if t.endswith("(zero)")] == [

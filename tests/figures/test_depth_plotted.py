@@ -25,6 +25,7 @@ def test_residual_norms_draws_the_stream_and_each_sublayers_write():
             "feed-forward's write": [layers, s.mlp_norm],
         },
     )
+    assert panel.xlabel.endswith(f"after layer {len(s.stream_norm) - 2})")
 
 
 def test_circuit_attention_shows_each_head_doing_what_its_title_names():
