@@ -8,15 +8,13 @@ import numpy as np
 
 from mha.figures.plotted import Panel, plotted
 from mha.support.page import Page
+from tests.figures.from_page import draw
 
 
 def drawn(page: str, figure: str) -> tuple[Page, list[Panel]]:
     """``mha.pages.<page>.page()`` and what its figure ``figure`` draws, per axes."""
     p = importlib.import_module(f"mha.pages.{page}").page()
-    spec = p.figures[figure]
-    module, _, function = spec.draw.rpartition(".")
-    draw = getattr(importlib.import_module(f"mha.figures.{module}"), function)
-    return p, plotted(draw(*spec.data))
+    return p, plotted(draw(p, figure))
 
 
 def assert_series(got: dict[str, np.ndarray], want: dict[str, object]) -> None:
