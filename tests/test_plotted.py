@@ -37,3 +37,37 @@ def test_a_list_of_figures_gives_their_panels_in_order_and_anything_else_is_refu
     assert [p.title for p in plotted(figures)] == ["panel 0", "panel 1"]
     with pytest.raises(TypeError, match="fig: expected a matplotlib Figure"):
         plotted("<svg/>")
+
+
+def test_error_bars_bands_infinite_lines_and_other_patches_are_read_in_data_units():
+    from matplotlib.patches import FancyArrowPatch, Polygon, Rectangle
+
+    fig, ax = new_figure()
+    ax.bar([0, 1], [0.5, 0.25], yerr=[[0.1, 0.05], [0.2, 0.0]], label="with range")
+    ax.barh([0], [0.75], xerr=[0.25], label="sideways")
+    ax.fill_between([1, 2], [0, 1], [3, 4], label="band")
+    ax.axline((0, 0), (2, 1), label="through q")
+    ax.axhline(0.5, label="level")
+    ax.add_patch(Polygon([[0, 0], [1, 0], [0, 1]], label="hull"))
+    ax.add_patch(Rectangle((1.5, 2.5), 1, 2, fill=False, label="frame"))
+    ax.add_patch(FancyArrowPatch((0, 0), (3, 1), label="arrow"))
+    ax.add_patch(FancyArrowPatch((0, 0), (1, 2)))  # unnamed: named by position
+    ax.add_patch(FancyArrowPatch((0, 0), (2, 1)))
+    (panel,) = plotted(fig)
+    assert panel.bars.keys() == {"with range", "sideways"}  # bars are not patches
+    assert panel.errors["with range"].tolist() == [[0.4, 0.7], [0.2, 0.25]]
+    assert panel.errors["sideways"].tolist() == [[0.5, 1.0]]
+    band = {tuple(p) for p in panel.bands["band"]}
+    assert band == {(1, 0), (2, 1), (1, 3), (2, 4)}
+    assert panel.lines["through q"].tolist() == [[0, 2], [0, 1]]
+    assert panel.lines["level"].tolist() == [[0, 1], [0.5, 0.5]]
+    assert panel.patches.keys() == {"hull", "frame", "arrow", "_patch6", "_patch7"}
+    assert panel.patches["hull"].tolist()[:3] == [[0, 0], [1, 0], [0, 1]]
+    assert {tuple(p) for p in panel.patches["frame"]} == {
+        (1.5, 2.5),
+        (2.5, 2.5),
+        (2.5, 4.5),
+        (1.5, 4.5),
+    }
+    assert panel.patches["arrow"].tolist() == [[0, 0], [3, 1]]
+    assert panel.patches["_patch7"].tolist() == [[0, 0], [2, 1]]

@@ -52,7 +52,7 @@ def residual_norms(scan: Scan) -> Figure:
         label="feed-forward's write",
     )
     ax.set_yscale("log")
-    ax.set_xlabel("layer (the last point: after layer 29)")
+    ax.set_xlabel(f"layer (the last point: after layer {layers[-1]})")
     ax.set_ylabel("mean norm (log scale)")
     ax.legend(loc="upper left", fontsize=9)
     return fig

@@ -13,28 +13,38 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.collections import PathCollection
+from matplotlib.collections import FillBetweenPolyCollection, PathCollection
 from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
+from matplotlib.lines import AxLine, Line2D
+from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
 
 @dataclass(frozen=True)
 class Panel:
     """What one axes draws. Keys are the artists' labels, as the legend shows them
-    (matplotlib names an unlabelled artist ``_child<n>`` or ``_container<n>``).
+    (matplotlib names an unlabelled artist ``_child<n>`` or ``_container<n>``, and
+    ``plotted`` an unlabelled patch ``_patch<n>``).
 
     - ``bars``: each bar group's lengths (heights, or widths of horizontal bars);
-    - ``lines``: each line's ``(2, n)`` x and y data (markers-only plots included);
+    - ``errors``: each bar group's error bars, ``(n, 2)``: low and high end per bar;
+    - ``lines``: each line's ``(2, n)`` x and y data (markers-only plots included;
+      an ``axline``'s two points; an ``axhline`` spans x 0 to 1 of the axes);
     - ``points``: each scatter's ``(n, 2)`` positions;
+    - ``bands``: each ``fill_between``'s outline, ``(m, 2)`` points;
+    - ``patches``: every other patch's outline in data coordinates, ``(m, 2)``
+      points (a polygon, a frame), an arrow's tail and tip;
     - ``images``: each image's array, in drawing order;
     - ``texts``: every text drawn in the axes (bar labels, annotations), in order;
     - ``xticks``, ``yticks``: the tick labels; ``title``, ``xlabel``, ``ylabel``.
     """
 
     bars: dict[str, np.ndarray] = field(default_factory=dict)
+    errors: dict[str, np.ndarray] = field(default_factory=dict)
     lines: dict[str, np.ndarray] = field(default_factory=dict)
     points: dict[str, np.ndarray] = field(default_factory=dict)
+    bands: dict[str, np.ndarray] = field(default_factory=dict)
+    patches: dict[str, np.ndarray] = field(default_factory=dict)
     images: list[np.ndarray] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
     xticks: list[str] = field(default_factory=list)
@@ -70,21 +80,29 @@ def plotted(fig: Figure | Sequence[Figure]) -> list[Panel]:
 
 
 def _panel(ax: Axes) -> Panel:
-    bars = {
-        c.get_label(): np.array([_length(p, c.orientation) for p in c.patches])
-        for c in ax.containers
-        if isinstance(c, BarContainer)
-    }
+    containers = [c for c in ax.containers if isinstance(c, BarContainer)]
+    in_bars = {id(p) for c in containers for p in c.patches}
     return Panel(
-        bars=bars,
-        lines={
-            line.get_label(): np.array([line.get_xdata(), line.get_ydata()], float)
-            for line in ax.lines
+        bars={
+            c.get_label(): np.array([_length(p, c.orientation) for p in c.patches])
+            for c in containers
         },
+        errors={c.get_label(): _errors(c) for c in containers if c.errorbar},
+        lines={line.get_label(): _line(line) for line in ax.lines},
         points={
             c.get_label(): np.asarray(c.get_offsets(), float)
             for c in ax.collections
             if isinstance(c, PathCollection)  # what scatter draws
+        },
+        bands={
+            c.get_label(): np.concatenate([p.vertices for p in c.get_paths()])
+            for c in ax.collections
+            if isinstance(c, FillBetweenPolyCollection)
+        },
+        patches={
+            p.get_label() or f"_patch{i}": _outline(p)  # add_patch leaves it unnamed
+            for i, p in enumerate(ax.patches)
+            if id(p) not in in_bars
         },
         images=[np.asarray(image.get_array()) for image in ax.images],
         texts=[t.get_text() for t in ax.texts],
@@ -98,6 +116,24 @@ def _panel(ax: Axes) -> Panel:
 
 def _length(patch: Rectangle, orientation: str) -> float:
     return patch.get_width() if orientation == "horizontal" else patch.get_height()
+
+
+def _errors(bars: BarContainer) -> np.ndarray:
+    along = 0 if bars.orientation == "horizontal" else 1  # the axis the bars grow on
+    segments = bars.errorbar.lines[2][0].get_segments()  # its bars, not its caps
+    return np.array([[s[0][along], s[1][along]] for s in segments], float)
+
+
+def _line(line: Line2D) -> np.ndarray:
+    if isinstance(line, AxLine):  # infinite: its data are placeholders
+        return np.array([line.get_xy1(), line.get_xy2()], float).T
+    return np.array([line.get_xdata(), line.get_ydata()], float)
+
+
+def _outline(patch: Patch) -> np.ndarray:
+    if isinstance(patch, FancyArrowPatch):  # its path is only made when drawn
+        return np.array(patch._posA_posB, float)  # no public getter
+    return patch.get_patch_transform().transform(patch.get_path().vertices)
 
 
 def _is_colorbar(ax: Axes) -> bool:
