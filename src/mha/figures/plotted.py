@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.collections import PathCollection
-from matplotlib.container import BarContainer
+from matplotlib.container import BarContainer, ErrorbarContainer
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
@@ -102,3 +102,49 @@ def _length(patch: Rectangle, orientation: str) -> float:
 
 def _is_colorbar(ax: Axes) -> bool:
     return getattr(ax, "_colorbar", None) is not None
+
+
+def errorbars(fig: Figure | Sequence[Figure]) -> list[dict[str, np.ndarray]]:
+    """Each axes' error bars, as ``plotted`` orders its panels, under their labels:
+    a ``(4, n)`` array of x, y and each vertical bar's low and high end. (``plotted``
+    cannot tell them apart: matplotlib labels every error bar's line ``_nolegend_``.)
+
+    ```python
+    import numpy as np
+    from mha.figures.plotted import errorbars
+    from mha.figures.style import new_figure
+
+    fig, ax = new_figure()
+    ax.errorbar([1, 2], [0.5, 0.75], yerr=[[0.25, 0.25], [0.5, 0]], label="loss")
+    (bars,) = errorbars(fig)
+    assert np.allclose(bars["loss"], [[1, 2], [0.5, 0.75], [0.25, 0.5], [1, 0.75]])
+    ```
+    """
+    return [
+        {
+            c.get_label(): _errorbar(c)
+            for c in ax.containers
+            if isinstance(c, ErrorbarContainer)
+        }
+        for f in _figures(fig)
+        for ax in f.axes
+        if not _is_colorbar(ax)
+    ]
+
+
+def _figures(fig: object) -> list[Figure]:
+    """``fig`` as a list of figures, or a TypeError naming the argument."""
+    figures = [fig] if isinstance(fig, Figure) else fig
+    if not (
+        isinstance(figures, Sequence) and all(isinstance(f, Figure) for f in figures)
+    ):
+        raise TypeError(
+            f"fig: expected a matplotlib Figure or a list of them, got {fig!r}"
+        )
+    return list(figures)
+
+
+def _errorbar(container: ErrorbarContainer) -> np.ndarray:
+    line, _, (vertical, *_) = container.lines
+    ends = np.array([segment[:, 1] for segment in vertical.get_segments()])  # (n, 2)
+    return np.array([line.get_xdata(), line.get_ydata(), *ends.T], float)
