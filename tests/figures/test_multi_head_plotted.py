@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mha.figures.plotted import plotted
+from mha.figures.plotted import plotted, rectangles
 from mha.heads import split_heads
 from mha.pages.multi_head import page
 from tests.figures.from_page import draw
@@ -23,6 +23,20 @@ def test_split_heads_reshape_writes_x_then_each_head_split_heads_returns():
     ]
     shape = f"shape {split_heads(x, n_heads).shape}"
     assert f"shape {x.shape}" in panel.texts and shape in panel.texts
+
+
+def test_split_heads_reshape_tints_each_entry_as_the_head_split_heads_puts_it_in():
+    seq, d_model, n_heads = page().figures["split_heads_reshape"].data
+    fig = draw(page(), "split_heads_reshape")
+    (panel,), ((_, colours),) = plotted(fig), rectangles(fig)
+    cells = [int(t) for t in panel.texts if t.isdigit()]  # a cell's box, then value
+    assert len(cells) == len(colours) == 2 * seq * d_model
+    left, right = np.split(np.array(colours), 2)  # x's cells, then the heads'
+    tint = dict(zip(cells[len(left) :], map(tuple, right), strict=True))
+    assert [tint[v] for v in cells[: len(left)]] == list(map(tuple, left))
+    blocks = right.reshape(n_heads, -1, 4)  # each head's cells: one tint a head
+    assert all((block == block[0]).all() for block in blocks)
+    assert len({tuple(block[0]) for block in blocks}) == n_heads
 
 
 def test_head_dependence_draws_bare_without_w_o_and_mixed_with_it():

@@ -148,3 +148,34 @@ def _errorbar(container: ErrorbarContainer) -> np.ndarray:
     line, _, (vertical, *_) = container.lines
     ends = np.array([segment[:, 1] for segment in vertical.get_segments()])  # (n, 2)
     return np.array([line.get_xdata(), line.get_ydata(), *ends.T], float)
+
+
+def rectangles(fig: Figure | Sequence[Figure]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each axes' drawn rectangles (cells of a drawn matrix, boxes; bars left out, as
+    ``plotted`` reads them), as ``plotted`` orders its panels: their ``(n, 4)`` x, y,
+    width and height and their ``(n, 4)`` RGBA face colours, in drawing order.
+
+    ```python
+    import numpy as np
+    from matplotlib.patches import Rectangle
+    from mha.figures.plotted import rectangles
+    from mha.figures.style import new_figure
+
+    fig, ax = new_figure()
+    ax.bar([0], [1])
+    ax.add_patch(Rectangle((2, 3), 1, 0.5, facecolor="red"))
+    ((boxes, colours),) = rectangles(fig)
+    assert boxes.tolist() == [[2, 3, 1, 0.5]] and colours.tolist() == [[1, 0, 0, 1]]
+    ```
+    """
+    return [
+        _rectangles(ax) for f in _figures(fig) for ax in f.axes if not _is_colorbar(ax)
+    ]
+
+
+def _rectangles(ax: Axes) -> tuple[np.ndarray, np.ndarray]:
+    bars = {id(p) for c in ax.containers if isinstance(c, BarContainer) for p in c}
+    drawn = [p for p in ax.patches if isinstance(p, Rectangle) and id(p) not in bars]
+    boxes = [(*p.get_xy(), p.get_width(), p.get_height()) for p in drawn]
+    colours = [p.get_facecolor() for p in drawn]
+    return np.array(boxes, float).reshape(-1, 4), np.array(colours).reshape(-1, 4)
