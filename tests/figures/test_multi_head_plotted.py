@@ -77,6 +77,8 @@ def test_whole_layer_draws_each_heads_map_in_order_and_the_arrays_shapes():
     assert len(maps) == len(w.weights)
     assert all(np.array_equal(m, w.weights[i]) for i, m in enumerate(maps))
     assert np.allclose(scale, np.linspace(0, w.weights.max(), scale.size)[None])
+    ends = [f"{v:.2f}" for v in (0, w.weights.max() / 2, w.weights.max())]
+    assert all(end in panel.texts for end in ends)  # the scale's labels
     heads = [t for t in panel.texts if t in {f"H{i}" for i in range(len(maps))}]
     assert heads == [f"H{i}" for i in range(len(maps))]
 

@@ -45,6 +45,9 @@ def test_statistic_grids_draw_each_statistic_under_its_title():
     for name in names:
         (image,) = drawn[STAT_TITLES[name]].images
         assert np.array_equal(image, p.atlas.statistics[name])
+        layers, heads = (list(map(str, range(n))) for n in image.shape)
+        assert drawn[STAT_TITLES[name]].yticks == layers
+        assert drawn[STAT_TITLES[name]].xticks == heads
     for name, head in p.strongest.items():  # the brightest cells the page names
         (image,) = drawn[STAT_TITLES[name]].images
         assert _name(*np.unravel_index(image.argmax(), image.shape)) == head
