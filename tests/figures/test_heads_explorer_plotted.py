@@ -29,3 +29,28 @@ def test_heatmaps_draws_each_heads_weights_under_its_title_and_the_tokens():
         assert title.replace("\n", " ") == f"{config['label']}, H{i}: {head['name']}"
         labels = list(p.tokens) if i == 0 else [""] * len(p.tokens)
         assert panel.xticks == labels and panel.yticks == labels
+
+
+def test_heatmaps_show_the_weights_the_page_quotes_under_each_heads_title():
+    p = page()
+    fig = draw(p, "heatmaps")
+    titles = [ax.get_title(loc="left") for ax in fig.axes if ax.images]
+    panels = [panel for panel in plotted(fig) if panel.images]
+    maps = {  # "4 heads, H0": its weights
+        title.split(":")[0]: panel.images[0]
+        for title, panel in zip(titles, panels, strict=True)
+    }
+    first, second = (i for i, token in enumerate(p.tokens) if token == "the")
+    cat, mat = p.tokens.index("cat"), p.tokens.index("mat")
+    quoted = {  # (query, key): the page's weight per head, by head count
+        "4 heads": {
+            (first, second): p.patterns.the_to_the,
+            (cat, mat): p.patterns.cat_to_mat,
+        },
+        "2 heads": {(first, second): p.patterns.two_heads_the_to_the},
+    }
+    for label, cells in quoted.items():
+        for (query, key), weights in cells.items():
+            for i, weight in enumerate(weights):
+                drawn = maps[f"{label}, H{i}"][query, key]
+                assert abs(drawn - weight) <= 5e-5  # the explorer's data keep 4 places
