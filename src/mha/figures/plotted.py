@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.collections import FillBetweenPolyCollection, PathCollection
-from matplotlib.container import BarContainer
+from matplotlib.container import BarContainer, ErrorbarContainer
 from matplotlib.figure import Figure
 from matplotlib.lines import AxLine, Line2D
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
@@ -138,3 +138,80 @@ def _outline(patch: Patch) -> np.ndarray:
 
 def _is_colorbar(ax: Axes) -> bool:
     return getattr(ax, "_colorbar", None) is not None
+
+
+def errorbars(fig: Figure | Sequence[Figure]) -> list[dict[str, np.ndarray]]:
+    """Each axes' error bars, as ``plotted`` orders its panels, under their labels:
+    a ``(4, n)`` array of x, y and each vertical bar's low and high end. (``plotted``
+    cannot tell them apart: matplotlib labels every error bar's line ``_nolegend_``.)
+
+    ```python
+    import numpy as np
+    from mha.figures.plotted import errorbars
+    from mha.figures.style import new_figure
+
+    fig, ax = new_figure()
+    ax.errorbar([1, 2], [0.5, 0.75], yerr=[[0.25, 0.25], [0.5, 0]], label="loss")
+    (bars,) = errorbars(fig)
+    assert np.allclose(bars["loss"], [[1, 2], [0.5, 0.75], [0.25, 0.5], [1, 0.75]])
+    ```
+    """
+    return [
+        {
+            c.get_label(): _errorbar(c)
+            for c in ax.containers
+            if isinstance(c, ErrorbarContainer)
+        }
+        for f in _figures(fig)
+        for ax in f.axes
+        if not _is_colorbar(ax)
+    ]
+
+
+def _figures(fig: object) -> list[Figure]:
+    """``fig`` as a list of figures, or a TypeError naming the argument."""
+    figures = [fig] if isinstance(fig, Figure) else fig
+    if not (
+        isinstance(figures, Sequence) and all(isinstance(f, Figure) for f in figures)
+    ):
+        raise TypeError(
+            f"fig: expected a matplotlib Figure or a list of them, got {fig!r}"
+        )
+    return list(figures)
+
+
+def _errorbar(container: ErrorbarContainer) -> np.ndarray:
+    line, _, (vertical, *_) = container.lines
+    ends = np.array([segment[:, 1] for segment in vertical.get_segments()])  # (n, 2)
+    return np.array([line.get_xdata(), line.get_ydata(), *ends.T], float)
+
+
+def rectangles(fig: Figure | Sequence[Figure]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each axes' drawn rectangles (cells of a drawn matrix, boxes; bars left out, as
+    ``plotted`` reads them), as ``plotted`` orders its panels: their ``(n, 4)`` x, y,
+    width and height and their ``(n, 4)`` RGBA face colours, in drawing order.
+
+    ```python
+    import numpy as np
+    from matplotlib.patches import Rectangle
+    from mha.figures.plotted import rectangles
+    from mha.figures.style import new_figure
+
+    fig, ax = new_figure()
+    ax.bar([0], [1])
+    ax.add_patch(Rectangle((2, 3), 1, 0.5, facecolor="red"))
+    ((boxes, colours),) = rectangles(fig)
+    assert boxes.tolist() == [[2, 3, 1, 0.5]] and colours.tolist() == [[1, 0, 0, 1]]
+    ```
+    """
+    return [
+        _rectangles(ax) for f in _figures(fig) for ax in f.axes if not _is_colorbar(ax)
+    ]
+
+
+def _rectangles(ax: Axes) -> tuple[np.ndarray, np.ndarray]:
+    bars = {id(p) for c in ax.containers if isinstance(c, BarContainer) for p in c}
+    drawn = [p for p in ax.patches if isinstance(p, Rectangle) and id(p) not in bars]
+    boxes = [(*p.get_xy(), p.get_width(), p.get_height()) for p in drawn]
+    colours = [p.get_facecolor() for p in drawn]
+    return np.array(boxes, float).reshape(-1, 4), np.array(colours).reshape(-1, 4)
