@@ -437,8 +437,8 @@ def _new_function(
 
 class _Receiver(pickle.Unpickler):
     def persistent_load(self, pid: str) -> object:
-        """The rebuilding helper ``_Shipper.persistent_id`` tagged (a method: Python
-        3.13 no longer lets an instance's ``persistent_load`` be assigned)."""
+        """The rebuilding helper ``_Shipper.persistent_id`` tagged (a method: recent
+        Pythons no longer let an instance's ``persistent_load`` be assigned)."""
         return _REBUILDERS[pid]
 
 
