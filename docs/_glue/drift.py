@@ -6,7 +6,9 @@ Each page the build renders (every page for `make build`; the edited ones for a
 finding fails the build with one line per number: the file, the line and the fix.
 `make build` then exits non-zero. `make serve` prints the same in the terminal and
 shows it at the top of the page, and keeps serving (a failed build would leave the
-server waiting for a good one).
+server waiting for a good one). Raw HTML links and Markdown links to an anchor are
+checked here too (``mha_site.anchors``), at their line, in the same one error: MkDocs'
+own anchor check runs after every page is written, so an error raised here hid it.
 """
 
 import importlib
@@ -24,9 +26,11 @@ if str(ROOT / "src") not in sys.path:
 
 _RUN: dict = {
     "drift": None,
+    "anchors": None,  # mha_site.anchors
     "allowlist": [],
     "findings": [],
     "links": [],
+    "anchor_links": [],  # (page, line, target) of each Markdown link to an anchor
     "serving": False,
     "cpu": 0.0,  # the guard's own CPU time this build (budget: 0.5 s for a full build)
 }
@@ -44,6 +48,7 @@ def on_pre_build(config, **kwargs):
     started = time.process_time()
     drift = importlib.import_module("mha_site.drift")
     _RUN.update(drift=drift, allowlist=drift.load_allowlist(), findings=[], links=[])
+    _RUN.update(anchors=importlib.import_module("mha_site.anchors"), anchor_links=[])
     root = Path(config.config_file_path).parent
     _RUN["findings"] += drift.sources(root, _RUN["allowlist"])
     _RUN["cpu"] = time.process_time() - started
@@ -59,6 +64,7 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
     if path.suffix == ".md":
         source = path.read_text(encoding="utf-8")
         _RUN["links"] += [(name, *link) for link in drift.html_links(source)]
+        _RUN["anchor_links"] += [(name, *a) for a in _RUN["anchors"].links(source)]
     _RUN["cpu"] += time.process_time() - started
     return markdown
 
@@ -90,10 +96,29 @@ def _broken_html_links(files) -> list[str]:
     return broken
 
 
+def _broken_anchors(files) -> list[str]:
+    """Markdown links to an anchor their page does not have, at their line. MkDocs
+    checks them too, but only after every page is written and without the line: an
+    error raised before (here) would hide them."""
+    anchors, broken = _RUN["anchors"], []
+    for name, line, link in _RUN["anchor_links"]:
+        path, anchor = anchors.target(name, link)
+        found = files.get_file_from_path(path) if path else None
+        present = found.page.present_anchor_ids if found and found.page else None
+        if present is not None:  # a notebook's or a missing page: MkDocs says
+            wrong = anchors.missing(found.src_uri, anchor, present)
+            if wrong:
+                broken.append(f"docs/{name}:{line}: {link!r}: {wrong}")
+    return broken
+
+
 def on_env(env, config, files, **kwargs):
-    """Fail the build, before any page is written, if a page held a number by hand
-    or a raw HTML link to nowhere."""
+    """Fail the build, before any page is written, if a page held a number by hand,
+    a raw HTML link to nowhere or a link to a missing anchor."""
+    started = time.process_time()
     broken = _broken_html_links(files)
+    missing = _broken_anchors(files)
+    _RUN["cpu"] += time.process_time() - started
     log.info(f"drift guard: {_RUN['cpu']:.2f} CPU-s this build")
     parts = []
     if _RUN["findings"]:
@@ -101,6 +126,11 @@ def on_env(env, config, files, **kwargs):
     if broken:
         parts.append(
             "raw HTML links to nowhere\n" + "\n".join(f"  {b}" for b in broken)
+        )
+    if missing:
+        parts.append(
+            "links to a missing anchor (link to a heading's anchor, or add one)\n"
+            + "\n".join(f"  {m}" for m in missing)
         )
     if parts:
         if not _RUN["serving"]:

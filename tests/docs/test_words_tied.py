@@ -6,9 +6,7 @@
   ``assert not …["name"].holds``, directly, in a loop over names, or through a helper
   such as ``fails("name", …)``), so a check replaced by ``True`` fails a test.
 
-The second holds for every fact. The first holds for most sentences: the ones that
-do not are listed below by page, and the list only shrinks (a listed sentence that
-gains a value must leave it; the test says which).
+Both hold for every page; a new sentence or fact must come with both.
 """
 
 from __future__ import annotations
@@ -22,20 +20,6 @@ from mha_site.facts import unprinted, uses
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted((ROOT / "docs").glob("*.md"))
-
-# Sentences that print no value of their own fact today, in the sentence, the one
-# before it or the block just before it (their numbers are further away).
-UNPRINTED_TODAY = {
-    "attention.md": {
-        "batch_equal", "left_refused", "right_causal_enough", "rows_not_one", "shuffle",
-    },
-    "cost.md": {"vaswani_heads",},
-    "cricket.md": {"same_cost",},
-    "heads-explorer.md": {"blur_order",},
-    "multi-head.md": {"cross_is_self",},
-    "one-head-or-many.md": {"gaps", "no_takeover",},
-    "real-heads.md": {"parks_on_cls",},
-}  # fmt: skip
 
 
 def _negated_keys(test: ast.AST) -> list[ast.AST]:
@@ -154,18 +138,14 @@ def _name(node: ast.AST) -> str | None:
 
 
 def test_every_guarded_sentence_prints_a_value_of_its_fact():
-    new, fixed = [], []
-    for page in PAGES:
-        found = {name for _, name in unprinted(page.read_text(encoding="utf-8"))}
-        known = UNPRINTED_TODAY.get(page.name, set())
-        new += [f"docs/{page.name}: {name}" for name in sorted(found - known)]
-        fixed += [f"docs/{page.name}: {name}" for name in sorted(known - found)]
-    assert not new, (
+    silent = [
+        f"docs/{page.name}: {name}"
+        for page in PAGES
+        for _, name in unprinted(page.read_text(encoding="utf-8"))
+    ]
+    assert not silent, (
         "a guarded sentence prints none of the values its fact compares; print one "
-        "({{ page.… }}) in the sentence that states it:\n  " + "\n  ".join(new)
-    )
-    assert not fixed, "now printed: remove from UNPRINTED_TODAY:\n  " + "\n  ".join(
-        fixed
+        "({{ page.… }}) in the sentence that states it:\n  " + "\n  ".join(silent)
     )
 
 

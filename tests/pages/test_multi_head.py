@@ -260,7 +260,12 @@ def test_facts_hold_and_a_stale_one_is_refused() -> None:
     no_w_o = dataclasses.replace(page.whole, out=page.whole.concat)  # W_O skipped
     assert not mechanism.facts(**values | {"whole": no_w_o})["whole_matches"].holds
     shorter = page.x[:-1]  # not the same tokens twice: the last one is not read
-    assert not mechanism.facts(**values | {"memory": shorter})["cross_is_self"].holds
+    moved = (
+        mechanism.cross_attention(page.layer, page.x, shorter)[0]
+        - page.layer(page.x)[0]
+    )
+    gap = float(np.abs(moved).max())
+    assert not mechanism.facts(**values | {"cross_gap": gap})["cross_is_self"].holds
 
 
 def test_the_figures_draw_the_pages_values() -> None:

@@ -84,6 +84,8 @@ def page() -> Page:
         timed_whole=layer_multiply_adds(t.n, t.d_model, 1),  # the timed layer's
         layers=layers,
         windowed=[c for c in published.DECODERS if c.sliding_window is not None],
+        vaswani=vaswani2017.ROW_A,  # Table 3 (A): BLEU by number of heads
+        vaswani_best=vaswani2017.best_bleu(),
         facts=facts(rows, costs, t, ranks, [r.bleu for r in vaswani2017.ROW_A])
         | layer_facts(whole, layers),
         figures=figures(t, ranks) | layer_figures(layers),

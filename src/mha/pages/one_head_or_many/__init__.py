@@ -63,6 +63,7 @@ def page() -> Page:
         widest=widest,
         second_widest=s.results[-2],
         one_split=one.specialist_mass.mean(axis=0),
+        one_mass=(one.specialist_mass.min(), one.specialist_mass.max()),  # any seed
         one_kept=(kept.min(), kept.max()),
         one_missed=(missed.min(), missed.max()),
         two_split=two.specialist_mass.mean(axis=0),

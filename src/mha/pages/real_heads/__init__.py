@@ -125,6 +125,14 @@ class Atlas:
         """How many of ``layer``'s heads are of ``kind``."""
         return int((self.kinds[layer] == kind).sum())
 
+    def parked(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per layer, the heads' mean weight on [CLS] and on [SEP] and punctuation
+        together (where a head parks its attention)."""
+        mean = {
+            s: self.statistics[s].mean(axis=1) for s in ("cls", "sep", "punctuation")
+        }
+        return mean["cls"], mean["sep"] + mean["punctuation"]
+
     def layers(self, kind: str) -> list[int]:
         """The layers that have at least one head of ``kind``, in order."""
         return [int(i) for i in np.flatnonzero((self.kinds == kind).any(axis=1))]
@@ -244,6 +252,7 @@ def page() -> Page:
         broad_in_first=a.count_in_layer("broad", 0),
         cls_layers=_prose(cls_layers),
         cls_moved=cls_moved(a),
+        parked=a.parked(),
         broad_layers=_prose(a.layers("broad")),
         positional_layers=_prose(
             sorted(set(a.layers("previous token") + a.layers("next token")))
@@ -316,6 +325,7 @@ def facts(
     positional = a.layers("previous token") + a.layers("next token")
     broad0 = a.count_in_layer("broad", 0)
     means = {s: a.statistics[s].mean(axis=1) for s in ("cls", "sep", "punctuation")}
+    on_cls, elsewhere = a.parked()
     worst = int(np.argmin(p.layer_cosine))
     others = np.delete(p.layer_cosine, worst)
     damage = 1 - p.layer_cosine
@@ -337,7 +347,7 @@ def facts(
             f"positional heads in layers {positional}; {broad0} broad in layer 0",
         ),
         "parks_on_cls": Fact(
-            (means["cls"] > means["sep"] + means["punctuation"]).all(),
+            (on_cls > elsewhere).all(),
             "layer means: "
             + ", ".join(f"{s} {np.round(m, 3).tolist()}" for s, m in means.items()),
         ),
