@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from matplotlib.figure import Figure
 
 from mha.figures.style import INK, PALETTE, SMALL, new_figure
-from mha.pages.attention import SaturationStudy, VarianceStudy
+
+if TYPE_CHECKING:
+    from mha.pages.attention import SaturationStudy, VarianceStudy
 
 UNSCALED, SCALED = PALETTE[5], PALETTE[0]  # vermillion and blue: colour-blind safe
 

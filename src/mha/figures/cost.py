@@ -3,12 +3,16 @@ and where a whole layer's multiply-adds go at each published model's context."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
 from mha.figures.style import INK, PALETTE, new_figure
-from mha.pages.cost import LayerCost, ScoreRank, Timings
+
+if TYPE_CHECKING:
+    from mha.pages.cost import LayerCost, ScoreRank, Timings
 
 
 def head_timings(timings: Timings) -> Figure:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch
 
 from mha.figures.style import INK, PALETTE, new_figure
-from mha.pages.cricket import Cricket
-from mha.worked.cricket import HeadRun
+
+if TYPE_CHECKING:
+    from mha.pages.cricket import Cricket
+    from mha.worked.cricket import HeadRun
 
 
 def three_distributions(

@@ -6,13 +6,17 @@ Layers and heads are numbered from 0 (``L17H3``).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import FixedLocator, NullLocator
 
 from mha.figures.style import CMAP, INK, PALETTE, new_figure
-from mha.pages.depth import Scan, Task
+
+if TYPE_CHECKING:
+    from mha.pages.depth import Scan, Task
 
 
 def residual_norms(scan: Scan) -> Figure:

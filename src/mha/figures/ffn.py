@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from matplotlib.figure import Figure
 from matplotlib.patches import Polygon
 
 from mha.figures.style import PALETTE, new_figure
-from mha.pages.ffn import HullDemo
+
+if TYPE_CHECKING:
+    from mha.pages.ffn import HullDemo
 
 
 def convex_hull(demo: HullDemo) -> Figure:

@@ -5,6 +5,8 @@ Heads and tokens are numbered from 0 (H0 is the first head), as in the code.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
@@ -12,7 +14,9 @@ from matplotlib.patches import FancyArrowPatch, Rectangle
 
 from mha.figures.style import CMAP, INK, PALETTE, SMALL, new_figure
 from mha.heads import split_heads
-from mha.pages.multi_head import Contrast, Dependence, WholeLayer
+
+if TYPE_CHECKING:
+    from mha.pages.multi_head import Contrast, Dependence, WholeLayer
 
 
 def split_heads_reshape(seq: int = 3, d_model: int = 8, n_heads: int = 4) -> Figure:

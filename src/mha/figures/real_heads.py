@@ -7,6 +7,8 @@ small multiples: a list of figures, one per map, which wrap on a narrow screen.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from matplotlib import patheffects
 from matplotlib.cm import ScalarMappable
@@ -16,7 +18,9 @@ from matplotlib.patches import Patch
 
 from mha.figures.style import CMAP, DENSE, INK, PALETTE, SMALL, new_figure
 from mha.pages.real_heads import KINDS, TARGETS, Atlas
-from mha.pages.real_heads.pruning import Pruning
+
+if TYPE_CHECKING:
+    from mha.pages.real_heads.pruning import Pruning
 
 # one colour and one letter per kind; "mixed" is left blank
 KIND_STYLE: dict[str, tuple[str, str]] = {
