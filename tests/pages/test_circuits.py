@@ -116,16 +116,17 @@ def test_patching_a_sequence_with_itself_changes_nothing(model, one_pass):
 
 
 def test_a_heads_write_rebuilt_from_the_depth_pages_weights_is_its_own(model, one_pass):
-    """L16H0's write, from the stored weights and its values, put back in place of
-    itself: the loss is the unchanged model's; its mean write instead changes it."""
+    """L29H1's write, from the stored weights and its values, put back in place of
+    itself: the loss is the unchanged model's; its mean write instead raises it (the
+    last layer: one block to rerun)."""
     p = one_pass
-    w_o = model.blocks[16].attention.w_o[:64]
-    own = p.outputs[16][:, 0] @ w_o  # (1, n, d_model)
+    w_o = model.blocks[29].attention.w_o[64:128]
+    own = p.outputs[29][:, 1] @ w_o  # (1, n, d_model)
     causal = causal_mask(p.ids.shape[1])
-    final = model.resume(p.entering[16], 16, causal, replace={(16, 0): own})
+    final = model.resume(p.entering[29], 29, causal, replace={(29, 1): own})
     clean = sequences.second_copy_loss(model, p.entering[-1], p.ids)
     assert abs(sequences.second_copy_loss(model, final, p.ids) - clean) < 1e-3
-    assert sequences.mean_ablated_loss(model, p, [(16, 0)]) > clean + 0.1
+    assert sequences.mean_ablated_loss(model, p, [(29, 1)]) > clean + 0.1
 
 
 def test_the_first_tokens_share_of_what_moves_is_a_share(one_pass):
