@@ -1,6 +1,7 @@
 """Circuits: the weight scores against dense products on a toy, the interventions on
-SmolLM2 (one sequence), every fact turned false, and (``-m reference``) the numbers a
-forward pass gives, recomputed with transformers on one sequence."""
+SmolLM2 (one sequence), every fact turned false (on values made up to satisfy them all,
+so that no test here waits for the page's computations), and (``-m reference``) the
+numbers a forward pass gives, recomputed with transformers on one sequence."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ import pytest
 from mha import MultiHeadAttention
 from mha.attention import causal_mask
 from mha.pages import circuits
-from mha.pages.circuits import facts, sequences, studies
+from mha.pages.circuits import Sequences, Studies, Weights, facts, sequences
 from mha.pages.circuits import weights as w
-from mha.pages.circuits.streaming import streaming, window_mask
+from mha.pages.circuits.streaming import Streaming, streaming, window_mask
 from mha.pages.depth import repeated_tokens
 from mha.pretrained import smollm2
 from mha.rope import RotaryEmbedding
@@ -101,7 +102,8 @@ def test_logits_under_the_causal_mask_equal_plain_logits(model):
 
 @pytest.fixture(scope="module")
 def one_pass(model):
-    return sequences.run(model, repeated_tokens.repeated_sequences(model)[:1])
+    ids = repeated_tokens.repeated_sequences(model)[:1]
+    return sequences.run(model, repeated_tokens.traced(ids))
 
 
 def test_patching_a_sequence_with_itself_changes_nothing(model, one_pass):
@@ -113,15 +115,18 @@ def test_patching_a_sequence_with_itself_changes_nothing(model, one_pass):
         sequences.patched_induction(model, one_pass, [(17, 3)], (17, 0))
 
 
-def test_zero_replacement_is_the_head_mask(model, one_pass):
-    keep = np.ones((30, 9))
-    keep[16, 0] = 0
-    ids = one_pass.ids[0]
-    logits = model.logits(ids, head_mask=keep)
-    queries = np.arange(repeated_tokens.HALF, 2 * repeated_tokens.HALF - 1)
-    expected = np.log(smollm2.perplexity_of(logits[queries], ids[queries + 1]))
-    zero = sequences.replaced_loss(model, one_pass, [(16, 0)], mean=False)
-    assert abs(zero - expected) < 1e-3
+def test_a_heads_write_rebuilt_from_the_depth_pages_weights_is_its_own(model, one_pass):
+    """L29H1's write, from the stored weights and its values, put back in place of
+    itself: the loss is the unchanged model's; its mean write instead raises it (the
+    last layer: one block to rerun)."""
+    p = one_pass
+    w_o = model.blocks[29].attention.w_o[64:128]
+    own = p.outputs[29][:, 1] @ w_o  # (1, n, d_model)
+    causal = causal_mask(p.ids.shape[1])
+    final = model.resume(p.entering[29], 29, causal, replace={(29, 1): own})
+    clean = sequences.second_copy_loss(model, p.entering[-1], p.ids)
+    assert abs(sequences.second_copy_loss(model, final, p.ids) - clean) < 1e-3
+    assert sequences.mean_ablated_loss(model, p, [(29, 1)]) > clean + 0.1
 
 
 def test_the_first_tokens_share_of_what_moves_is_a_share(one_pass):
@@ -130,8 +135,63 @@ def test_the_first_tokens_share_of_what_moves_is_a_share(one_pass):
     assert one_pass.mean_writes.shape == (30, 9, 576)
 
 
+TOP = ((18, 6), (17, 3), (17, 4), (17, 5), (18, 7))
+PREVIOUS = (16, 0)
+
+
+def made_up() -> Studies:
+    """Values chosen so that every fact holds, with the page's heads."""
+    n_layers, h = 30, 9
+    composition = np.full((2, n_layers, h, n_layers, h), np.nan, np.float32)
+    for layer in range(1, n_layers):
+        composition[:, layer, :, :layer] = 0.05
+    composition[:, 17:, :, 16, 0] = 0.2  # the previous-token head feeds every later one
+    dla = np.zeros((n_layers, h))
+    dla[29, 1] = 2.0
+    for head in TOP:
+        dla[head] = 0.1
+    clean = np.linspace(0.9, 0.5, len(TOP))
+    scan = repeated_tokens.Scan(
+        **{
+            f.name: np.zeros(1)
+            for f in dataclasses.fields(repeated_tokens.Scan)
+            if f.name not in ("uniform_first_token", "loss_second", "loss_top")
+        }
+        | {"loss_random": np.array([3.0, 6.8])},
+        uniform_first_token=0.1,
+        loss_second=2.8,
+        loss_top=11.8,
+    )
+    return Studies(
+        scan=scan,
+        top=TOP,
+        previous=PREVIOUS,
+        controls=((13, 3), (3, 7)),
+        weights=Weights(
+            heads=(*TOP, (0, 0), (1, 1), (2, 2)),
+            copying=np.array([0.3, 0.6, 0.3, -0.2, 0.5, 0.5, 0.9, -0.9]),
+            median_rank=np.full(8, 300.0),
+            first=np.full(8, 0.01),
+            composition=composition,
+        ),
+        sequences=Sequences(
+            first_token=np.full(n_layers, 0.5),
+            first_token_moved=np.full(n_layers, 0.3),
+            dla=dla,
+            mean_top=10.2,
+            previous_mean=8.8,
+            clean=clean,
+            patched=np.full(len(TOP), 0.02),
+            controls=clean[:, None] + np.full((len(TOP), 2), 0.001),
+        ),
+        streaming=Streaming(
+            n=128, band=32, sinks=4, full=40.0, band_only=190.0, band_sinks=50.0
+        ),
+    )
+
+
 def test_each_fact_turns_false_with_other_values():
-    s = studies()
+    s = made_up()
     assert all(f.holds for f in facts(s).values())
     q, wt, st, scan = s.sequences, s.weights, s.streaming, s.scan
     n = len(s.top)
@@ -173,10 +233,18 @@ def test_each_fact_turns_false_with_other_values():
     assert not broken(streaming=useless)["sinks_restore"].holds
 
 
-def test_the_page_names_the_previous_token_head_and_the_shared_keys():
-    p = circuits.page()
-    assert p.previous == "L16H0" and p.pairs == sum(81 * layer for layer in range(30))
-    assert p.shared_keys == ["L17H3, L17H4 and L17H5", "L18H6 and L18H7"]
+def test_the_page_helpers_name_the_senders_the_pairs_and_the_shared_keys():
+    s = made_up()
+    c = s.weights.composition[1]
+    senders = circuits._senders(c, TOP)
+    assert [row[1] for row in senders] == ["L16H0"] * len(TOP)
+    assert circuits._strongest_pairs(c, 1)[0][:2] == ("L16H0", "L17H0")
+    config = smollm2.load().config
+    assert circuits._shared_keys(TOP, config) == [
+        "L17H3, L17H4 and L17H5",
+        "L18H6 and L18H7",
+    ]
+    assert int(np.isfinite(c).sum()) == sum(81 * layer for layer in range(30))
 
 
 # --- the reference: transformers on one sequence ------------------------------------
@@ -202,7 +270,7 @@ def test_the_interventions_equal_the_reference(model, smollm2_reference, request
     ref = smollm2_reference
     layers = ref.model.layers
     ids = repeated_tokens.repeated_sequences(model)[:2]
-    p = sequences.run(model, ids[:1])
+    p = sequences.run(model, repeated_tokens.traced(ids[:1]))
     d_k, n = 64, ids.shape[1]
 
     captured = {}
@@ -258,7 +326,7 @@ def test_the_interventions_equal_the_reference(model, smollm2_reference, request
     nll = torch.nn.functional.cross_entropy(
         logits[queries], torch.tensor(ids[0, queries + 1])
     )
-    mine = sequences.replaced_loss(model, p, [(16, 0)], mean=True)
+    mine = sequences.mean_ablated_loss(model, p, [(16, 0)])
     assert abs(float(nll) - mine) < 2e-3
 
     # path patching: L18H6's keys from a stream with L16H0's write from the other sequence
@@ -281,7 +349,7 @@ def test_the_interventions_equal_the_reference(model, smollm2_reference, request
     )
     weights = scores.softmax(-1).double().numpy()[:, 0]
     reference = repeated_tokens.induction_scores(weights).mean()
-    both = sequences.run(model, ids)
+    both = sequences.run(model, repeated_tokens.traced(ids))
     (mine,) = sequences.patched_induction(model, both, [(18, 6)], (16, 0))
     assert abs(reference - mine) < 2e-3
 

@@ -36,7 +36,9 @@ def value_norms(attention: MultiHeadAttention, x: np.ndarray) -> np.ndarray:
         v = v + a.b_v.astype(x.dtype, copy=False)
     v = repeat_kv(split_heads(v, a.n_kv_heads), a.n_heads // a.n_kv_heads)
     w_o = a.w_o.astype(x.dtype, copy=False).reshape(a.n_heads, a.d_k, a.d_model)
-    return np.linalg.norm(v @ w_o, axis=-1)  # (..., h, n, d_model) -> (..., h, n)
+    # |v W_O|² = v (W_O W_O^T) v^T: a d_k x d_k Gram per head, not d_model-wide writes
+    squared = ((v @ (w_o @ w_o.swapaxes(-1, -2))) * v).sum(axis=-1)  # (..., h, n)
+    return np.sqrt(np.maximum(squared, 0))
 
 
 def weighted_by_norm(weights: np.ndarray, norms: np.ndarray) -> np.ndarray:

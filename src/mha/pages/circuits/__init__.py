@@ -2,10 +2,11 @@
 
 The depth page finds the induction heads by their attention pattern. This page tests
 the circuit of Olsson et al. (2022) and Elhage et al. (2021) around them: from the
-weights alone (``weights``: copying, K-composition), on the repeated sequences
-(``sequences``: direct logit attribution, mean and zero ablation, path patching into
-keys, what the first token's attention moves) and on the site's own Markdown
-(``streaming``: the StreamingLLM windows). Layers and heads are numbered from 0.
+weights alone (``weights``: copying, K-composition), on the repeated sequences, read
+from the depth page's passes (``sequences``: direct logit attribution, mean ablation,
+path patching into keys, what the first token's attention moves) and on the site's
+own Markdown (``streaming``: the StreamingLLM windows). Layers and heads are numbered
+from 0.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from mha.pages.circuits import weights as w
-from mha.pages.circuits.sequences import patched_induction, replaced_loss, run
+from mha.pages.circuits.sequences import mean_ablated_loss, patched_induction, run
 from mha.pages.circuits.streaming import Streaming, streaming
 from mha.pages.depth import repeated_tokens
 from mha.pages.depth.repeated_tokens import N_ABLATED, Scan, strongest
@@ -31,8 +32,8 @@ N_RANDOM = 20  # random heads whose OV circuits are scored beside the induction 
 N_SAMPLE = 1000  # tokens the own-logit rank is measured on
 MAX_OFFSET = 64  # K-composition averaged over offsets 1 .. MAX_OFFSET
 N_CONTROLS = 5  # random earlier heads patched as controls
-STREAM_TOKENS = 512  # tokens of Markdown the windows are measured on
-BAND = 128  # keys in the sliding window
+STREAM_TOKENS = 128  # tokens of Markdown the windows are run on
+BAND = 32  # keys in the sliding window
 SINKS = 4  # first tokens kept beside it
 TEXT = Path(__file__).resolve().parents[4] / "docs" / "attention.md"
 
@@ -61,15 +62,15 @@ def _weights(heads: tuple[tuple[int, int], ...]) -> Weights:
     blocks = model.blocks
     folded = w.fold([b.attention for b in blocks], [b.attention_norm for b in blocks])
     embed = model.embedding  # (d_model, vocab): W_E, tied
-    unembed = model.final_norm[:, None] * embed  # W_U: the final norm's gain folded in
-    eig = w.ov_eigenvalues(folded, heads, (unembed @ embed.T).astype(np.float64))
+    gain = model.final_norm[:, None]  # W_U = gain W_E: the final norm's gain folded in
+    eig = w.ov_eigenvalues(folded, heads, gain * (embed @ embed.T))  # W_U W_E^T
     control = set(model.tokenizer.get_added_tokens_decoder())
     allowed = [i for i in range(model.config.vocab_size) if i not in control]
     sample = np.random.default_rng([SEED, 1]).choice(allowed, N_SAMPLE, replace=False)
-    ones = np.ones(model.config.d_model)
-    chosen = embed[:, sample].astype(np.float64)  # (d_model, N_SAMPLE)
-    inputs = rms_norm(chosen.T, ones, np.float64(model.blocks[0].eps))
-    ranks = w.own_token_ranks(folded, heads, inputs, unembed[:, sample])
+    chosen = embed[:, sample]  # (d_model, N_SAMPLE)
+    ones = np.ones(model.config.d_model, chosen.dtype)
+    inputs = rms_norm(chosen.T, ones, model.blocks[0].eps)
+    ranks = w.own_token_ranks(folded, heads, inputs, gain * chosen)
     rope = blocks[0].attention.rope
     offsets = w.rotations(rope, range(1, MAX_OFFSET + 1))
     composition = w.composition_scores(folded, [offsets[:1], offsets])
@@ -90,8 +91,7 @@ class Sequences:
     first_token_moved: np.ndarray  # (layers,) its share of what moves
     dla: np.ndarray  # (layers, h) direct logit attribution to the repeated token
     mean_top: float  # second-copy loss, the induction heads mean-ablated
-    previous_zero: float  # ... the previous-token head alone removed
-    previous_mean: float  # ... mean-ablated
+    previous_mean: float  # ... the previous-token head alone mean-ablated
     clean: np.ndarray  # (N_ABLATED,) induction score of each induction head
     patched: np.ndarray  # (N_ABLATED,) ... its keys patched at the previous-token head
     controls: np.ndarray  # (N_ABLATED, N_CONTROLS) ... at random earlier heads
@@ -103,14 +103,13 @@ def _sequences(
     controls: tuple[tuple[int, int], ...],
 ) -> Sequences:
     model = smollm2.load()
-    p = run(model, repeated_tokens.repeated_sequences(model))
+    p = run(model, repeated_tokens.passes())  # the depth page's passes, read again
     return Sequences(
         first_token=p.first_token,
         first_token_moved=p.first_token_moved,
         dla=p.dla,
-        mean_top=replaced_loss(model, p, top, mean=True),
-        previous_zero=replaced_loss(model, p, [previous], mean=False),
-        previous_mean=replaced_loss(model, p, [previous], mean=True),
+        mean_top=mean_ablated_loss(model, p, top),
+        previous_mean=mean_ablated_loss(model, p, [previous]),
         clean=patched_induction(model, p, top, None),
         patched=patched_induction(model, p, top, previous),
         controls=np.stack([patched_induction(model, p, top, s) for s in controls], 1),
@@ -354,9 +353,8 @@ def facts(s: Studies) -> dict[str, Fact]:
             f"mean {q.mean_top}, random sets {scan.loss_random}",
         ),
         "previous_alone": Fact(
-            min(q.previous_zero, q.previous_mean) > scan.loss_random.max(),
-            f"previous head {q.previous_zero}, {q.previous_mean}; random sets "
-            f"{scan.loss_random}",
+            q.previous_mean > scan.loss_random.max(),
+            f"previous head {q.previous_mean}; random sets {scan.loss_random}",
         ),
         "moved_below": Fact(
             (q.first_token_moved < q.first_token).sum() > len(q.first_token) / 2,

@@ -1,11 +1,13 @@
 """The circuits at work: SmolLM2 on the depth page's repeated random sequences.
 
-One batched pass over the ``N_SEQUENCES`` sequences keeps every layer's input and each
-head's write (``MultiHeadAttention.head_writes``); from it come each head's direct
-logit attribution to the repeated token, each layer's attention on the first token
-beside what that attention moves (``mha.experiments.value_norms``), the heads' mean
-writes, and path patching into the keys of the induction heads. Ablations resume the
-pass at the first layer they change (``SmolLM2.resume``).
+Nothing here runs the unchanged model again: the depth page's passes over the
+``N_SEQUENCES`` sequences (``repeated_tokens.passes``: every layer's input and every
+head's attention weights) are read back, and each head's output before W_O is its
+weights times its values. From them come each head's direct logit attribution to the
+repeated token, each layer's attention on the first token beside what that attention
+moves (``mha.experiments.value_norms``), the heads' mean writes, and path patching into
+the keys of the induction heads. Ablations resume the pass at the first layer they
+change (``SmolLM2.resume``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import numpy as np
 
 from mha.attention import attend, causal_mask
 from mha.experiments.value_norms import value_norms, weighted_by_norm
-from mha.pages.depth.repeated_tokens import induction_scores
+from mha.heads import repeat_kv, split_heads
+from mha.pages.depth.repeated_tokens import Passes, induction_scores
 from mha.pretrained import smollm2
 from mha.pretrained.smollm2 import rms_norm
 
@@ -29,18 +32,17 @@ class Pass:
     """The unchanged model on a batch of sequences ``ids (B, n)``."""
 
     ids: np.ndarray
-    entering: (
-        np.ndarray
-    )  # (layers + 1, B, n, d_model): each block's input, then the last
+    entering: np.ndarray  # (layers + 1, B, n, d_model): each block's input, then last
+    outputs: np.ndarray  # (layers, B, h, n, d_k): each head's output before W_O
     first_token: np.ndarray  # (layers,) mean weight of queries t >= 1 on token 0
     first_token_moved: np.ndarray  # (layers,) ... weighted by |f(v)| (what moves)
     dla: np.ndarray  # (layers, heads) direct logit attribution, second copy
     mean_writes: np.ndarray  # (layers, heads, d_model) over every sequence and token
 
 
-def run(model: smollm2.SmolLM2, ids: np.ndarray) -> Pass:
-    """One batched pass over ``ids (B, 2T)``, sequences of T tokens repeated once,
-    that keeps what the page reads.
+def run(model: smollm2.SmolLM2, passes: Passes) -> Pass:
+    """What the page reads from ``passes`` over sequences ``(B, 2T)`` of T tokens
+    repeated once (``repeated_tokens.traced``), with no further forward pass.
 
     A head's direct logit attribution at query t of the second copy is its write
     through the final norm's gain and 1/RMS of the last stream, onto the output
@@ -49,51 +51,47 @@ def run(model: smollm2.SmolLM2, ids: np.ndarray) -> Pass:
     ```python
     import numpy as np
     from mha.pages.circuits.sequences import run
-    from mha.pages.depth.repeated_tokens import repeated_sequences
+    from mha.pages.depth.repeated_tokens import repeated_sequences, traced
     from mha.pretrained import smollm2
 
     model = smollm2.load()
     ids = np.tile(repeated_sequences(model)[:1, :4], 2)  # 4 tokens, then the same 4
-    p = run(model, ids)
-    assert p.entering.shape == (31, 1, 8, 576) and p.dla.shape == (30, 9)
+    p = run(model, traced(ids))
+    assert p.outputs.shape == (30, 1, 9, 8, 64) and p.dla.shape == (30, 9)
     assert ((p.first_token_moved > 0) & (p.first_token_moved < 1)).all()
     ```
     """
-    ids = np.asarray(ids)
-    causal = causal_mask(ids.shape[1])
-    x = np.ascontiguousarray(model.embedding[:, ids].transpose(1, 2, 0))
-    entering, writes, first, moved = [x], [], [], []
-    for block in model.blocks:
-        normed = rms_norm(x, block.attention_norm, block.eps)
-        head_writes, w = block.attention.head_writes(normed, causal)  # (B, h, n, d)
-        shares = weighted_by_norm(w, value_norms(block.attention, normed))
-        first.append(w[..., 1:, 0].mean())
-        moved.append(shares[..., 1:, 0].mean())
-        writes.append(head_writes)
-        x = x + head_writes.sum(axis=1)
-        x = x + block.feed_forward(x)
-        entering.append(x)
-    final = entering[-1]
+    ids, entering = passes.ids, passes.stream
     half = ids.shape[1] // 2
     queries = np.arange(half, 2 * half - 1)  # their next token repeats the first copy
-    out = model.final_norm * model.embedding.T  # (vocab, d_model): output directions
-    scale = 1 / np.sqrt(np.mean(final[:, queries] ** 2, axis=-1) + model.blocks[0].eps)
-    target = out[ids[:, queries + 1]] - out.mean(axis=0)  # (B, q, d_model)
-    dla = np.stack(
-        [
-            np.einsum("bhqd,bqd->h", w[:, :, queries], target * scale[..., None])
-            / target.shape[0]
-            / len(queries)
-            for w in writes
-        ]
-    )
+    final = entering[-1][:, queries]  # (B, q, d_model)
+    scale = 1 / np.sqrt(np.mean(final**2, axis=-1) + model.blocks[0].eps)
+    # the next token's output direction minus the vocabulary's mean, through the gain
+    target = model.embedding[:, ids[:, queries + 1]].transpose(1, 2, 0)
+    target = model.final_norm * (target - model.embedding.mean(axis=1))
+    pull = target * (scale / final.shape[0] / len(queries))[..., None]
+    outputs, first, moved, dla, mean_writes = [], [], [], [], []
+    for layer, block in enumerate(model.blocks):
+        a = block.attention
+        normed = rms_norm(entering[layer], block.attention_norm, block.eps)
+        w = passes.weights[layer]  # (B, h, n, n)
+        v = split_heads(normed @ a.w_v, a.n_kv_heads)
+        heads = w @ repeat_kv(v, a.n_heads // a.n_kv_heads)  # (B, h, n, d_k)
+        w_o = a.w_o.reshape(a.n_heads, a.d_k, a.d_model)
+        shares = weighted_by_norm(w, value_norms(a, normed))
+        first.append(w[..., 1:, 0].mean())
+        moved.append(shares[..., 1:, 0].mean())
+        dla.append(np.einsum("bhqd,bqd->h", heads[:, :, queries] @ w_o, pull))
+        mean_writes.append((heads.mean(axis=(0, 2))[:, None] @ w_o)[:, 0])
+        outputs.append(heads)
     return Pass(
         ids=ids,
-        entering=np.stack(entering),
+        entering=entering,
+        outputs=np.stack(outputs),
         first_token=np.array(first, dtype=np.float64),
         first_token_moved=np.array(moved, dtype=np.float64),
-        dla=dla.astype(np.float64),
-        mean_writes=np.stack([w.mean(axis=(0, 2)) for w in writes]),
+        dla=np.array(dla, dtype=np.float64),
+        mean_writes=np.stack(mean_writes),
     )
 
 
@@ -125,28 +123,31 @@ def second_copy_loss(
     return float(np.mean(losses))
 
 
-def replaced_loss(
-    model: smollm2.SmolLM2, p: Pass, heads: Sequence[Head], mean: bool
-) -> float:
-    """The second copy's loss with ``heads`` replaced by their mean write (``mean``)
-    or by zero, resuming ``p`` at the first layer that changes.
+def mean_ablated_loss(model: smollm2.SmolLM2, p: Pass, heads: Sequence[Head]) -> float:
+    """The second copy's loss with each of ``heads`` writing its mean write instead of
+    its own, resuming ``p`` at the first layer that changes.
 
     ```python
     import numpy as np
-    from mha.pages.circuits.sequences import replaced_loss, run
-    from mha.pages.depth.repeated_tokens import repeated_sequences
+    from mha.attention import causal_mask
+    from mha.pages.circuits.sequences import mean_ablated_loss, run, second_copy_loss
+    from mha.pages.depth.repeated_tokens import repeated_sequences, traced
     from mha.pretrained import smollm2
+    from mha.pretrained.smollm2 import rms_norm
 
     model = smollm2.load()
-    p = run(model, np.tile(repeated_sequences(model)[:1, :4], 2))
-    assert replaced_loss(model, p, [(29, 0)], mean=True) > 0
+    p = run(model, traced(np.tile(repeated_sequences(model)[:1, :4], 2)))
+    block, keep = model.blocks[29], np.ones(9)
+    keep[0] = 0  # the last layer by hand: L29H0 removed, its mean write added
+    normed = rms_norm(p.entering[29], block.attention_norm, block.eps)
+    x = p.entering[29] + block.attention(normed, causal_mask(8), keep)[0]
+    x = x + p.mean_writes[29, 0]
+    expected = second_copy_loss(model, x + block.feed_forward(x), p.ids)
+    assert abs(mean_ablated_loss(model, p, [(29, 0)]) - expected) < 1e-3
     ```
     """
     start = min(layer for layer, _ in heads)
-    replace = {
-        (layer, head): p.mean_writes[layer, head] * (1.0 if mean else 0.0)
-        for layer, head in heads
-    }
+    replace = {(layer, head): p.mean_writes[layer, head] for layer, head in heads}
     causal = causal_mask(p.ids.shape[1])
     final = model.resume(p.entering[start], start, causal, replace=replace)
     return second_copy_loss(model, final, p.ids)
@@ -161,17 +162,19 @@ def patched_induction(
 
     Only the keys change: the queries and values are the unchanged pass's, and no
     other layer is rerun (the direct path from sender to keys). The sender's write is
-    computed once, then one key projection per receiver.
+    its output (kept by ``run``) through its rows of W_O, then one key projection
+    per receiver.
 
     ```python
     import numpy as np
     from mha.pages.circuits.sequences import patched_induction, run
     from mha.pages.depth.repeated_tokens import induction_scores, repeated_sequences
+    from mha.pages.depth.repeated_tokens import traced
     from mha.pretrained import smollm2
 
     model = smollm2.load()
     ids = np.tile(repeated_sequences(model)[:1, :4], 2)  # 4 tokens, then the same 4
-    p = run(model, ids)
+    p = run(model, traced(ids))
     (clean,) = patched_induction(model, p, [(18, 6)], None)
     weights = model.attentions(ids[0])[18, 6]
     assert np.isclose(clean, induction_scores(weights, half=4), atol=1e-3)
@@ -187,9 +190,9 @@ def patched_induction(
                 f"sender: expected a layer below every receiver's, got {sender} for "
                 f"{list(receivers)}"
             )
-        s_block = model.blocks[s_layer]
-        normed = rms_norm(p.entering[s_layer], s_block.attention_norm, s_block.eps)
-        written = s_block.attention.head_writes(normed, causal)[0][:, s_head]
+        a = model.blocks[s_layer].attention
+        w_o = a.w_o[s_head * a.d_k : (s_head + 1) * a.d_k]
+        written = p.outputs[s_layer][:, s_head] @ w_o  # (B, n, d_model)
         swap = np.roll(written, -1, axis=0) - written  # (B, n, d_model)
     scores = []
     for layer, head in receivers:

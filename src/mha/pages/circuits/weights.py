@@ -30,7 +30,8 @@ from mha.rope import RotaryEmbedding
 
 @dataclass(frozen=True)
 class Folded:
-    """Per-head matrices of a stack of attention layers, float64, gains folded in."""
+    """Per-head matrices of a stack of attention layers, gains folded in, in the
+    weights' dtype."""
 
     w_q: np.ndarray  # (layers, h, d_model, d_k)
     w_k: np.ndarray  # (layers, h_kv, d_model, d_k)
@@ -71,7 +72,7 @@ def fold(
         )
 
     def heads(w: np.ndarray, gain: np.ndarray, n: int) -> np.ndarray:
-        w = np.asarray(gain, np.float64)[:, None] * w  # (d_model, n d_k)
+        w = np.asarray(gain, w.dtype)[:, None] * w  # (d_model, n d_k)
         return w.reshape(w.shape[0], n, -1).transpose(1, 0, 2)
 
     a0 = attentions[0]
@@ -81,10 +82,7 @@ def fold(
         np.stack([heads(a.w_k, g, a.n_kv_heads) for a, g in pairs]),
         np.stack([heads(a.w_v, g, a.n_kv_heads) for a, g in pairs]),
         np.stack(
-            [
-                np.asarray(a.w_o, np.float64).reshape(a0.n_heads, a0.d_k, -1)
-                for a in attentions
-            ]
+            [np.asarray(a.w_o).reshape(a0.n_heads, a0.d_k, -1) for a in attentions]
         ),
     )
 
@@ -112,7 +110,7 @@ def ov_eigenvalues(
     ```
     """
     layers, rows = np.array(heads).T
-    w_v = folded.per_query_head(folded.w_v)[layers, rows]  # (k, d_model, d_k)
+    w_v = folded.w_v[layers, rows // folded.group]  # (k, d_model, d_k)
     return np.linalg.eigvals(folded.w_o[layers, rows] @ unembed_embed @ w_v)
 
 
@@ -156,7 +154,7 @@ def own_token_ranks(
     ```
     """
     layers, rows = np.array(heads).T
-    w_v = folded.per_query_head(folded.w_v)[layers, rows]  # (k, d_model, d_k)
+    w_v = folded.w_v[layers, rows // folded.group]  # (k, d_model, d_k)
     written = (inputs @ w_v) @ (folded.w_o[layers, rows] @ unembed)  # (heads, k, k)
     own = np.diagonal(written, axis1=-2, axis2=-1)[..., None]
     return 1 + (written > own).sum(axis=-1)
@@ -182,6 +180,54 @@ def rotations(rope: RotaryEmbedding, offsets: Sequence[int]) -> np.ndarray:
     return np.stack([rope(eye, np.full(rope.d_k, int(d))) for d in offsets])
 
 
+def rotated_mean(grams: np.ndarray, rots: np.ndarray) -> np.ndarray:
+    """``mean over R of R^T G R`` for each G of ``grams (..., d_k, d_k)``, the R being
+    rotary ``rots (m, d_k, d_k)`` (``rotations``), without a matrix product.
+
+    A rotary R has two nonzeros in column j: ``c_j = R[j, j]`` (a cosine) and
+    ``t_j = R[p(j), j]`` (a signed sine), p(j) the partner of j in its pair. So
+    ``(R^T G R)[i, j] = c_i c_j G[i, j] + c_i t_j G[i, p(j)] + t_i c_j G[p(i), j]
+    + t_i t_j G[p(i), p(j)]``, and the mean over R needs only the means of the four
+    outer products: O(d_k²) per G.
+
+    ```python
+    import numpy as np
+    from mha.rope import RotaryEmbedding
+    from mha.pages.circuits.weights import rotated_mean, rotations
+
+    g = np.random.default_rng(0).normal(size=(3, 6, 6))
+    for interleaved in (True, False):
+        rots = rotations(RotaryEmbedding(6, interleaved=interleaved), range(1, 5))
+        direct = np.mean([r.T @ g @ r for r in rots], axis=0)
+        assert np.allclose(rotated_mean(g, rots), direct)
+    ```
+    """
+    rots = np.asarray(rots)
+    d_k = rots.shape[-1]
+    if rots.ndim != 3 or rots.shape[1] != d_k:
+        raise ValueError(f"rots: expected shape (m, d_k, d_k), got {rots.shape}")
+    nonzero = np.abs(rots).sum(axis=0) * (1 - np.eye(d_k))  # off the diagonal
+    off = (nonzero > 0).sum(axis=0)
+    if (off > 1).any():
+        raise ValueError(
+            "rots: expected rotary rotations, at most one nonzero off the "
+            f"diagonal of each column, got {off.max()} in column {off.argmax()}"
+        )
+    lone = off == 0  # no partner (an angle of zero): t = 0
+    partner = np.where(lone, np.arange(d_k), nonzero.argmax(axis=0))  # p(j)
+    c = np.diagonal(rots, axis1=-2, axis2=-1)  # (m, d_k)
+    t = rots[:, partner, np.arange(d_k)] * ~lone  # (m, d_k)
+    m = len(rots)
+    g = np.asarray(grams)
+    mean = (
+        (c.T @ c / m) * g
+        + (c.T @ t / m) * g[..., :, partner]
+        + (t.T @ c / m) * g[..., partner, :]
+        + (t.T @ t / m) * g[..., partner, :][..., :, partner]
+    )
+    return mean.astype(g.dtype, copy=False)
+
+
 def composition_scores(folded: Folded, offset_sets: Sequence[np.ndarray]) -> np.ndarray:
     """K-composition of every sender into every receiver of a later layer, for each
     set of rotations ``(m, d_k, d_k)`` of ``offset_sets``: ``(sets, layers, h, layers,
@@ -190,8 +236,8 @@ def composition_scores(folded: Folded, offset_sets: Sequence[np.ndarray]) -> np.
 
     With ``G_X = W_X^T W_X`` and ``H = mean over Δ of R_Δ^T G_Q R_Δ`` (d_k × d_k):
     ``|W_QK|² = <H, G_K>``, ``|W_OV|² = <G_V, W_O W_O^T>`` and ``|W_QK W_OV^T|² =
-    <H, M G_V M^T>`` with ``M = W_K^T W_O^T``; the products M come from one matrix
-    product per receiving layer.
+    <H, M G_V M^T>`` with ``M = W_K^T W_O^T`` (H by ``rotated_mean``); the products M
+    come from one matrix product per receiving layer, in the weights' dtype.
 
     ```python
     import numpy as np
@@ -218,33 +264,27 @@ def composition_scores(folded: Folded, offset_sets: Sequence[np.ndarray]) -> np.
                 f"got shape {np.shape(rots)}"
             )
 
-    def gram(w: np.ndarray) -> np.ndarray:
-        return w.swapaxes(-1, -2) @ w
+    def gram(w: np.ndarray) -> np.ndarray:  # (..., d_model, d_k) -> (..., d_k, d_k)
+        return (w.swapaxes(-1, -2) @ w).astype(np.float64)
 
     g_q, g_k, g_v = gram(f.w_q), gram(f.w_k), gram(f.w_v)
-    # H per set: the query Gram rotated by each offset, averaged (two big products each)
-    spread = g_q.reshape(-1, d_k).astype(np.float32)
-    mean_rotated = []
-    for rots in offset_sets:
-        total = np.zeros(spread.shape)
-        for r in rots.astype(np.float32):
-            right = (spread @ r).reshape(-1, d_k, d_k)  # G_Q R
-            total += right.swapaxes(-1, -2).reshape(-1, d_k) @ r  # (R^T G_Q R)^T
-        mean_rotated.append(total.reshape(g_q.shape) / len(rots))
+    mean_rotated = [rotated_mean(g_q, rots) for rots in offset_sets]  # H per set
     qk2 = [(m * f.per_query_head(g_k)).sum(axis=(-2, -1)) for m in mean_rotated]
-    ov2 = (f.per_query_head(g_v) * (f.w_o @ f.w_o.swapaxes(-1, -2))).sum(axis=(-2, -1))
+    ov2 = (f.per_query_head(g_v) * gram(f.w_o.swapaxes(-1, -2))).sum(axis=(-2, -1))
     # W_O^T C_V per sender, with G_V = C_V C_V^T: then M G_V M^T = Y Y^T, Y = W_K^T W_O^T C_V
-    sent = f.w_o.swapaxes(-1, -2) @ np.linalg.cholesky(f.per_query_head(g_v))
-    sent = sent.astype(np.float32)  # (layers, h, d_model, d_k)
+    c_v = f.per_query_head(np.linalg.cholesky(g_v)).astype(f.w_o.dtype)
+    sent = f.w_o.swapaxes(-1, -2) @ c_v  # (layers, h, d_model, d_k)
+    sent = np.ascontiguousarray(sent.transpose(2, 0, 1, 3))  # (d_model, layers, h, d_k)
     scores = np.full((len(offset_sets), n_layers, h, n_layers, h), np.nan)
     for layer in range(1, n_layers):
-        senders = sent[:layer].transpose(2, 0, 1, 3).reshape(d_model, -1)
-        keys = f.w_k[layer].astype(np.float32).swapaxes(-1, -2).reshape(-1, d_model)
+        senders = sent[:, :layer].reshape(d_model, -1)  # a view: every earlier head
+        keys = f.w_k[layer].swapaxes(-1, -2).reshape(-1, d_model)  # (h_kv d_k, d_model)
         y = (keys @ senders).reshape(h_kv, d_k, layer * h, d_k).transpose(0, 2, 1, 3)
-        p = (y @ y.swapaxes(-1, -2)).astype(np.float64)  # (h_kv, senders, d_k, d_k)
-        p = p.reshape(h_kv, layer * h, d_k * d_k)[np.arange(h) // f.group]
+        p = (y @ y.swapaxes(-1, -2)).reshape(h_kv, layer * h, d_k * d_k)
         for i, m in enumerate(mean_rotated):
-            num2 = (p @ m[layer].reshape(h, d_k * d_k, 1))[..., 0]  # (h, senders)
+            # each query head with its K/V head's products: (h_kv, group, senders)
+            rows = m[layer].reshape(h_kv, f.group, d_k * d_k).astype(p.dtype)
+            num2 = (rows @ p.swapaxes(-1, -2)).reshape(h, -1).astype(np.float64)
             denominator = qk2[i][layer][:, None] * ov2[:layer].reshape(1, -1)
             scores[i, layer, :, :layer] = np.sqrt(num2 / denominator).reshape(
                 h, layer, h

@@ -6,7 +6,8 @@ score (attention on the token after the previous occurrence) and the previous-to
 score; the loss on each copy; the second copy's loss on every sequence with the
 strongest induction heads removed, against random sets of as many (``ablated_loss``,
 all sequences in one batched pass per set of heads); the residual stream's norms and
-the attention on the first token.
+the attention on the first token. The unchanged passes are cached on their own
+(``passes``): the circuits page reads them again.
 """
 
 from __future__ import annotations
@@ -105,6 +106,62 @@ def _loss(logits: np.ndarray, targets: np.ndarray) -> float:
 
 
 @dataclass(frozen=True)
+class Passes:
+    """SmolLM2 unchanged on each of ``ids (B, n)``, one ``trace`` per sequence: what
+    the depth and circuits pages both read, computed once (``passes``)."""
+
+    ids: np.ndarray
+    stream: np.ndarray  # (layers + 1, B, n, d_model): entering each block, then last
+    weights: np.ndarray  # (layers, B, heads, n, n): each head's causal attention
+    attention_norm: np.ndarray  # (layers, B): mean |attention write|, tokens t >= 1
+    mlp_norm: np.ndarray  # (layers, B): mean |feed-forward write|, tokens t >= 1
+
+
+def traced(ids: np.ndarray) -> Passes:
+    """One ``SmolLM2.trace`` per row of ``ids (B, n)``, stacked.
+
+    ```python
+    import numpy as np
+    from mha.pages.depth.repeated_tokens import traced
+    from mha.pretrained import smollm2
+
+    ids = np.array([[504, 2365, 28], [905, 28, 504]])
+    p = traced(ids)
+    assert p.stream.shape == (31, 2, 3, 576) and p.weights.shape == (30, 2, 9, 3, 3)
+    assert np.array_equal(p.weights[:, 1], smollm2.load().attentions(ids[1]))
+    ```
+    """
+    ids = np.asarray(ids)
+    if ids.ndim != 2 or ids.shape[1] < 2:
+        raise ValueError(f"ids: expected shape (B, n >= 2), got {ids.shape}")
+    model = smollm2.load()
+    traces = [model.trace(row) for row in ids]
+
+    def norms(writes: np.ndarray) -> np.ndarray:  # (layers, n, d) -> (layers,)
+        return np.linalg.norm(writes[:, 1:], axis=-1).mean(axis=-1)
+
+    return Passes(
+        ids=ids,
+        stream=np.stack([t.stream for t in traces], axis=1),
+        weights=np.stack([t.weights for t in traces], axis=1),
+        attention_norm=np.stack([norms(t.attention_writes) for t in traces], axis=1),
+        mlp_norm=np.stack([norms(t.mlp_writes) for t in traces], axis=1),
+    )
+
+
+def passes() -> Passes:
+    """``traced`` on the ``repeated_sequences``, from the cache.
+
+    ```python
+    from mha.pages.depth.repeated_tokens import N_SEQUENCES, passes
+
+    assert passes().weights.shape[1] == N_SEQUENCES
+    ```
+    """
+    return cached(traced, repeated_sequences(smollm2.load()))
+
+
+@dataclass(frozen=True)
 class Scan:
     """Everything the page measures on SmolLM2's repeated sequences (means over them;
     norms and shares over the tokens t >= 1)."""
@@ -127,6 +184,7 @@ class Scan:
 def _scan() -> Scan:
     model = smollm2.load()
     sequences = repeated_sequences(model)
+    p = passes()
     n_layers, n_heads = model.config.n_layers, model.config.n_heads
     induction_sum = np.zeros((n_layers, n_heads))
     previous_sum = np.zeros((n_layers, n_heads))
@@ -135,19 +193,17 @@ def _scan() -> Scan:
     attention = np.zeros(n_layers)
     mlp = np.zeros(n_layers)
     first_stream = np.zeros(n_layers + 1)
-    first, second, streams = [], [], []
-    for ids in sequences:
-        trace = model.trace(ids)
-        streams.append(trace.stream)
-        w = trace.weights.astype(np.float64)  # (layers, heads, n, n)
+    first, second = [], []
+    for b, ids in enumerate(sequences):
+        w = p.weights[:, b].astype(np.float64)  # (layers, heads, n, n)
         induction_sum += induction_scores(w)
         previous_sum += previous_token_scores(w)
         first_token += w[:, :, 1:, 0].mean(axis=(1, 2))
-        stream += np.linalg.norm(trace.stream[:, 1:], axis=-1).mean(axis=-1)
-        attention += np.linalg.norm(trace.attention_writes[:, 1:], axis=-1).mean(-1)
-        mlp += np.linalg.norm(trace.mlp_writes[:, 1:], axis=-1).mean(axis=-1)
-        first_stream += np.linalg.norm(trace.stream[:, 0], axis=-1)
-        logits = model.head(trace.stream[-1])
+        stream += np.linalg.norm(p.stream[:, b, 1:], axis=-1).mean(axis=-1)
+        attention += p.attention_norm[:, b]
+        mlp += p.mlp_norm[:, b]
+        first_stream += np.linalg.norm(p.stream[:, b, 0], axis=-1)
+        logits = model.head(p.stream[-1, b])
         first.append(_copy_loss(logits, ids, 0))
         second.append(_copy_loss(logits, ids, 1))
     k = len(sequences)
@@ -161,7 +217,7 @@ def _scan() -> Scan:
             for _ in range(N_RANDOM_SETS)
         ]
     )
-    entering = np.stack(streams, axis=1)  # (layers + 1, sequences, n, d_model)
+    entering = p.stream  # (layers + 1, sequences, n, d_model)
     n = sequences.shape[1]
     return Scan(
         induction=scores,

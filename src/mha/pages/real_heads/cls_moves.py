@@ -27,14 +27,18 @@ def cls_shares(
     model = minilm.load()
     weight = moved = 0.0
     count = 0
+    layers: dict[int, list[int]] = {}
+    for layer, head in heads:
+        layers.setdefault(layer, []).append(head)
     for text in texts:
         forward = model.forward(model.batch([text]))
         n = forward.hidden.shape[2]
-        for layer, head in heads:
+        for layer, rows in layers.items():
             w = forward.weights[layer]  # (1, h, n, n)
             norms = value_norms(model.layers[layer].attention, forward.hidden[layer])
             shares = weighted_by_norm(w, norms)
-            weight += float(w[0, head, 1 : n - 1, 0].sum())
-            moved += float(shares[0, head, 1 : n - 1, 0].sum())
-            count += n - 2
+            for head in rows:
+                weight += float(w[0, head, 1 : n - 1, 0].sum())
+                moved += float(shares[0, head, 1 : n - 1, 0].sum())
+                count += n - 2
     return weight / count, moved / count
