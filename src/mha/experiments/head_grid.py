@@ -1,20 +1,12 @@
 """Every head of a real model on a few short sentences, as data for the heads-grid widget.
 
-Pages: ``docs/real-heads.md`` (all-MiniLM-L6-v2, 6 x 12 heads) and
-``docs/real-gqa-model.md`` (SmolLM2-135M-Instruct, 30 x 9 heads). Both pages embed
-``payload(...)`` as JSON and ``docs/assets/js/model-heads.js`` draws it: one button per
-head, the chosen head's map over a sentence's tokens, its kind, and the arcs of one
-query. The script formats what it is given; every weight is computed here.
-
-Weights are stored as 8-bit integers, ``round(255 w)`` (an error of at most 1/510), in
-base64: for a causal model only the visible part of each row (query t keeps keys
-0..t), row after row, head after head, layer after layer.
-
+``docs/real-heads.md`` (all-MiniLM-L6-v2, 6 x 12 heads) and ``docs/real-gqa-model.md``
+(SmolLM2-135M-Instruct, 30 x 9 heads) embed ``payload(...)`` as JSON, and
+``docs/assets/js/model-heads.js`` draws it: it formats what it is given. Weights are
+8-bit integers, ``round(255 w)`` (an error of at most 1/510), in base64: for a causal
+model only the keys each query sees, row after row, head after head, layer after layer.
 Heads get kinds by the atlas's rule (``classify``, used by ``mha.pages.real_heads``);
-SmolLM2's on the statistics that apply to a causal model: over every query but the
-first (which can only see itself), the mean weight on the previous token and on the
-first token (the "sink" that plays [CLS]'s part), and the spread, the entropy as a
-fraction of the uniform distribution's over the keys the query sees.
+SmolLM2's from statistics that apply to a causal model (``causal_statistics``).
 """
 
 from __future__ import annotations
@@ -68,30 +60,14 @@ class Sentence:
     weights: np.ndarray  # (layers, heads, n, n), rows sum to 1
 
 
-def _quantise(weights: np.ndarray) -> np.ndarray:
-    """Weights in [0, 1] as 8-bit integers, ``round(255 w)``."""
-    w = np.asarray(weights, dtype=np.float64)
-    if not np.isfinite(w).all() or (
-        w.size and not -1e-6 <= w.min() <= w.max() <= 1 + 1e-6
-    ):
-        raise ValueError(
-            f"weights: expected finite values in [0, 1], got "
-            f"{w.min() if w.size else None} to {w.max() if w.size else None}"
-        )
-    return np.rint(np.clip(w, 0, 1) * LEVELS).astype(np.uint8)
-
-
 def _short_texts(texts: Sequence[str], count: int, limit: int) -> tuple[str, ...]:
     """The first ``count`` of ``texts`` with at most ``limit`` tokens in both models
     (MiniLM's count includes [CLS] and [SEP])."""
     encoder, decoder = minilm.load(), smollm2.load()
-    chosen = [
-        text
-        for text in texts
-        if len(encoder.batch([text]).tokens[0]) <= limit
-        and len(decoder.encode(text)) <= limit
+    sizes = ((len(encoder.batch([t]).tokens[0]), len(decoder.encode(t))) for t in texts)
+    return tuple(t for t, n in zip(texts, sizes, strict=True) if max(n) <= limit)[
+        :count
     ]
-    return tuple(chosen[:count])
 
 
 def texts() -> tuple[str, ...]:
@@ -126,8 +102,10 @@ def minilm_sentences(texts: Sequence[str]) -> tuple[Sentence, ...]:
 
 
 def causal_statistics(sentences: Sequence[Sentence]) -> dict[str, np.ndarray]:
-    """``previous``, ``first`` and ``spread`` of every head of a causal model,
-    ``(layers, heads)`` each, averaged over every query but each sentence's first.
+    """Each head's ``(layers, heads)`` mean, over every query but each sentence's first
+    (which sees only itself), of its weight on the ``previous`` token, on the ``first``
+    (the sink that plays [CLS]'s part) and its ``spread``: the entropy as a fraction of
+    the uniform distribution's over the keys the query sees.
 
     ```python
     import numpy as np
@@ -146,8 +124,7 @@ def causal_statistics(sentences: Sequence[Sentence]) -> dict[str, np.ndarray]:
     sums = {name: np.zeros(shape) for name in ("previous", "first", "spread")}
     n_queries = 0
     for s, sentence in enumerate(sentences):
-        w = sentence.weights
-        n = len(sentence.tokens)
+        w, n = sentence.weights, len(sentence.tokens)
         if w.shape != (*shape, n, n) or n < 2:
             raise ValueError(
                 f"sentences[{s}].weights: expected shape {(*shape, n, n)} for {n} "
@@ -214,13 +191,16 @@ def payload(
         raise ValueError(f"kinds: {unknown} not among kind_names {kind_names}")
     packed = []
     for s, sentence in enumerate(sentences):
-        n = len(sentence.tokens)
-        if sentence.weights.shape != (layers, heads, n, n):
+        n, w = len(sentence.tokens), np.asarray(sentence.weights, dtype=np.float64)
+        if w.shape != (layers, heads, n, n):
             raise ValueError(
-                f"sentences[{s}].weights: expected {(layers, heads, n, n)}, got "
-                f"{sentence.weights.shape}"
+                f"sentences[{s}].weights: expected {(layers, heads, n, n)}, got {w.shape}"
             )
-        levels = _quantise(sentence.weights)
+        if not np.all(np.isfinite(w) & (w >= -1e-6) & (w <= 1 + 1e-6)):
+            raise ValueError(
+                f"sentences[{s}].weights: expected finite values in [0, 1]"
+            )
+        levels = np.rint(np.clip(w, 0, 1) * LEVELS).astype(np.uint8)
         if causal:
             levels = levels[..., *np.tril_indices(n)]
         packed.append(base64.b64encode(levels.tobytes()).decode("ascii"))
@@ -261,8 +241,7 @@ def minilm_payload(texts: Sequence[str], kinds: tuple, kind_names: tuple) -> dic
     ```python
     from mha.experiments.head_grid import minilm_payload
 
-    kinds = (("broad",) * 12,) * 6
-    data = minilm_payload(["the cat sat ."], kinds, ("broad",))
+    data = minilm_payload(["the cat sat ."], (("broad",) * 12,) * 6, ("broad",))
     assert (data["layers"], data["heads"], data["causal"]) == (6, 12, False)
     ```
     """
@@ -293,15 +272,16 @@ def smollm2_payload(texts: Sequence[str], model_digest: str) -> dict:
     for text in texts:
         ids = model.encode(text)
         tokens = tuple(model.decode([i]) for i in ids)
-        weights = np.asarray(model.attentions(ids), np.float64)
-        chosen.append(Sentence(text, tokens, weights))
+        chosen.append(Sentence(text, tokens, np.asarray(model.attentions(ids), float)))
     kinds = classify(causal_statistics(chosen), CAUSAL_KINDS)
     return payload("SmolLM2-135M-Instruct", chosen, kinds, list(CAUSAL_KINDS), True)
 
 
 @dataclass(frozen=True)
 class Widget:
-    """One page's widget: its data, accessible name, caption and no-script note.
+    """One page's widget: its data, accessible name, caption and no-script note; the
+    HTML the page prints (``data`` as JSON in a container named ``label``), its size
+    and its counts.
 
     ```python
     from mha.experiments.head_grid import Widget
@@ -319,8 +299,7 @@ class Widget:
 
     @property
     def html(self) -> str:
-        """The HTML the page prints: a container named ``label`` with ``data``
-        embedded as JSON, ``note`` for readers without JavaScript, ``caption`` below."""
+        """The container, the JSON, ``note`` for readers without JavaScript, ``caption``."""
         return (
             f'<div class="mhg-figure"><div class="mha-heads" role="group" '
             f'aria-label="{html.escape(self.label)}">'

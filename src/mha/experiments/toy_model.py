@@ -1,13 +1,11 @@
 """One multi-head attention layer and a linear readout, trained in NumPy by hand.
 
-The model reads the one-hot tokens of ``mha.experiments.toy_task`` through one
-self-attention layer (the core's ``split_heads``, ``scaled_dot_product_attention`` and
-``merge_heads``), then ``W_out (d_model, 2 * n_words)`` and two softmaxes: the previous
-token's word and the referenced token's. There is no residual path, MLP or layer norm:
-everything a token outputs comes through attention. The backward pass is written out
-by hand (checked against finite differences in the tests) and Adam updates the
-weights. Every parameter has a leading ``models`` axis, so one NumPy call advances
-several independent models (seeds, learning rates) at once.
+The model reads the one-hot tokens of ``mha.experiments.toy_task`` through the core's
+self-attention, then ``W_out (d_model, 2 * n_words)`` and two softmaxes (the previous
+token's word, the referenced token's). No residual path, MLP or layer norm: everything
+comes through attention. The backward pass is written out by hand (checked against
+finite differences in the tests); Adam updates the weights. Every parameter has a
+leading ``models`` axis, so one NumPy call advances several models at once.
 """
 
 from __future__ import annotations
@@ -28,9 +26,8 @@ ATTENTION_WEIGHTS = ("w_q", "w_k", "w_v", "w_o")
 
 
 def init_params(n_heads: int, seeds: Sequence[int], dtype: type = np.float32) -> Params:
-    """One freshly initialised model per seed, stacked on a leading ``models`` axis:
-    the core's ``MultiHeadAttention`` draws the same ``d_model x d_model`` matrices
-    for every h from the same seed; only their split into heads differs.
+    """One fresh model per seed, stacked on a leading ``models`` axis: the core's
+    ``MultiHeadAttention`` draws the same matrices for every h from the same seed.
 
     ```python
     import numpy as np
@@ -235,10 +232,9 @@ def train(
     steps: int,
     batch_size: int,
 ) -> tuple[Params, np.ndarray]:
-    """Train one model per ``(seeds[i], learning_rates[i])`` pair, in float32: the
-    weights, and the loss of each step's fresh batch before the update ``(steps, M)``.
-    A seed fixes the initial weights and the stream of batches: two models with the
-    same seed start alike and see the same data.
+    """Train one model per ``(seeds[i], learning_rates[i])``, in float32: the weights,
+    and the loss of each step's fresh batch before its update ``(steps, M)``. A seed
+    fixes the initial weights and the stream of batches.
 
     ```python
     from mha.experiments.toy_model import train

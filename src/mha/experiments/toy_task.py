@@ -1,13 +1,12 @@
 """The two-relation task: every token must fetch two words, found in two unrelated ways.
 
-Each sequence has ``N_POSITIONS`` tokens, each a record: its position i, its
-**name** (one of ``NAMES``, at most once a sequence), the name it **refers to** (another
-token's, never its own nor its predecessor's) and its **word** (one of ``WORDS``). The
-token at position i must output the word of the previous token (cyclically: a
-*positional* relation) and the word of the token whose name it refers to (a *content*
-relation, found by matching names wherever that token sits). The two targets always
-differ, so one attention distribution cannot sit on both at full weight. A token is
-fed to the model as four one-hot blocks, ``[position | name | refers-to | word]``.
+Each of a sequence's ``N_POSITIONS`` tokens is a record: its position i, its **name**
+(one of ``NAMES``, at most once a sequence), the name it **refers to** (another token's,
+never its own nor its predecessor's) and its **word** (one of ``WORDS``). It must output
+the previous token's word (cyclically: a *positional* relation) and the referenced
+token's (a *content* relation, found by matching names). The two targets always differ,
+so one attention distribution cannot sit on both at full weight. A token is fed to the
+model as four one-hot blocks, ``[position | name | refers-to | word]``.
 """
 
 from __future__ import annotations
@@ -81,9 +80,8 @@ class Batch:
 
 
 def generate(n: int, rng: np.random.Generator | None = None) -> Batch:
-    """Draw ``n`` independent sequences of the task: distinct names in a random order,
-    references uniform over the positions that are neither the token nor its
-    predecessor, words uniform with replacement.
+    """``n`` random sequences: distinct names in a random order, references uniform
+    over the positions that are neither the token nor its predecessor, words uniform.
 
     ```python
     import numpy as np

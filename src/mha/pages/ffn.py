@@ -3,9 +3,8 @@
 A head's output is a convex combination of its values, so it lies in their hull; a
 token that attends only to itself gets ``x W_V W_O``, affine in ``x``: no attention
 layer computes ReLU of it, a one-hidden-layer ReLU feed-forward network (FFN) does.
-The argument reaches that token only: a token that also sees a key with a zero value
-(a sink) gets ``x sigmoid(beta x)`` from a head built for it, close to ReLU for a
-large ``beta`` (``sink_relu_demo``).
+A token that also sees a zero-valued key (a sink) gets ``x sigmoid(beta x)`` from a
+head built for it, close to ReLU for a large ``beta`` (``sink_relu_demo``).
 """
 
 from __future__ import annotations
@@ -197,14 +196,22 @@ def hull_demo(
             f"n_heads: expected d_model / n_heads = 2 (a plane to draw), "
             f"got d_model={d_model}, n_heads={n_heads}"
         )
+    weights, values, outputs = (
+        a[0] for a in _random_heads((n,), d_model, n_heads, rng)
+    )
+    hull = convex_hull(values)  # head 0's values: (n, 2)
+    return HullDemo(values, outputs, weights, hull, in_convex_polygon(outputs, hull))
+
+
+def _random_heads(shape: tuple[int, ...], d_model: int, n_heads: int, rng: Rng):
+    """A random layer on random tokens ``(*shape, d_model)``: its weights
+    ``(..., h, n, n)``, each head's values and outputs ``(..., h, n, d_k)``."""
     rng = generator(rng)
     layer = MultiHeadAttention(d_model, n_heads, rng=rng)
-    x = rng.normal(size=(n, d_model))  # (seq, d_model)
-    _, weights = layer(x)  # (h, n, n)
-    values = split_heads(x @ layer.w_v, n_heads)[0]  # head 0: (n, 2)
-    outputs = weights[0] @ values  # (n, 2)
-    hull = convex_hull(values)
-    return HullDemo(values, outputs, weights[0], hull, in_convex_polygon(outputs, hull))
+    x = rng.normal(size=(*shape, d_model))
+    _, weights = layer(x)
+    values = split_heads(x @ layer.w_v, n_heads)
+    return weights, values, weights @ values
 
 
 @dataclass(frozen=True)
@@ -231,12 +238,7 @@ def bounds_check(
     assert check.within == check.checks == 1 * 2 * 4 * 4
     ```
     """
-    rng = generator(rng)
-    layer = MultiHeadAttention(d_model, n_heads, rng=rng)
-    x = rng.normal(size=(batch, n, d_model))
-    _, weights = layer(x)  # (batch, h, n, n)
-    values = split_heads(x @ layer.w_v, n_heads)  # (batch, h, n, d_k)
-    outputs = weights @ values
+    weights, values, outputs = _random_heads((batch, n), d_model, n_heads, rng)
     low, high = values.min(axis=-2, keepdims=True), values.max(axis=-2, keepdims=True)
     ok = (outputs >= low - 1e-12) & (outputs <= high + 1e-12)
     return BoundsCheck(n_heads, d_model, ok.size, int(ok.sum()), float(weights.min()))
@@ -278,9 +280,8 @@ class ReluDemo:
 def relu_demo(samples: int = 2000, d_model: int = 4, rng: Rng = None) -> ReluDemo:
     """Compare the best attention layer with an FFN on the target ``relu(x)``.
 
-    A token attending only to itself gets ``x W_V W_O`` (+ ``b_V W_O + b_O``): an
-    affine map, and every affine map is reachable, so the best any attention layer
-    can do is the least-squares affine fit.
+    A token attending only to itself gets ``x W_V W_O`` (+ ``b_V W_O + b_O``), an
+    affine map; every affine map is reachable: the best is the least-squares fit.
 
     ```python
     from mha.pages.ffn import relu_demo
@@ -303,14 +304,9 @@ def relu_demo(samples: int = 2000, d_model: int = 4, rng: Rng = None) -> ReluDem
     design = np.concatenate([x, np.ones((samples, 1))], axis=1)  # affine: [x, 1]
     coef, *_ = np.linalg.lstsq(design, target, rcond=None)
     eye, zero = np.eye(d_model), np.zeros(d_model)
-    ffn = feed_forward(x, eye, zero, eye, zero)
-    return ReluDemo(
-        samples,
-        d_model,
-        linear_gap,
-        _unexplained(design @ coef, target),
-        _unexplained(ffn, target),
-    )
+    ffn = _unexplained(feed_forward(x, eye, zero, eye, zero), target)
+    affine = _unexplained(design @ coef, target)
+    return ReluDemo(samples, d_model, linear_gap, affine, ffn)
 
 
 @dataclass(frozen=True)
@@ -331,11 +327,10 @@ def sink_relu_demo(
     """How close a head gets to ReLU once its token also sees a sink (a key whose
     value is zero): the core's layer, weights set by hand, on two-token sequences.
 
-    The sink comes first, flagged by an extra coordinate; each token ``x`` (the same
-    random tokens as ``relu_demo``) comes second. Head ``i`` scores ``beta x_i`` on
-    the token and 0 on the sink (its key is 1 on the token, 0 on the sink: a key bias
-    minus the flag), so it puts ``sigmoid(beta x_i)`` on the token, and its value is
-    ``x_i``: the output is ``x_i sigmoid(beta x_i)``, ReLU's smooth twin.
+    The sink comes first, flagged by an extra coordinate; each token ``x`` (those of
+    ``relu_demo``) second. Head ``i`` scores ``beta x_i`` on the token and 0 on the sink
+    (its key: a bias of 1 minus the flag), so it outputs its value ``x_i`` times
+    ``sigmoid(beta x_i)``, ReLU's smooth twin.
 
     ```python
     from mha.pages.ffn import relu_demo, sink_relu_demo
@@ -352,16 +347,12 @@ def sink_relu_demo(
     errors = []
     for beta in scales:
         layer = MultiHeadAttention(width, d_model, bias=True)
-        layer.w_q, layer.w_k, layer.w_v, layer.w_o = (
-            np.zeros((width, width)) for _ in range(4)
-        )
+        layer.w_q, layer.w_k, layer.w_v, layer.w_o = np.zeros((4, width, width))
         layer.b_k = np.zeros(width)
-        for i in range(d_model):
-            column = i * d_k  # the head's first coordinate
-            layer.w_q[i, column] = beta * np.sqrt(d_k)  # undo the 1/sqrt(d_k)
-            layer.b_k[column], layer.w_k[d_model, column] = 1.0, -1.0
-            layer.w_v[i, column] = 1.0
-            layer.w_o[column, i] = 1.0
+        i, column = np.arange(d_model), np.arange(d_model) * d_k  # head i's first
+        layer.w_q[i, column] = beta * np.sqrt(d_k)  # undo the 1/sqrt(d_k)
+        layer.b_k[column], layer.w_k[d_model, column] = 1.0, -1.0
+        layer.w_v[i, column] = layer.w_o[column, i] = 1.0
         out, _ = layer(sequences, mask=causal_mask(2))
         errors.append(_unexplained(out[:, 1, :d_model], np.maximum(x, 0)))
     return SinkDemo(samples, tuple(scales), tuple(errors))

@@ -1,19 +1,18 @@
 """The heads explorer: the widget's data, and what ``docs/heads-explorer.md`` prints.
 
-The page's script (``docs/assets/js/heads-explorer.js``) only renders the payload
-that ``widget`` embeds as JSON: every number is computed here by the core at build
-time and rounded to what the widget shows.
+The page's script (``docs/assets/js/heads-explorer.js``) only renders the JSON that
+``widget`` embeds; every number is computed here by the core at build time.
 
-Schema of one example (``example(name)``; floats rounded to ``DECIMALS`` places,
-positions from 0): ``version`` (2), ``title``, ``queries`` and ``keys`` (``{"token",
-"position"}`` each), ``relations`` (what q·k is the sum of, in column blocks),
-``sinks`` (the slider's strengths; ``[]``: no slider), ``default`` (the variant shown
-first) and ``variants``, one per sink strength: ``sink``, ``summary`` (what the one-head
-map does), ``contributions`` (``(n_relations, n_q, n_k)``: each relation's q·k) and
-``configs``, one per head count, ascending: ``n_heads``, ``label``, ``d_k``, ``scale``
-(√d_k) and ``heads``, each with its ``name``, ``relations`` (the blocks it holds) and
-``rows``, one per query: ``dots`` (q·k), ``scores`` (q·k / √d_k), ``exps``, ``sum``
-(Σ exp) and ``weights`` (the core's softmax).
+Schema of ``example(name)`` (floats rounded to ``DECIMALS`` places, positions from 0):
+``version`` (2), ``title``, ``queries`` and ``keys`` (``{"token", "position"}``),
+``relations`` (what q·k is the sum of, in column blocks), ``sinks`` (the slider's
+strengths; ``[]``: no slider), ``default`` (the variant shown first) and ``variants``,
+one per sink strength: ``sink``, ``summary`` (what the one-head map does),
+``contributions`` (``(n_relations, n_q, n_k)``: each relation's q·k) and ``configs``,
+one per head count, ascending: ``n_heads``, ``label``, ``d_k``, ``scale`` (√d_k) and
+``heads``, each with its ``name``, ``relations`` (the blocks it holds) and ``rows``, one
+per query: ``dots`` (q·k), ``scores`` (q·k / √d_k), ``exps``, ``sum`` (Σ exp) and
+``weights`` (the core's softmax).
 """
 
 from __future__ import annotations
@@ -42,14 +41,12 @@ ALIKE = 0.1
 
 def _numbers(values: np.ndarray) -> list | float:
     """Nested lists of floats rounded to ``DECIMALS`` places (no ``-0.0``)."""
-    rounded = np.round(np.asarray(values, dtype=np.float64), DECIMALS) + 0.0
-    return rounded.tolist()
+    return (np.round(np.asarray(values, dtype=np.float64), DECIMALS) + 0.0).tolist()
 
 
 def _config(q, k, n_heads: int, names: tuple[str, ...], n_relations: int) -> dict:
     """One head count's arithmetic for projected ``q (n_q, d)`` and ``k (n_k, d)``:
-    the width split into ``n_heads`` heads, each run by the core's
-    ``scaled_dot_product_attention``, each holding ``n_relations / n_heads`` blocks."""
+    ``n_heads`` heads run by the core, each holding ``n_relations / n_heads`` blocks."""
     q_h, k_h = split_heads(q, n_heads), split_heads(k, n_heads)  # (h, n, d_k)
     _, weights = scaled_dot_product_attention(q_h, k_h, k_h)  # (h, n_q, n_k)
     d_k = q_h.shape[-1]
@@ -57,24 +54,19 @@ def _config(q, k, n_heads: int, names: tuple[str, ...], n_relations: int) -> dic
     dots = q_h @ np.swapaxes(k_h, -1, -2)  # (h, n_q, n_k)
     exps = np.exp(dots / scale)
     per_head = n_relations // n_heads
-    heads = []
-    for h, (name, head_dots, head_exps, head_w) in enumerate(
-        zip(names, dots, exps, weights, strict=True)
-    ):
-        rows = [
-            {
-                "dots": _numbers(row_dots),
-                "scores": _numbers(row_dots / scale),
-                "exps": _numbers(row_exps),
-                "sum": _numbers(row_exps.sum()),
-                "weights": _numbers(row_w),
-            }
-            for row_dots, row_exps, row_w in zip(
-                head_dots, head_exps, head_w, strict=True
-            )
-        ]
-        relations = list(range(h * per_head, (h + 1) * per_head))
-        heads.append({"name": name, "relations": relations, "rows": rows})
+    columns = {"dots": dots, "scores": dots / scale, "exps": exps}
+    columns |= {"sum": exps.sum(axis=-1), "weights": weights}
+    heads = [
+        {
+            "name": name,
+            "relations": list(range(h * per_head, (h + 1) * per_head)),
+            "rows": [
+                dict(zip(columns, row, strict=True))
+                for row in zip(*(_numbers(c[h]) for c in columns.values()), strict=True)
+            ],
+        }
+        for h, name in enumerate(names)
+    ]
     return {
         "n_heads": n_heads,
         "label": f"{n_heads} head" + ("" if n_heads == 1 else "s"),
@@ -89,11 +81,6 @@ def _contributions(q: np.ndarray, k: np.ndarray, n_relations: int) -> np.ndarray
     relation r owns the r-th of ``n_relations`` equal column blocks of q and k."""
     q_r, k_r = split_heads(q, n_relations), split_heads(k, n_relations)
     return q_r @ np.swapaxes(k_r, -1, -2)
-
-
-def _tokens(tokens: tuple[str, ...], first: int = 0) -> list[dict]:
-    """Tokens with their positions in the sentence, counted from 0."""
-    return [{"token": t, "position": p} for p, t in enumerate(tokens, start=first)]
 
 
 @dataclass(frozen=True)
@@ -131,24 +118,18 @@ def dominance(sink: float | None = None) -> Dominance:
     )
 
 
-def _summary(d: Dominance) -> str:
-    verdict = "dominated by" if d.dominated else "not dominated by"
-    return (
-        f'Sink strength {d.sink:g}: in the one-head map "." takes the largest weight '
-        f"in {d.rows_led} of {d.rows} rows, {d.mean_weight:.3f} of each row on "
-        f'average: the merged head is {verdict} ".".'
-    )
-
-
-def _cat_mat_variant(sink: float) -> dict:
-    strength = cat_mat.strengths(sink)
-    p = cat_mat.projections(strength)
-    x = cat_mat.features()
+def _variant(sink: float) -> dict:
+    """The cat/mat sentence's arithmetic at sink strength ``sink``."""
+    strength, d = cat_mat.strengths(sink), dominance(sink)
+    p, x = cat_mat.projections(strength), cat_mat.features()
     q, k = x @ p.w_q, x @ p.w_k  # (8, d_model)
     n_rel = len(cat_mat.HEADS)
+    verdict = "dominated by" if d.dominated else "not dominated by"
     return {
         "sink": strength["sink"],
-        "summary": _summary(dominance(sink)),
+        "summary": f'Sink strength {d.sink:g}: in the one-head map "." takes the '
+        f"largest weight in {d.rows_led} of {d.rows} rows, {d.mean_weight:.3f} of each "
+        f'row on average: the merged head is {verdict} ".".',
         "contributions": _numbers(_contributions(q, k, n_rel)),
         "configs": [
             _config(q, k, h, cat_mat.head_names(h), n_rel) for h in cat_mat.HEAD_COUNTS
@@ -157,7 +138,8 @@ def _cat_mat_variant(sink: float) -> dict:
 
 
 def _cat_mat() -> dict:
-    tokens = _tokens(cat_mat.TOKENS)
+    """The cat/mat example: its tokens, relations and one variant per sink strength."""
+    tokens = [{"token": t, "position": p} for p, t in enumerate(cat_mat.TOKENS)]
     sinks = list(cat_mat.SINK_STRENGTHS)
     return {
         "version": SCHEMA_VERSION,
@@ -167,12 +149,8 @@ def _cat_mat() -> dict:
         "relations": list(cat_mat.HEADS),
         "sinks": sinks,
         "default": sinks.index(cat_mat.STRENGTH["sink"]),
-        "variants": [_cat_mat_variant(s) for s in sinks],
+        "variants": [_variant(s) for s in sinks],
     }
-
-
-def _example(name: str) -> dict:
-    return {"cat_mat": _cat_mat}[name]()
 
 
 def example(name: str) -> dict:
@@ -188,12 +166,12 @@ def example(name: str) -> dict:
     """
     if name not in EXAMPLES:
         raise ValueError(f"name: expected one of {EXAMPLES}, got {name!r}")
-    return cached(_example, name)
+    return cached(_cat_mat)
 
 
 def widget(name: str) -> str:
-    """The widget's HTML for a page: its container with its data embedded as JSON
-    (no request: it works from a file), and a ``noscript`` note.
+    """The widget's HTML: its container with its data embedded as JSON (no request:
+    it works from a file), and a ``noscript`` note.
 
     ```python
     from mha.pages.heads_explorer import widget
@@ -205,14 +183,11 @@ def widget(name: str) -> str:
     """
     data = json.dumps(example(name), separators=(",", ":"), ensure_ascii=False)
     data = data.replace("</", "<\\/")  # safe inside a <script> element
-    note = html.escape(
-        "The interactive explorer needs JavaScript; the figure on this page shows "
-        "the same weights."
-    )
+    note = "The interactive explorer needs JavaScript; the figure on this page shows "
     return (
         f'<div class="mha-explorer" data-example="{name}">'
         f'<script type="application/json" class="mhx-data">{data}</script>'
-        f"<noscript><p>{note}</p></noscript></div>"
+        f"<noscript><p>{html.escape(note + 'the same weights.')}</p></noscript></div>"
     )
 
 
@@ -265,7 +240,7 @@ def page() -> Page:
         ),
         widget=widget("cat_mat"),
         facts=facts(s, four, one, levels, patterns),
-        figures=figures(static, default),
+        figures=_figures(static, default),
     )
 
 
@@ -337,18 +312,9 @@ def facts(
     }
 
 
-def figures(static: Mapping, default: Dominance) -> dict[str, Figure]:
-    """The page's figure: every heatmap of the explorer's ``static`` variant (its
-    queries, keys and configs), for print and readers without JavaScript; its alt
-    text states the one-head map's ``default`` dominance.
-
-    ```python
-    from mha.pages.heads_explorer import page
-
-    static = page().figures["heatmaps"].data[0]
-    assert [c["n_heads"] for c in static["configs"]] == [1, 2, 4]
-    ```
-    """
+def _figures(static: Mapping, default: Dominance) -> dict[str, Figure]:
+    """Every heatmap of the explorer's ``static`` variant, for print and readers
+    without JavaScript; the alt text states the one-head map's ``default`` dominance."""
     return {
         "heatmaps": Figure(
             "heads_explorer.heatmaps",
