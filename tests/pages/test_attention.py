@@ -324,7 +324,7 @@ def test_dropout_keeps_the_expectation_only_with_its_rescaling() -> None:
 
 def test_the_dropout_study_reads_minilms_p_and_one_step_drops_a_weight() -> None:
     study = scaling.page().drop
-    assert study.p == dropout.minilm_p() and (study.one_draw == 0).any()
+    assert study.p == dropout._minilm_p() and (study.one_draw == 0).any()
     assert study.mean.shape == (len(dropout.SEEDS), 3, 3) and study.largest_z < 4
 
 
@@ -337,7 +337,7 @@ def test_one_causal_pass_scores_every_prefix() -> None:
     assert r.largest_relative <= r.tolerance == 1e-5 and r.largest_difference > 0
     # exp of the mean loss is the perplexity, as the model's own function computes it
     logits, ids = np.random.default_rng(0).normal(size=(5, 7)), np.arange(5)
-    losses = prefixes.token_losses(logits, ids)
+    losses = prefixes._token_losses(logits, ids)
     assert np.isclose(np.exp(losses.mean()), perplexity_of(logits, ids))
 
 

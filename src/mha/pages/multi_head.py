@@ -106,12 +106,10 @@ class Dependence:
         return float(self.moved.min())
 
 
-def dependence(
-    layer: MultiHeadAttention, x: np.ndarray, rng: np.random.Generator | None = None
-) -> Dependence:
+def dependence(layer: MultiHeadAttention, x: np.ndarray) -> Dependence:
     """How far each output slice moves when one head's projections change: entry
     ``[j, i]`` of ``moved`` is the largest change in output columns ``i*d_k:(i+1)*d_k``
-    when head j's columns of W_Q, W_K and W_V get the same random noise from ``rng``.
+    when head j's columns of W_Q, W_K and W_V get the same seeded random noise.
 
     ```python
     from mha.pages.multi_head import dependence, example, without_w_o
@@ -122,9 +120,8 @@ def dependence(
     ```
     """
     _one_kv_head_per_query_head(layer)
-    rng = np.random.default_rng(SEED) if rng is None else rng
     h, d_k = layer.n_heads, layer.d_k
-    noise = rng.standard_normal((3, layer.d_model, d_k))
+    noise = np.random.default_rng(SEED).standard_normal((3, layer.d_model, d_k))
     before, _ = layer(x)
     moved = np.zeros((h, h))
     for j in range(h):
@@ -185,18 +182,9 @@ class Contrast:
         return int(self.wide.argmax())
 
 
-def one_vs_many(layer: MultiHeadAttention, x: np.ndarray) -> Contrast:
-    """The query of ``x (seq, d_model)`` whose heads disagree most (the most distinct
-    top keys, first on ties), against one wide head.
-
-    ```python
-    from mha.pages.multi_head import example, one_vs_many
-
-    contrast = one_vs_many(*example())
-    assert contrast.heads.shape == (4, 6) and contrast.wide.shape == (6,)
-    assert len(set(contrast.head_tops)) > 1  # the heads route this query differently
-    ```
-    """
+def _one_vs_many(layer: MultiHeadAttention, x: np.ndarray) -> Contrast:
+    """The query of ``x`` whose heads have the most distinct top keys (first on ties),
+    against one wide head."""
     (_, weights), (_, wide) = layer(x), wide_head(layer)(x)  # (h or 1, seq, seq)
     tops = weights.argmax(axis=-1)  # (h, seq)
     query = int(np.argmax([len(set(t)) for t in tops.T.tolist()]))
@@ -225,7 +213,7 @@ class WholeLayer:
     sizes: dict[str, int]  # n, d_model, h, d_k, read off the arrays
 
 
-def whole_layer(rng: np.random.Generator | None = None) -> WholeLayer:
+def whole_layer() -> WholeLayer:
     """One seeded ``MultiHeadAttention`` at the base Transformer's shape on the cat
     sentence (a random embedding per word plus the sinusoidal position encoding):
     each step of its forward pass, from the layer's public weights.
@@ -237,8 +225,7 @@ def whole_layer(rng: np.random.Generator | None = None) -> WholeLayer:
     assert w.sizes == {"n": 8, "d_model": 512, "h": 8, "d_k": 64}
     ```
     """
-    rng = np.random.default_rng(SEED) if rng is None else rng
-    d_model, h = BASE.d_model, BASE.n_heads
+    rng, d_model, h = np.random.default_rng(SEED), BASE.d_model, BASE.n_heads
     layer = MultiHeadAttention(d_model, h, rng=rng)
     words = {word: rng.standard_normal(d_model) for word in cat_mat.VOCAB}
     n = len(cat_mat.TOKENS)  # + the base Transformer's sinusoidal position encodings
@@ -313,7 +300,7 @@ def page() -> Page:
         bare=dependence(without_w_o(layer), x),
         mixed=dependence(layer, x),
         wide=wide_head(layer),
-        contrast=one_vs_many(layer, x),
+        contrast=_one_vs_many(layer, x),
         whole=whole_layer(),
         params_one=MultiHeadAttention(D_MODEL, 1).param_count,
         cross_gap=float(np.abs(cross_attention(layer, x, x)[0] - layer(x)[0]).max()),

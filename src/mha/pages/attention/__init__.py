@@ -282,15 +282,13 @@ def facts(
     """The facts the page's sentences state about the tiny example and the studies.
 
     ```python
+    import inspect
     import numpy as np
     from mha.pages.attention import facts, page
 
-    p = page()
-    same = dict(tiny=p.tiny, shared=p.shared, causal=p.causal, shuffle=p.shuffle)
-    studies = dict(variance=p.variance, saturation=p.saturation, spread=p.spread)
-    studies |= dict(batch=p.batch, drop=p.drop, prefix=p.prefix)
+    values = {n: getattr(page(), n) for n in inspect.signature(facts).parameters}
     ties = np.array([[9.0, 3.0], [3.0, 1.0]])  # q0 scores itself above q1
-    assert not facts(counter_dots=ties, **same, **studies)["not_a_rule"].holds
+    assert not facts(**values | {"counter_dots": ties})["not_a_rule"].holds
     ```
     """
     sat, cat = cat_sat.TOKENS.index("sat"), cat_sat.TOKENS.index("cat")

@@ -20,15 +20,8 @@ N_DRAWS = 10_000  # dropout masks drawn per seed
 SEEDS = (0, 1, 2, 3, 4)
 
 
-def minilm_p() -> float:
-    """The attention dropout MiniLM was trained with (``attention_probs_dropout_prob``).
-
-    ```python
-    from mha.pages.attention.dropout import minilm_p
-
-    assert 0 < minilm_p() < 1
-    ```
-    """
+def _minilm_p() -> float:
+    """The attention dropout MiniLM was trained with (``attention_probs_dropout_prob``)."""
     config = json.loads((model_dir() / "config.json").read_text())
     return float(config["attention_probs_dropout_prob"])
 
@@ -99,7 +92,7 @@ def study(
     assert np.allclose(s.mean_unscaled, s.weights / 2, atol=0.02)  # halved without
     ```
     """
-    p = minilm_p() if p is None else p
+    p = _minilm_p() if p is None else p
     run = cat_sat.solve()
     w, v = run.weights, run.v
     draws = [
