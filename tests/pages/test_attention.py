@@ -86,7 +86,7 @@ def test_variance_study_rejects_bad_input(kwargs: dict, name: str) -> None:
 def test_softmax_jacobian_matches_finite_differences() -> None:
     rng = np.random.default_rng(5)
     scores = rng.normal(size=(3, 6))
-    jacobian = scaling.softmax_jacobian(softmax(scores))  # (3, 6, 6)
+    jacobian = scaling._softmax_jacobian(softmax(scores))  # (3, 6, 6)
     eps = 1e-6
     for j in range(6):
         step = np.zeros(6)
@@ -97,7 +97,7 @@ def test_softmax_jacobian_matches_finite_differences() -> None:
 
 def test_entropy_in_bits() -> None:
     weights = np.array([[1 / 16] * 16, [1.0] + [0.0] * 15, [0.5, 0.5] + [0.0] * 14])
-    assert np.allclose(scaling.entropy_bits(weights), [4.0, 0.0, 1.0])
+    assert np.allclose(scaling._entropy_bits(weights), [4.0, 0.0, 1.0])
 
 
 def test_without_the_scale_the_softmax_saturates(saturation) -> None:
@@ -181,7 +181,7 @@ def test_page_renders_the_study(built_site: Path, variance, saturation) -> None:
         row = f"{thousands(variance.d_k[i])} {thousands(variance.theory_unscaled[i])}"
         assert row in text
     assert f"within {decimals(100 * variance.worst_relative_error, 1)}%" in text
-    spread = scaling.gradient_spread()
+    spread = scaling.page().spread
     assert f"between {thousands(spread.low)} and {thousands(spread.high)} times" in text
     # the corrected statements are on the page, the wrong ones are gone
     assert "interleaves this operation with feed-forward layers" in text
@@ -207,7 +207,7 @@ def test_a_shared_matrix_does_not_make_every_token_score_itself_highest() -> Non
 
 
 def test_the_gradient_ratio_is_reported_as_a_spread_over_seeds() -> None:
-    spread = scaling.gradient_spread()
+    spread = scaling.page().spread
     assert spread.seeds == (0, 1, 2, 3)
     assert spread.drops == tuple(
         scaling.saturation_study(
@@ -223,7 +223,7 @@ def test_the_gradient_ratio_is_reported_as_a_spread_over_seeds() -> None:
 def test_the_typical_gain_is_the_frobenius_norm_over_root_n() -> None:
     rng = np.random.default_rng(3)
     p = softmax(rng.normal(size=8) * 3)
-    jacobian = scaling.softmax_jacobian(p)
+    jacobian = scaling._softmax_jacobian(p)
     g = rng.normal(size=(20000, 8))
     rms = np.sqrt(np.mean(np.sum((g @ jacobian) ** 2, 1) / np.sum(g**2, 1)))
     gain = np.linalg.norm(jacobian) / np.sqrt(8)
@@ -324,7 +324,7 @@ def test_dropout_keeps_the_expectation_only_with_its_rescaling() -> None:
 
 def test_the_dropout_study_reads_minilms_p_and_one_step_drops_a_weight() -> None:
     study = scaling.page().drop
-    assert study.p == dropout.minilm_p() and (study.one_draw == 0).any()
+    assert study.p == dropout._minilm_p() and (study.one_draw == 0).any()
     assert study.mean.shape == (len(dropout.SEEDS), 3, 3) and study.largest_z < 4
 
 
@@ -337,7 +337,7 @@ def test_one_causal_pass_scores_every_prefix() -> None:
     assert r.largest_relative <= r.tolerance == 1e-5 and r.largest_difference > 0
     # exp of the mean loss is the perplexity, as the model's own function computes it
     logits, ids = np.random.default_rng(0).normal(size=(5, 7)), np.arange(5)
-    losses = prefixes.token_losses(logits, ids)
+    losses = prefixes._token_losses(logits, ids)
     assert np.isclose(np.exp(losses.mean()), perplexity_of(logits, ids))
 
 

@@ -115,7 +115,7 @@ def test_wide_head_is_one_full_width_head_with_the_same_arrays(biased) -> None:
 
 def test_one_vs_many_picks_the_most_divided_query() -> None:
     layer, x = mechanism.example()
-    contrast = mechanism.one_vs_many(layer, x)
+    contrast = mechanism._one_vs_many(layer, x)
     _, weights = layer(x)
     distinct = [len(set(weights[:, t].argmax(-1).tolist())) for t in range(len(x))]
     assert len(set(contrast.head_tops)) == max(distinct) > 1
@@ -144,7 +144,7 @@ def test_figures_are_byte_identical() -> None:
     layer, x = mechanism.example()
     bare = mechanism.dependence(mechanism.without_w_o(layer), x)
     mixed = mechanism.dependence(layer, x)
-    contrast = mechanism.one_vs_many(layer, x)
+    contrast = mechanism._one_vs_many(layer, x)
     for draw, args in (
         (figures.split_heads_reshape, ()),
         (figures.head_dependence, (bare, mixed)),
@@ -176,7 +176,7 @@ def test_page_renders(built_site: Path) -> None:
     )
     layer, x = mechanism.example()
     mixed = mechanism.dependence(layer, x)
-    contrast = mechanism.one_vs_many(layer, x)
+    contrast = mechanism._one_vs_many(layer, x)
     assert f"by at least {decimals(mixed.smallest)}" in text
     assert "at tokens " + ", ".join(map(str, contrast.head_tops)) in text
     assert "with W_O: output slices each head moves = [4 4 4 4]" in text

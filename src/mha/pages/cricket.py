@@ -1,8 +1,5 @@
-"""One head or two? The cricket sentence: what ``docs/cricket.md`` prints.
-
-``page()`` hands the page the worked example (``mha.worked.cricket``), the facts its
-comparing sentences state, and its two figures.
-"""
+"""One head or two? The cricket sentence (``mha.worked.cricket``): what
+``docs/cricket.md`` prints."""
 
 from __future__ import annotations
 
@@ -51,7 +48,7 @@ def _top(weights: np.ndarray) -> int:
     return -1 if np.isclose(weights[order[0]], weights[order[1]]) else int(order[0])
 
 
-def _r(weights: np.ndarray) -> list[float]:
+def _r(weights: np.ndarray) -> list[float]:  # rounded, for a fact's values
     return np.round(weights, 3).tolist()
 
 
@@ -204,8 +201,7 @@ def figures(example: Cricket, extended: dict[str, Cricket]) -> dict[str, Figure]
 
 
 def _reach(run: HeadRun) -> str:
-    """What one head's panel shows, for its alt text: the key reaching furthest along
-    the query, and the keys that are zero in the head's columns."""
+    """For the alt text: the key reaching furthest in one head, and the zero keys."""
     k = cricket.K[:, list(run.dims)]
     zero = [t for t, key in zip(cricket.TOKENS, k, strict=True) if not key.any()]
     text = f"In {run.name} the key of {cricket.TOKENS[_top(run.dots)]} reaches furthest"
@@ -213,8 +209,8 @@ def _reach(run: HeadRun) -> str:
 
 
 def _cost() -> dict[str, int]:
-    """Parameters of the example's layer with one head and two; score multiply-adds
-    at the base Transformer's width with one head and with all of its heads."""
+    """Parameters of the example with one head and two; score multiply-adds at the
+    base Transformer's width with one head and with all of its heads."""
     d, n = cricket.K.shape[1], cricket.COST_N
     width, heads = cricket.COST_D_MODEL, cricket.COST_HEADS
     return {

@@ -1,9 +1,6 @@
 """The multi-head mechanism: what ``docs/multi-head.md`` prints (and the home page's
-whole-layer figure).
-
-A seeded ``MultiHeadAttention(d_model=8, n_heads=4)`` on six tokens, read through its
-public weights (``x @ w``): dropping W_O is replacing it with the identity, one wide
-head is a one-head layer holding the very same arrays.
+whole-layer figure): a seeded ``MultiHeadAttention(8, 4)`` on six tokens, read through
+its public weights; no W_O is the identity, one wide head the same arrays in one head.
 """
 
 from __future__ import annotations
@@ -94,31 +91,25 @@ def head_writes(layer: MultiHeadAttention, x: np.ndarray) -> np.ndarray:
 class Dependence:
     """Which output slices move when one head's projections change."""
 
-    # (h, h): [j, i] = largest change of output slice i when head j changes
-    moved: np.ndarray
+    moved: np.ndarray  # (h, h): [j, i] = largest change of slice i when head j changes
 
     @property
-    def slices_moved(self) -> np.ndarray:
-        """``(h,)``: how many output slices each head's change moves at all."""
+    def slices_moved(self) -> np.ndarray:  # (h,): slices each head's change moves
         return np.count_nonzero(self.moved, axis=1)
 
     @property
-    def outside_own_slice(self) -> float:
-        """Largest change a head causes outside its own slice (off the diagonal)."""
+    def outside_own_slice(self) -> float:  # largest change off the diagonal
         return float((self.moved - np.diag(np.diag(self.moved))).max())
 
     @property
-    def smallest(self) -> float:
-        """Smallest change anywhere: above 0 when every head reaches every slice."""
+    def smallest(self) -> float:  # above 0 when every head reaches every slice
         return float(self.moved.min())
 
 
-def dependence(
-    layer: MultiHeadAttention, x: np.ndarray, rng: np.random.Generator | None = None
-) -> Dependence:
+def dependence(layer: MultiHeadAttention, x: np.ndarray) -> Dependence:
     """How far each output slice moves when one head's projections change: entry
     ``[j, i]`` of ``moved`` is the largest change in output columns ``i*d_k:(i+1)*d_k``
-    when head j's columns of W_Q, W_K and W_V get the same random noise from ``rng``.
+    when head j's columns of W_Q, W_K and W_V get the same seeded random noise.
 
     ```python
     from mha.pages.multi_head import dependence, example, without_w_o
@@ -129,9 +120,8 @@ def dependence(
     ```
     """
     _one_kv_head_per_query_head(layer)
-    rng = np.random.default_rng(SEED) if rng is None else rng
     h, d_k = layer.n_heads, layer.d_k
-    noise = rng.standard_normal((3, layer.d_model, d_k))
+    noise = np.random.default_rng(SEED).standard_normal((3, layer.d_model, d_k))
     before, _ = layer(x)
     moved = np.zeros((h, h))
     for j in range(h):
@@ -140,8 +130,9 @@ def dependence(
             w = getattr(layer, name).copy()
             w[:, j * d_k : (j + 1) * d_k] += extra
             setattr(changed, name, w)
-        after, _ = changed(x)
-        slices = np.abs(after - before).reshape(-1, h, d_k)  # (tokens, slice, d_k)
+        slices = np.abs(changed(x)[0] - before).reshape(
+            -1, h, d_k
+        )  # (tokens, slice, d_k)
         moved[j] = slices.max(axis=(0, 2))
     return Dependence(moved)
 
@@ -166,6 +157,7 @@ def wide_head(layer: MultiHeadAttention) -> MultiHeadAttention:
 
 
 def _one_kv_head_per_query_head(layer: MultiHeadAttention) -> None:
+    """A ValueError unless ``layer`` has one K/V head per query head."""
     if layer.n_kv_heads != layer.n_heads:
         raise ValueError(
             f"layer: expected one K/V head per query head, got n_heads={layer.n_heads} "
@@ -182,33 +174,20 @@ class Contrast:
     wide: np.ndarray  # (k_len,) the wide head's one distribution
 
     @property
-    def head_tops(self) -> list[int]:
-        """For each head, the token position (from 0) it gives the largest weight."""
+    def head_tops(self) -> list[int]:  # each head's most weighted position, from 0
         return [int(j) for j in self.heads.argmax(axis=-1)]
 
     @property
-    def wide_top(self) -> int:
-        """The token position (from 0) the wide head gives the largest weight."""
+    def wide_top(self) -> int:  # the wide head's most weighted position
         return int(self.wide.argmax())
 
 
-def one_vs_many(layer: MultiHeadAttention, x: np.ndarray) -> Contrast:
-    """The query of ``x (seq, d_model)`` whose heads disagree most (the most distinct
-    top keys, first on ties), against one wide head.
-
-    ```python
-    from mha.pages.multi_head import example, one_vs_many
-
-    contrast = one_vs_many(*example())
-    assert contrast.heads.shape == (4, 6) and contrast.wide.shape == (6,)
-    assert len(set(contrast.head_tops)) > 1  # the heads route this query differently
-    ```
-    """
-    _, weights = layer(x)  # (h, seq, seq)
-    _, wide = wide_head(layer)(x)  # (1, seq, seq)
+def _one_vs_many(layer: MultiHeadAttention, x: np.ndarray) -> Contrast:
+    """The query of ``x`` whose heads have the most distinct top keys (first on ties),
+    against one wide head."""
+    (_, weights), (_, wide) = layer(x), wide_head(layer)(x)  # (h or 1, seq, seq)
     tops = weights.argmax(axis=-1)  # (h, seq)
-    distinct = [len(set(tops[:, t].tolist())) for t in range(tops.shape[1])]
-    query = int(np.argmax(distinct))
+    query = int(np.argmax([len(set(t)) for t in tops.T.tolist()]))
     return Contrast(query=query, heads=weights[:, query], wide=wide[0, query])
 
 
@@ -234,7 +213,7 @@ class WholeLayer:
     sizes: dict[str, int]  # n, d_model, h, d_k, read off the arrays
 
 
-def whole_layer(rng: np.random.Generator | None = None) -> WholeLayer:
+def whole_layer() -> WholeLayer:
     """One seeded ``MultiHeadAttention`` at the base Transformer's shape on the cat
     sentence (a random embedding per word plus the sinusoidal position encoding):
     each step of its forward pass, from the layer's public weights.
@@ -246,8 +225,7 @@ def whole_layer(rng: np.random.Generator | None = None) -> WholeLayer:
     assert w.sizes == {"n": 8, "d_model": 512, "h": 8, "d_k": 64}
     ```
     """
-    rng = np.random.default_rng(SEED) if rng is None else rng
-    d_model, h = BASE.d_model, BASE.n_heads
+    rng, d_model, h = np.random.default_rng(SEED), BASE.d_model, BASE.n_heads
     layer = MultiHeadAttention(d_model, h, rng=rng)
     words = {word: rng.standard_normal(d_model) for word in cat_mat.VOCAB}
     n = len(cat_mat.TOKENS)  # + the base Transformer's sinusoidal position encodings
@@ -322,7 +300,7 @@ def page() -> Page:
         bare=dependence(without_w_o(layer), x),
         mixed=dependence(layer, x),
         wide=wide_head(layer),
-        contrast=one_vs_many(layer, x),
+        contrast=_one_vs_many(layer, x),
         whole=whole_layer(),
         params_one=MultiHeadAttention(D_MODEL, 1).param_count,
         cross_gap=float(np.abs(cross_attention(layer, x, x)[0] - layer(x)[0]).max()),

@@ -1,12 +1,10 @@
 """Four constructed heads on "the cat sat on the warm mat .", and what one or two heads do.
 
-These heads are built by hand, not trained: each head's W_Q and W_K are written down
-so that it computes one relation and nothing else. The token features
-(``features()``, ``(8, d_model = 64)``) sit in four blocks of sixteen columns, one
-per head (unused columns stay zero): the position, one-hot (columns 0-15); the part
-of speech, one-hot over ``POS_TAGS`` (16-31); the word, one-hot over ``VOCAB``
-(32-47); the delimiter flag (48). Head i (d_k = 16) owns columns ``16*i:16*(i+1)``
-of W_Q and W_K:
+The heads are built by hand, not trained: each head's W_Q and W_K compute one
+relation. The features (``features()``, ``(8, 64)``) are four blocks of sixteen
+columns: position one-hot (0-15), part of speech over ``POS_TAGS`` (16-31), word over
+``VOCAB`` (32-47), the delimiter flag (48). Head i (d_k = 16) owns columns
+``16*i:16*(i+1)`` of W_Q and W_K:
 
 - neighbour: a query at position i matches keys at positions i-1 and i+1;
 - part of speech: a query matches keys with the same tag (itself included);
@@ -15,10 +13,8 @@ of W_Q and W_K:
   match with itself cancels; a word that occurs once matches nothing and spreads;
 - sink: every query is the same vector, and only the delimiter's key points its way.
 
-``STRENGTH`` is the dot product q·k of a match (0 otherwise). W_V and W_O are the
-identity. The one-head and two-head layers are the same matrices read by
-``MultiHeadAttention`` with n_heads 1 or 2: each wider head has one softmax over the
-sum of its parts' dot products.
+``STRENGTH`` is q·k of a match (0 otherwise); W_V = W_O = identity. The one- and
+two-head layers are the same matrices with n_heads 1 or 2: one softmax over the sum.
 """
 
 from __future__ import annotations
@@ -29,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mha.layer import MultiHeadAttention
-from mha.support.validate import float_array, positive_int
+from mha.support.validate import positive_int
 
 TOKENS = ("the", "cat", "sat", "on", "the", "warm", "mat", ".")
 TAGS = ("DET", "NOUN", "VERB", "ADP", "DET", "ADJ", "NOUN", "PUNCT")  # one per token
@@ -54,7 +50,7 @@ def index_of(
     word: str, words: tuple[str, ...] | None = None, name: str = "TOKENS"
 ) -> int:
     """Where ``word`` is in ``words`` (this module's ``name``), or a ``ValueError``
-    naming the worked example's input: a word changed in it but not where it is read.
+    naming the stale input.
 
     ```python
     import pytest
@@ -174,14 +170,8 @@ def projections(strength: Mapping[str, float] | None = None) -> Projections:
         raise ValueError(
             f"strength: expected a mapping with keys {HEADS}, got {strength!r}"
         )
-    blocks = [_head_block(head, float(strength[head])) for head in HEADS]
-    identity = np.eye(D_MODEL)
-    return Projections(
-        w_q=np.hstack([q for q, _ in blocks]),
-        w_k=np.hstack([k for _, k in blocks]),
-        w_v=identity,
-        w_o=identity.copy(),
-    )
+    w_q, w_k = zip(*(_head_block(h, float(strength[h])) for h in HEADS), strict=True)
+    return Projections(np.hstack(w_q), np.hstack(w_k), np.eye(D_MODEL), np.eye(D_MODEL))
 
 
 def _head_count(n_heads: int) -> int:
@@ -206,9 +196,7 @@ def layer(
     assert np.array_equal(one.w_q, four.w_q)
     ```
     """
-    n_heads = _head_count(n_heads)
-    mha = MultiHeadAttention(D_MODEL, n_heads)
-    p = projections(strength)
+    mha, p = MultiHeadAttention(D_MODEL, _head_count(n_heads)), projections(strength)
     mha.w_q, mha.w_k, mha.w_v, mha.w_o = p.w_q, p.w_k, p.w_v, p.w_o
     return mha
 
@@ -245,13 +233,6 @@ def head_names(n_heads: int = 4) -> tuple[str, ...]:
     return tuple(" + ".join(HEADS[i * group : (i + 1) * group]) for i in range(n_heads))
 
 
-def _entropy(weights: np.ndarray) -> np.ndarray:
-    """Entropy in bits of each row of attention weights ``(..., n_q, n_k) -> (..., n_q)``."""
-    w = float_array("weights", weights)
-    terms = np.where(w > 0, -w * np.log2(np.where(w > 0, w, 1.0)), 0.0)
-    return terms.sum(axis=-1)
-
-
 @dataclass(frozen=True)
 class Patterns:
     """The numbers the page quotes about the heads (weights are attention weights)."""
@@ -275,6 +256,7 @@ def solve() -> Patterns:
     ```
     """
     w = {h: attention_weights(h) for h in HEAD_COUNTS}
+    entropy = {h: -w[h] * np.log2(np.where(w[h] > 0, w[h], 1.0)) for h in HEAD_COUNTS}
     the, second_the = (i for i, t in enumerate(TOKENS) if t == "the")
     cat, mat, stop = index_of("cat"), index_of("mat"), index_of(".")
     n = len(TOKENS)
@@ -286,5 +268,5 @@ def solve() -> Patterns:
         the_to_the=tuple(float(v) for v in w[4][:, the, second_the]),
         cat_to_mat=tuple(float(v) for v in w[4][:, cat, mat]),
         two_heads_the_to_the=tuple(float(v) for v in w[2][:, the, second_the]),
-        entropy_bits={h: float(_entropy(w[h]).mean()) for h in HEAD_COUNTS},
+        entropy_bits={h: float(e.sum(axis=-1).mean()) for h, e in entropy.items()},
     )

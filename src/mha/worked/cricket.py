@@ -1,13 +1,9 @@
 """The cricket sentence: which of "Kohli", "his", "century" does "his" attend to?
 
-Input data: the query of "his" and the keys and values of the three tokens, already
-projected, with d_model = 4. Columns 0-1 carry coreference features, columns 2-3
-topic/position features. One full-width head sees all four; head A sees columns 0-1
-and head B columns 2-3, each with its own softmax. The vectors are constructed by
-hand, not trained: they show what a split can do, not what a trained head does.
-
-The extended example adds "over" and a query for "century" (``solve_extended``):
-"century" has two relations of its own, whose century (Kohli) and when (the over).
+The query of "his" and the three tokens' keys and values, already projected, d_model
+= 4: columns 0-1 carry coreference, 2-3 topic/position. One full-width head sees all
+four; head A columns 0-1, head B 2-3, each with its own softmax. Built by hand, not
+trained. ``solve_extended`` adds "over" and a query for "century": whose, and when.
 """
 
 from __future__ import annotations
@@ -37,16 +33,9 @@ COST_N = 100
 COST_D_MODEL = published.model("Transformer base").d_model
 COST_HEADS = published.model("Transformer base").n_heads
 
-# An output projection for the "what W_O does" step: each output coordinate reads
-# from both heads (rows 0-1 are head A's, rows 2-3 head B's).
-W_O = np.array(
-    [
-        [1.0, 0.0, 0.5, 0.0],
-        [0.0, 1.0, 0.0, 0.5],
-        [0.5, 0.0, 1.0, 0.0],
-        [0.0, 0.5, 0.0, 1.0],
-    ]
-)
+# The "what W_O does" step: each output coordinate reads its own coordinate and half
+# the other head's (rows 0-1 are head A's, rows 2-3 head B's).
+W_O = np.eye(4) + 0.5 * (np.eye(4, k=2) + np.eye(4, k=-2))
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,8 @@
 """Scaled dot-product attention: what ``docs/attention.md`` prints.
 
-The tiny example is ``cat_sat`` (in this package). Then a seeded Monte Carlo
-study of the 1/√d_k scale: the variance of the scores (``variance_study``) and what
-the softmax makes of them (``saturation_study``). Both draw their vectors once, at
-the largest d_k, and read a smaller d_k off the first columns. Masks in a padded
-batch are ``batches``, attention dropout ``dropout``, and every prefix scored by one
-causal pass of SmolLM2 ``prefixes``.
+The tiny example is ``cat_sat``; then seeded Monte Carlo studies of the 1/√d_k scale
+(``variance_study``, ``saturation_study``), each drawing its vectors once at the
+largest d_k; masks in a padded batch ``batches``, ``dropout``, and ``prefixes``.
 """
 
 from __future__ import annotations
@@ -45,19 +42,15 @@ class VarianceStudy:
         return np.full(self.d_k.shape, self.sigma**4)
 
     @property
-    def ratio_unscaled(self) -> np.ndarray:  # measured / theory (1 when they agree)
-        return self.unscaled / self.theory_unscaled
-
-    @property
-    def worst_relative_error(self) -> float:
-        """Largest |measured / theoretical - 1| over every d_k, scaled or not."""
-        ratios = np.concatenate([self.ratio_unscaled, self.scaled / self.theory_scaled])
+    def worst_relative_error(self) -> float:  # max |measured / theory - 1|
+        ratios = np.concatenate([self.unscaled, self.scaled]) / np.concatenate(
+            [self.theory_unscaled, self.theory_scaled]
+        )
         return float(np.abs(ratios - 1).max())
 
     @property
     def standard_error(self) -> float:
-        """Largest relative standard error of a measured variance over the d_k
-        studied: √((kurtosis - 1) / N) from N samples."""
+        """Largest relative standard error of a measured variance, √((kurtosis - 1) / N)."""
         kurtosis = 3 + 6 / self.d_k  # of q·k, a sum of d_k products of two normals
         return float(np.sqrt((kurtosis - 1) / self.n_pairs).max())
 
@@ -93,36 +86,14 @@ def variance_study(
     return VarianceStudy(d_k, float(sigma), n_pairs, dots.var(axis=0), scaled)
 
 
-def softmax_jacobian(weights: np.ndarray) -> np.ndarray:
-    """∂softmax(s)/∂s = diag(p) - p pᵀ for each weight row p: ``(..., n) -> (..., n, n)``;
-    a gradient g on the weights reaches the scores as ``J @ g``: none when saturated.
-
-    ```python
-    import numpy as np
-    from mha.pages.attention import softmax_jacobian
-
-    assert np.allclose(softmax_jacobian(np.array([0.5, 0.5])), [[0.25, -0.25], [-0.25, 0.25]])
-    assert np.allclose(softmax_jacobian(np.array([1.0, 0.0])), 0)  # saturated: no gradient
-    ```
-    """
-    p = np.asarray(weights)
+def _softmax_jacobian(p: np.ndarray) -> np.ndarray:
+    """∂softmax(s)/∂s = diag(p) - p pᵀ for each weight row p: ``(..., n) -> (..., n, n)``."""
     return p[..., :, None] * np.eye(p.shape[-1]) - p[..., :, None] * p[..., None, :]
 
 
-def entropy_bits(weights: np.ndarray) -> np.ndarray:
-    """Entropy in bits of each weight row (0 log 0 = 0): ``(..., n) -> (...)``;
-    log₂ n bits for uniform weights over n keys, 0 for all weight on one key.
-
-    ```python
-    import numpy as np
-    from mha.pages.attention import entropy_bits
-
-    assert np.allclose(entropy_bits(np.array([[0.25] * 4, [1.0, 0, 0, 0]])), [2.0, 0.0])
-    ```
-    """
-    p = np.asarray(weights)
-    logs = np.log2(np.where(p > 0, p, 1.0))
-    return -(p * logs).sum(axis=-1)
+def _entropy_bits(p: np.ndarray) -> np.ndarray:
+    """Entropy in bits of each weight row (0 log 0 = 0): ``(..., n) -> (...)``."""
+    return -(p * np.log2(np.where(p > 0, p, 1.0))).sum(axis=-1)
 
 
 @dataclass(frozen=True)
@@ -155,7 +126,7 @@ class SaturationStudy:
         return int(np.flatnonzero(self.d_k == d_k)[0])
 
     def gradient_drop(self, d_k: int) -> int:
-        """How many times smaller the unscaled gradient is than the scaled one at ``d_k``, rounded."""
+        """Scaled gain / unscaled gain at ``d_k``, rounded."""
         i = self.index(d_k)
         return round(self.scaled.gradient[i] / self.unscaled.gradient[i])
 
@@ -167,8 +138,7 @@ def saturation_study(
     rng: np.random.Generator | None = None,
 ) -> SaturationStudy:
     """Self-attention on standard-normal q and k, with and without the 1/√d_k scale:
-    for each d_k, the median largest weight, entropy and Jacobian norm over every
-    query of ``n_sequences`` sequences of ``n_tokens`` tokens.
+    medians over every query of ``n_sequences`` sequences of ``n_tokens`` tokens.
 
     ```python
     from mha.pages.attention import saturation_study
@@ -188,25 +158,22 @@ def saturation_study(
         )
     q, k = generator(rng).standard_normal((2, n_sequences, n_tokens, d_k.max()))
     dots = [q[..., :d] @ np.swapaxes(k[..., :d], -1, -2) for d in d_k]  # (seqs, n, n)
-    unscaled = _summarise([softmax(s) for s in dots])
-    scaled = _summarise(
-        [softmax(s / np.sqrt(d)) for s, d in zip(dots, d_k, strict=True)]
+    unscaled = [softmax(s) for s in dots]
+    scaled = [softmax(s / np.sqrt(d)) for s, d in zip(dots, d_k, strict=True)]
+    return SaturationStudy(
+        d_k, n_tokens, n_sequences * n_tokens, _summarise(unscaled), _summarise(scaled)
     )
-    return SaturationStudy(d_k, n_tokens, n_sequences * n_tokens, unscaled, scaled)
 
 
 def _summarise(runs: list[np.ndarray]) -> Softmaxed:
-    """For each run of weights, the medians over its query rows of the largest
-    weight, the entropy and the Jacobian's gain ‖J‖_F / √n."""
-    rows = [
-        (
-            w.max(axis=-1),
-            entropy_bits(w),
-            np.linalg.norm(softmax_jacobian(w), axis=(-2, -1)) / np.sqrt(w.shape[-1]),
+    """Medians over the query rows of each run: largest weight, entropy, gain ‖J‖_F/√n."""
+    rows = []
+    for w in runs:
+        gain = np.linalg.norm(_softmax_jacobian(w), axis=(-2, -1)) / np.sqrt(
+            w.shape[-1]
         )
-        for w in runs
-    ]
-    return Softmaxed(*np.array([[np.median(a) for a in row] for row in rows]).T)
+        rows.append([np.median(a) for a in (w.max(axis=-1), _entropy_bits(w), gain)])
+    return Softmaxed(*np.array(rows).T)
 
 
 def _widths(d_ks: tuple[int, ...]) -> np.ndarray:
@@ -226,9 +193,8 @@ SHUFFLE = (2, 0, 1)  # "the cat sat" read as "sat the cat"
 
 @dataclass(frozen=True)
 class GradientSpread:
-    """How many times more gradient the scale lets through at ``d_k``, per seed."""
+    """How many times more gradient the scale lets through at the widest d_k, per seed."""
 
-    d_k: int
     seeds: tuple[int, ...]
     drops: tuple[int, ...]  # scaled gain / unscaled gain, one per seed
 
@@ -250,27 +216,6 @@ class GradientSpread:
         return 10**self.order
 
 
-def gradient_spread(
-    d_k: int = D_KS[-1], seeds: tuple[int, ...] = SEEDS
-) -> GradientSpread:
-    """The saturation study's gradient ratio at ``d_k``, once per seed in ``seeds``.
-
-    ```python
-    from mha.pages.attention import gradient_spread
-
-    spread = gradient_spread(d_k=256, seeds=(0, 1))
-    assert spread.low <= spread.high and len(spread.drops) == 2
-    ```
-    """
-    if len(seeds) == 0:
-        raise ValueError("seeds: expected at least one seed, got none")
-    drops = tuple(
-        saturation_study(d_ks=(d_k,), rng=np.random.default_rng(s)).gradient_drop(d_k)
-        for s in seeds
-    )
-    return GradientSpread(d_k=int(d_k), seeds=tuple(seeds), drops=drops)
-
-
 @functools.cache
 def page() -> Page:
     """What the page prints: the tiny example, the two studies and their table rows.
@@ -283,7 +228,13 @@ def page() -> Page:
     assert all(fact.holds for fact in p.facts.values())
     ```
     """
-    v, s = variance_study(), saturation_study()
+    v, s, top = variance_study(), saturation_study(), D_KS[-1]
+    drops = [
+        saturation_study(d_ks=(top,), rng=np.random.default_rng(seed)).gradient_drop(
+            top
+        )
+        for seed in SEEDS
+    ]
     values = dict(
         tiny=cat_sat.solve(),
         shared=cat_sat.solve(w_k=cat_sat.W_Q),
@@ -292,13 +243,14 @@ def page() -> Page:
         shuffle=cat_sat.solve(order=SHUFFLE),
         variance=v,
         saturation=s,
-        spread=gradient_spread(),
+        spread=GradientSpread(SEEDS, tuple(drops)),
         batch=batches.study(),
         drop=dropout.study(),
         prefix=prefixes.results(),
     )
     u, sc = s.unscaled, s.scaled
-    columns = (v.d_k, v.theory_unscaled, np.round(v.unscaled), v.ratio_unscaled)
+    ratio = v.unscaled / v.theory_unscaled  # measured / theory (1 when they agree)
+    columns = (v.d_k, v.theory_unscaled, np.round(v.unscaled), ratio)
     columns += (v.theory_scaled, v.scaled)  # the measured Var(q·k) printed whole
     return Page(
         **values,
@@ -330,22 +282,20 @@ def facts(
     """The facts the page's sentences state about the tiny example and the studies.
 
     ```python
+    import inspect
     import numpy as np
     from mha.pages.attention import facts, page
 
-    p = page()
-    same = dict(tiny=p.tiny, shared=p.shared, causal=p.causal, shuffle=p.shuffle)
-    studies = dict(variance=p.variance, saturation=p.saturation, spread=p.spread)
-    studies |= dict(batch=p.batch, drop=p.drop, prefix=p.prefix)
+    values = {n: getattr(page(), n) for n in inspect.signature(facts).parameters}
     ties = np.array([[9.0, 3.0], [3.0, 1.0]])  # q0 scores itself above q1
-    assert not facts(counter_dots=ties, **same, **studies)["not_a_rule"].holds
+    assert not facts(**values | {"counter_dots": ties})["not_a_rule"].holds
     ```
     """
     sat, cat = cat_sat.TOKENS.index("sat"), cat_sat.TOKENS.index("cat")
     dots, out, weights, scores = tiny.dots, tiny.output, tiny.weights, tiny.scores
     worst, se = variance.worst_relative_error, variance.standard_error
     un, sc, t = saturation.unscaled, saturation.scaled, saturation.index(TYPICAL_D_K)
-    order, gain = list(SHUFFLE), sc.gradient
+    order, gain, p, w = list(SHUFFLE), sc.gradient, drop.p, drop.weights
     return {
         "asymmetric": Fact(dots[sat, cat] > dots[cat, sat], f"scores {dots.tolist()}"),
         "shared_self": Fact(
@@ -392,16 +342,6 @@ def facts(
             and np.allclose(shuffle.weights, weights[np.ix_(order, order)]),
             f"order {order}",
         ),
-        **_training_facts(batch, drop, prefix),
-    }
-
-
-def _training_facts(
-    batch: batches.Batched, drop: dropout.DropoutStudy, prefix: prefixes.PrefixLosses
-) -> dict[str, Fact]:
-    """The facts of the padded batch, of dropout and of the prefixes."""
-    p, w = drop.p, drop.weights
-    return {
         "batch_equal": Fact(
             max(batch.right, batch.left) <= batch.tolerance,
             f"right {batch.right}, left {batch.left}",

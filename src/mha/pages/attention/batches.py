@@ -1,10 +1,8 @@
 """Sentences of different lengths in one batch: padding, its mask, and which side.
 
-Three "sentences" of random embeddings, of ``LENGTHS`` tokens, padded to the longest
-with a padding embedding of large values (so that a leak would show), run through one
-causal multi-head layer with rotary positions, as a decoder runs them. Each sentence's
-real rows are compared with the sentence run alone, for padding on the right and on
-the left, with and without the padding mask.
+Random "sentences" of ``LENGTHS`` tokens, padded with a large embedding (a leak would
+show), go through one causal rotary layer; each one's real rows are compared with the
+sentence run alone, padded right or left, with and without the padding mask.
 """
 
 from __future__ import annotations
@@ -120,21 +118,22 @@ def study(lengths: tuple[int, ...] = LENGTHS) -> Batched:
     assert "row" in result.refusal
     ```
     """
-    attention, alone = layer(), []
-    for s in sentences(lengths):
-        alone.append(attention(s[None], causal_mask(len(s)))[0][0])
-    n = max(lengths)
+    attention, n = layer(), max(lengths)
+    alone = [attention(s[None], causal_mask(len(s)))[0][0] for s in sentences(lengths)]
 
     def largest_gap(left: bool, mask: np.ndarray) -> float:
         out, _ = attention(pad(sentences(lengths), left), mask)
-        rows = [
-            o[n - len(a) :] if left else o[: len(a)]
+        gaps = [
+            (o[n - len(a) :] if left else o[: len(a)]) - a
             for o, a in zip(out, alone, strict=True)
         ]
-        return max(float(np.abs(r - a).max()) for r, a in zip(rows, alone, strict=True))
+        return max(float(np.abs(g).max()) for g in gaps)
 
-    try:
-        attention(pad(sentences(lengths), True), _without_self_rows(lengths, n))
+    valid = padding_mask(np.array(lengths), n, left=True)
+    try:  # left padding's masks, the padding queries left without a key
+        attention(
+            pad(sentences(lengths), True), (causal_mask(n) & valid[:, None])[:, None]
+        )
         refusal = ""
     except ValueError as error:
         refusal = str(error)
@@ -147,9 +146,3 @@ def study(lengths: tuple[int, ...] = LENGTHS) -> Batched:
         left_causal_only=largest_gap(True, causal_mask(n)),
         refusal=refusal,
     )
-
-
-def _without_self_rows(lengths: tuple[int, ...], n: int) -> np.ndarray:
-    """Left padding's causal and padding masks, the padding queries left with no key."""
-    valid = padding_mask(np.array(lengths), n, left=True)
-    return (causal_mask(n) & valid[:, None, :])[:, None]

@@ -1,10 +1,8 @@
 """Dropout on the attention weights: what it drops, the 1/(1-p) rescaling, train vs eval.
 
-In training, each attention weight is zeroed with probability ``p`` and the survivors
-are divided by ``1 - p``, so that every weight, and so every output, keeps its
-expected value; in evaluation nothing is dropped. The study applies it to the tiny
-example's weights over many seeded draws, with MiniLM's training ``p`` (its
-``config.json``).
+In training each weight is zeroed with probability ``p`` and the rest divided by
+``1 - p``, so every weight and output keeps its expectation; the study draws it many
+times on the tiny example's weights, with MiniLM's training ``p`` (its ``config.json``).
 """
 
 from __future__ import annotations
@@ -22,15 +20,8 @@ N_DRAWS = 10_000  # dropout masks drawn per seed
 SEEDS = (0, 1, 2, 3, 4)
 
 
-def minilm_p() -> float:
-    """The attention dropout MiniLM was trained with (``attention_probs_dropout_prob``).
-
-    ```python
-    from mha.pages.attention.dropout import minilm_p
-
-    assert 0 < minilm_p() < 1
-    ```
-    """
+def _minilm_p() -> float:
+    """The attention dropout MiniLM was trained with (``attention_probs_dropout_prob``)."""
     config = json.loads((model_dir() / "config.json").read_text())
     return float(config["attention_probs_dropout_prob"])
 
@@ -73,23 +64,12 @@ class DropoutStudy:
     seeds: tuple[int, ...]
     mean: np.ndarray  # (seeds, 3, 3) mean of the dropped weights, per seed
     mean_unscaled: np.ndarray  # (3, 3) the same without the 1/(1-p), first seed
-    output: np.ndarray  # (3, d_v) evaluation output, weights @ V
-    mean_output: np.ndarray  # (seeds, 3, d_v) mean training output, per seed
+    worst: float  # largest |mean - weight| over every weight and seed
+    worst_output: float  # largest |mean output - evaluation output| over every seed
 
     @property
-    def row_sums(self) -> np.ndarray:
-        """What each row of the training step's weights sums to."""
+    def row_sums(self) -> np.ndarray:  # what each row of the training step sums to
         return self.one_draw.sum(axis=-1)
-
-    @property
-    def worst(self) -> float:
-        """Largest |mean - weight| over every weight and seed."""
-        return float(np.abs(self.mean - self.weights).max())
-
-    @property
-    def worst_output(self) -> float:
-        """Largest |mean output - evaluation output| over every seed."""
-        return float(np.abs(self.mean_output - self.output).max())
 
     @property
     def largest_z(self) -> float:
@@ -112,21 +92,23 @@ def study(
     assert np.allclose(s.mean_unscaled, s.weights / 2, atol=0.02)  # halved without
     ```
     """
-    p = minilm_p() if p is None else p
+    p = _minilm_p() if p is None else p
     run = cat_sat.solve()
     w, v = run.weights, run.v
     draws = [
         dropout(np.broadcast_to(w, (n_draws, *w.shape)), p, np.random.default_rng(s))
         for s in seeds
     ]
+    mean = np.stack([d.mean(axis=0) for d in draws])
+    mean_output = np.stack([(d @ v).mean(axis=0) for d in draws])
     return DropoutStudy(
         p=p,
         weights=w,
         one_draw=draws[0][np.argmax((draws[0] == 0).any(axis=(1, 2)))],
         n_draws=n_draws,
         seeds=tuple(seeds),
-        mean=np.stack([d.mean(axis=0) for d in draws]),
+        mean=mean,
         mean_unscaled=(draws[0] * (1 - p)).mean(axis=0),
-        output=run.output,
-        mean_output=np.stack([(d @ v).mean(axis=0) for d in draws]),
+        worst=float(np.abs(mean - w).max()),
+        worst_output=float(np.abs(mean_output - run.output).max()),
     )

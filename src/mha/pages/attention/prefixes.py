@@ -1,10 +1,8 @@
 """Why the causal mask is a training trick: one pass scores every prefix.
 
-SmolLM2 reads a sentence of n + 1 tokens once, its first n tokens under the causal
-mask, and row i of its logits predicts token i + 1: n next-token losses from one
-forward pass. The same n losses are computed again from n separate passes, one per
-prefix, each reading only ``ids[: i + 1]`` and keeping its last row. Cached: the
-separate passes cost about as much as n/2 whole passes.
+SmolLM2 reads n + 1 tokens once, the first n under the causal mask: row i of its logits
+predicts token i + 1. The same n losses again from one pass per prefix ``ids[: i + 1]``
+(its last row), cached: together about n/2 whole passes.
 """
 
 from __future__ import annotations
@@ -34,18 +32,15 @@ class PrefixLosses:
         return len(self.one_pass)
 
     @property
-    def largest_difference(self) -> float:
-        """Largest |one pass - separate| over the n losses, in nats."""
+    def largest_difference(self) -> float:  # max |one pass - separate|, in nats
         return float(np.abs(self.one_pass - self.separate).max())
 
     @property
-    def largest_relative(self) -> float:
-        """Largest |one pass - separate| / separate over the n losses."""
+    def largest_relative(self) -> float:  # max |one pass - separate| / separate
         return float((np.abs(self.one_pass - self.separate) / self.separate).max())
 
     @property
-    def separate_tokens(self) -> int:
-        """Token rows the n separate passes compute: 1 + 2 + ... + n."""
+    def separate_tokens(self) -> int:  # rows the separate passes compute: 1 + ... + n
         return self.n * (self.n + 1) // 2
 
     @property
@@ -57,17 +52,8 @@ class PrefixLosses:
         ]
 
 
-def token_losses(logits: np.ndarray, targets: np.ndarray) -> np.ndarray:
-    """-log softmax(logits)[target] for each row, in float64 (log-sum-exp).
-
-    ```python
-    import numpy as np
-    from mha.pages.attention.prefixes import token_losses
-
-    uniform = np.zeros((2, 4), np.float32)
-    assert np.allclose(token_losses(uniform, np.array([0, 3])), np.log(4))
-    ```
-    """
+def _token_losses(logits: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """-log softmax(logits)[target] for each row, in float64 (log-sum-exp)."""
     logits = np.asarray(logits, dtype=np.float64)
     peak = logits.max(axis=-1)
     log_z = peak + np.log(np.exp(logits - peak[:, None]).sum(axis=-1))
@@ -98,8 +84,8 @@ def compute(text: str, digest: str) -> PrefixLosses:
     )  # a new pass per prefix, its last row only
     return PrefixLosses(
         tokens=tuple(model.decode([i]) for i in ids),
-        one_pass=token_losses(one_pass, targets),
-        separate=token_losses(separate, targets),
+        one_pass=_token_losses(one_pass, targets),
+        separate=_token_losses(separate, targets),
         tolerance=TOLERANCE,
     )
 
