@@ -46,8 +46,6 @@ from mha.support.page import Fact, Page
 from mha.worked import cricket
 from mha.worked.cricket import Cricket
 
-PASS, FAIL = "✓", "✗"
-
 
 @dataclass(frozen=True)
 class Verdict:
@@ -68,7 +66,7 @@ class Verdict:
         return self.passed
 
     def __str__(self) -> str:
-        return f"{PASS if self.passed else FAIL} {self.message}"
+        return f"{'✓' if self.passed else '✗'} {self.message}"
 
 
 def check_split_heads(candidate: Callable[[np.ndarray, int], np.ndarray]) -> Verdict:
@@ -193,7 +191,7 @@ def check_multi_head_attention(
     ```
     """
     signature = "multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads, mask=None)"
-    return _judged(_check_layer, candidate, signature)
+    return _judged(functools.partial(_check_layer, cross=False), candidate, signature)
 
 
 def check_cross_attention(candidate: Callable[..., np.ndarray]) -> Verdict:
@@ -218,7 +216,7 @@ def check_cross_attention(candidate: Callable[..., np.ndarray]) -> Verdict:
     ```
     """
     signature = "cross_attention(x, memory, w_q, w_k, w_v, w_o, n_heads, mask=None)"
-    return _judged(_check_cross, candidate, signature)
+    return _judged(functools.partial(_check_layer, cross=True), candidate, signature)
 
 
 def padding_mask(lengths: np.ndarray, seq_len: int) -> np.ndarray:
@@ -259,18 +257,41 @@ def check_padding_mask(candidate: Callable[[np.ndarray, int], np.ndarray]) -> Ve
 # --- how the checkers work: the same function gets the same cases, so the same
 # verdict, on every run; an answer fitted to some fixed cases meets others.
 
+TIME_LIMIT = 10.0  # seconds for each call of the reader's function
+APART = "run apart in its own process: a check for honest mistakes, not a sandbox"
 SPLIT_D_KS = (1, 2, 3, 4, 6, 8)  # one case each, in a random order
 GQA_D_KS = (1, 2, 3, 5, 8, 16, 24, 40, 64)  # with 2 to 12 heads
 KV_HEADS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 14, 16, 18, 24, 25, 32, 40, 48, 64, 96)
-
-
-TIME_LIMIT = 10.0  # seconds for each call of the reader's function
-APART = "run apart in its own process: a check for honest mistakes, not a sandbox"
+ROPE_D_KS = (2, 4, 6, 8, 16, 64)  # one case each, in a random order
+ROPE_POSITIONS = 5_000  # positions drawn below this, in order, with gaps
+LAYER_D_KS = (1, 2, 3, 4, 6)  # with 2 to 4 heads, the last case one head
+# (bug, what to tell the reader); each bug is one change to the layer, tried in order
+LAYER_BUGS = (
+    ("no W_O", "this is the heads' concatenation: multiply it by W_O"),
+    (
+        "no mask",
+        "the mask was not applied: where it is False, set the score to -inf "
+        "before the softmax",
+    ),
+    (
+        "inverted mask",
+        "the mask is inverted: True means may attend (the PyTorch convention)",
+    ),
+    (
+        "plain reshape",
+        "a plain reshape to (batch, heads, seq, d_k) mixes tokens: reshape to "
+        "(batch, seq, heads, d_k), then swap seq and heads (and back to merge)",
+    ),
+    ("no scale", "the scores are not divided by √d_k"),
+    ("sqrt d_model", "divide the scores by √d_k, the head's width, not √d_model"),
+    ("softmax over queries", "the softmax runs over the keys: the last axis"),
+    ("keys from x", "keys and values come from memory, queries from x"),
+)
 
 
 def _judged(check: Callable, candidate: object, signature: str) -> Verdict:
-    """``check(answer, rng)``, where ``answer`` calls the candidate apart (use it
-    through ``_call``), with any failure to judge turned into a verdict."""
+    """``check(answer, rng)``, where ``answer`` calls the candidate apart, with any
+    failure to judge turned into a verdict."""
     if not callable(candidate):
         return Verdict(
             False, f"expected a function {signature}, got {shown(candidate)}"
@@ -286,174 +307,198 @@ def _judged(check: Callable, candidate: object, signature: str) -> Verdict:
     return Verdict(True, f"{verdict.message} ({APART})") if verdict else verdict
 
 
-def _check_split_heads(candidate: Callable, rng: np.random.Generator) -> Verdict:
-    d_ks = rng.permutation(SPLIT_D_KS)
-    for i, d_k in enumerate(d_ks):
-        n_heads = 1 if i == len(d_ks) - 1 else int(rng.integers(2, 6))
-        shape = (int(rng.integers(1, 4)), int(rng.integers(2, 6)), n_heads * int(d_k))
-        dtype = (np.float32, np.float64)[i % 2]
-        x = rng.normal(size=shape).astype(dtype)
-        expected = split_heads(x, n_heads)  # computed before the candidate runs
-        given = x.copy()  # the caller's array, as the candidate sees it
-        got, error = _call(candidate, given, n_heads)
-        case = f"x of shape {shape} ({np.dtype(dtype)}) with n_heads={n_heads}"
-        problem = error or _split_problem(got, expected, x, given, n_heads)
-        if problem:
-            return Verdict(False, f"{case}: {problem}")
-    return Verdict(
-        True,
-        f"split_heads matched mha.split_heads on {len(d_ks)} random inputs "
-        f"(d_k from {min(d_ks)} to {max(d_ks)}, float32 and float64), "
-        "keeping x's dtype and leaving x unchanged",
-    )
+def _cases(
+    answer: Callable,
+    cases: list[tuple[str, tuple]],
+    problem: Callable[..., str | None],
+    success: str,
+    changed: str = "",
+) -> Verdict:
+    """Call ``answer`` on copies of each case's ``args``: the first case ``(what,
+    args)`` where it raises, changes one of its arrays (``changed`` says how) or
+    returns what ``problem(got, *args)`` finds wrong fails; else ``success``."""
+    for what, args in cases:
+        given = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        try:
+            got = answer(*given)
+        except Raised as error:
+            found = error.description
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # the reader's code may raise anything, exit too
+            found = raised(error)
+        else:
+            kept = all(
+                not isinstance(a, np.ndarray)
+                or (a.dtype == b.dtype and np.array_equal(a, b))
+                for a, b in zip(args, given, strict=True)
+            )
+            found = problem(got, *args) if kept else changed
+        if found:
+            return Verdict(False, f"{what}: {found}")
+    return Verdict(True, success)
 
 
-def _split_problem(
-    got: object, expected: np.ndarray, x: np.ndarray, given: np.ndarray, n_heads: int
-) -> str | None:
-    """What is wrong with ``got``, the candidate's split of ``x``, or None."""
-    if not (given.dtype == x.dtype and np.array_equal(given, x)):
-        return "changed its input x: a split must leave the caller's array as it was"
+def _array_problem(got: object, shape: tuple, dtype: np.dtype, hint: str) -> str | None:
+    """What is wrong with ``got`` as an array of ``shape`` and ``dtype``, or None."""
     if not isinstance(got, np.ndarray):
         return f"returned {shown(got)}, expected a NumPy array"
-    if got.shape != expected.shape:
-        return (
-            f"got shape {got.shape}, expected {expected.shape} (batch, heads, seq, d_k)"
-        )
+    if got.shape != shape:
+        return f"got shape {got.shape}, expected {shape}{hint}"
     if got.dtype.kind in "biu":
-        return f"the values became {got.dtype}: keep x's dtype (a reshape does)"
-    if got.dtype != x.dtype:
-        return f"returned dtype {got.dtype} for a {x.dtype} x: keep x's dtype"
-    if not np.array_equal(got, expected):
-        batch, seq, d_model = x.shape
-        if np.array_equal(got, x.reshape(batch, n_heads, seq, d_model // n_heads)):
-            hint = (
-                "a plain reshape to (batch, heads, seq, d_k) mixes tokens: "
-                "reshape to (batch, seq, heads, d_k), then swap seq and heads"
-            )
-        else:
-            hint = "head i of token t must be columns i*d_k:(i+1)*d_k of token t"
-        return f"right shape, wrong values; {hint}"
+        return f"the values became {got.dtype}: keep x's dtype "
+    if got.dtype != dtype:
+        return f"returned dtype {got.dtype} for a {dtype} x: keep x's dtype"
     return None
 
 
-def _check_gqa_param_count(candidate: Callable, rng: np.random.Generator) -> Verdict:
-    d_ks = rng.permutation(GQA_D_KS)[:6]
+def _count_problem(got: object, expected: int, why: Callable[[int], str]) -> str | None:
+    """What is wrong with ``got`` as the integer ``expected`` (``why(got)`` says why
+    an integer is not it), or None."""
+    if isinstance(got, (bool, np.bool_)):
+        return f"got {got!r}, expected an integer"
+    if isinstance(got, (float, np.floating)):
+        return (
+            f"got {shown(got)}, a float: a count is an integer (divide with //, not /)"
+        )
+    try:
+        count = operator.index(got)  # int, NumPy integers, 0-d integer arrays
+    except TypeError:
+        return f"got {shown(got)}, expected an integer"
+    return (
+        None if count == expected else f"got {count}, expected {expected}{why(count)}"
+    )
+
+
+def _check_split_heads(answer: Callable, rng: np.random.Generator) -> Verdict:
+    d_ks, cases = rng.permutation(SPLIT_D_KS), []
+    for i, d_k in enumerate(d_ks):
+        n_heads = 1 if i == len(d_ks) - 1 else int(rng.integers(2, 6))
+        shape = (int(rng.integers(1, 4)), int(rng.integers(2, 6)), n_heads * int(d_k))
+        x = rng.normal(size=shape).astype((np.float32, np.float64)[i % 2])
+        cases.append(
+            (f"x of shape {shape} ({x.dtype}) with n_heads={n_heads}", (x, n_heads))
+        )
+    success = (
+        f"split_heads matched mha.split_heads on {len(d_ks)} random inputs "
+        f"(d_k from {min(d_ks)} to {max(d_ks)}, float32 and float64), "
+        "keeping x's dtype and leaving x unchanged"
+    )
+    changed = "changed its input x: a split must leave the caller's array as it was"
+    return _cases(answer, cases, _split_problem, success, changed)
+
+
+def _split_problem(got: object, x: np.ndarray, n_heads: int) -> str | None:
+    expected = split_heads(x, n_heads)
+    hint = " (batch, heads, seq, d_k)"
+    if problem := _array_problem(got, expected.shape, x.dtype, hint):
+        return problem
+    if np.array_equal(got, expected):
+        return None
+    if np.array_equal(got, x.reshape(x.shape[0], n_heads, x.shape[1], -1)):
+        return (
+            "right shape, wrong values; a plain reshape to (batch, heads, seq, d_k) "
+            "mixes tokens: reshape to (batch, seq, heads, d_k), then swap seq and heads"
+        )
+    return "right shape, wrong values; head i of token t must be columns i*d_k:(i+1)*d_k of token t"
+
+
+def _check_gqa_param_count(answer: Callable, rng: np.random.Generator) -> Verdict:
+    d_ks, cases = rng.permutation(GQA_D_KS)[:6], []
     for i, d_k in enumerate(d_ks):
         n_heads = int(rng.integers(2, 13))
         divisors = [g for g in range(1, n_heads + 1) if n_heads % g == 0]
         n_kv_heads = (n_heads, 1, int(rng.choice(divisors)))[min(i, 2)]  # MHA, MQA, any
         d_model = n_heads * int(d_k)
-        expected = param_count(d_model, n_heads, n_kv_heads=n_kv_heads)
-        case = f"d_model={d_model}, n_heads={n_heads}, n_kv_heads={n_kv_heads}"
-        count, problem = _count(*_call(candidate, d_model, n_heads, n_kv_heads))
-        if not problem and count != expected:
-            hint = ""
-            if count == 4 * d_model**2:
-                hint = (
-                    "; that is the MHA count: with grouped K/V heads, W_K and W_V "
-                    "have n_kv_heads·d_k columns, not d_model"
-                )
-            problem = f"got {count}, expected {expected}{hint}"
-        if problem:
-            return Verdict(False, f"{case}: {problem}")
-    return Verdict(
-        True,
+        what = f"d_model={d_model}, n_heads={n_heads}, n_kv_heads={n_kv_heads}"
+        cases.append((what, (d_model, n_heads, n_kv_heads)))
+    success = (
         f"the parameter count matched on {len(d_ks)} random shapes "
-        f"(MHA to MQA, d_k from {min(d_ks)} to {max(d_ks)})",
+        f"(MHA to MQA, d_k from {min(d_ks)} to {max(d_ks)})"
+    )
+    return _cases(answer, cases, _gqa_problem, success)
+
+
+def _gqa_problem(
+    got: object, d_model: int, n_heads: int, n_kv_heads: int
+) -> str | None:
+    def why(count: int) -> str:
+        if count != 4 * d_model**2:
+            return ""
+        return (
+            "; that is the MHA count: with grouped K/V heads, W_K and W_V "
+            "have n_kv_heads·d_k columns, not d_model"
+        )
+
+    return _count_problem(
+        got, param_count(d_model, n_heads, n_kv_heads=n_kv_heads), why
     )
 
 
-def _check_best_kv_heads(candidate: Callable, rng: np.random.Generator) -> Verdict:
-    cases = [(int(rng.choice(KV_HEADS)), 1)]  # MHA: every query head its own K/V
+def _check_best_kv_heads(answer: Callable, rng: np.random.Generator) -> Verdict:
+    pairs = [(int(rng.choice(KV_HEADS)), 1)]  # MHA: every query head its own K/V
     n_heads = int(rng.choice(KV_HEADS))
-    cases.append((n_heads, n_heads + int(rng.integers(0, 3))))  # MQA
-    while len(cases) < 8 or not any(  # and a case where ceil(h / g) will not do
-        h % -(-h // g) for h, g in cases
+    pairs.append((n_heads, n_heads + int(rng.integers(0, 3))))  # MQA
+    while len(pairs) < 8 or not any(  # and a case where ceil(h / g) will not do
+        h % -(-h // g) for h, g in pairs
     ):
         n_heads = int(rng.choice(KV_HEADS[1:]))
-        cases.append((n_heads, int(rng.integers(2, n_heads + 1))))
-    for n_heads, max_group in cases:
-        expected = best_kv_heads(n_heads, max_group)
-        case = f"n_heads={n_heads}, max_group={max_group}"
-        count, problem = _count(*_call(candidate, n_heads, max_group))
-        if not problem and count != expected:
-            if count > 0 and n_heads % count:
-                why = f"{count} does not divide {n_heads}: the heads cannot be grouped evenly"
-            elif count > 0 and n_heads // count > max_group:
-                why = f"{n_heads // count} query heads would share one K/V head"
-            else:
-                why = "a smaller cache meets the constraint"
-            problem = f"got {count}, expected {expected}; {why}"
-        if problem:
-            return Verdict(False, f"{case}: {problem}")
-    return Verdict(
-        True,
-        f"the K/V head count matched on {len(cases)} random cases "
-        f"(n_heads from {min(h for h, _ in cases)} to {max(h for h, _ in cases)})",
+        pairs.append((n_heads, int(rng.integers(2, n_heads + 1))))
+    heads = [h for h, _ in pairs]
+    success = (
+        f"the K/V head count matched on {len(pairs)} random cases "
+        f"(n_heads from {min(heads)} to {max(heads)})"
     )
+    cases = [(f"n_heads={h}, max_group={g}", (h, g)) for h, g in pairs]
+    return _cases(answer, cases, _kv_problem, success)
 
 
-ROPE_D_KS = (2, 4, 6, 8, 16, 64)  # one case each, in a random order
-ROPE_POSITIONS = 5_000  # positions drawn below this, in order, with gaps
+def _kv_problem(got: object, n_heads: int, max_group: int) -> str | None:
+    def why(count: int) -> str:
+        if count > 0 and n_heads % count:
+            return f"; {count} does not divide {n_heads}: the heads cannot be grouped evenly"
+        if count > 0 and n_heads // count > max_group:
+            return f"; {n_heads // count} query heads would share one K/V head"
+        return "; a smaller cache meets the constraint"
+
+    return _count_problem(got, best_kv_heads(n_heads, max_group), why)
 
 
 def _check_rope(
-    candidate: Callable, rng: np.random.Generator, interleaved: bool
+    answer: Callable, rng: np.random.Generator, interleaved: bool
 ) -> Verdict:
-    d_ks, bases = rng.permutation(ROPE_D_KS), []
+    d_ks, bases, cases = rng.permutation(ROPE_D_KS), [], []
     for i, d_k in enumerate(d_ks):
         seq = 1 if i == len(d_ks) - 1 else int(rng.integers(2, 7))
         lead = tuple(int(n) for n in rng.integers(1, 4, size=i % 3))  # batch, heads
         x = rng.normal(size=(*lead, seq, int(d_k)))
         positions = np.sort(rng.choice(ROPE_POSITIONS, size=seq, replace=False))
-        base = float(np.round(10 ** rng.uniform(3, 6)))  # log-uniform, 1e3 to 1e6
-        bases.append(base)
-        expected = RotaryEmbedding(int(d_k), base, interleaved)(x, positions)
-        given = x.copy()  # the caller's array, as the candidate sees it
-        got, error = _call(candidate, given, positions.copy(), base)
-        case = f"x of shape {x.shape}, positions {positions.tolist()}, base={base:g}"
-        problem = error or _rope_problem(
-            got, expected, x, given, positions, base, interleaved
+        bases.append(float(np.round(10 ** rng.uniform(3, 6))))  # 1e3 to 1e6
+        what = (
+            f"x of shape {x.shape}, positions {positions.tolist()}, base={bases[-1]:g}"
         )
-        if problem:
-            return Verdict(False, f"{case}: {problem}")
-    pairing = PAIRINGS[interleaved]
-    return Verdict(
-        True,
-        f"rope matched mha.rope.RotaryEmbedding ({pairing} pairing) on {len(d_ks)} "
-        f"random inputs (d_k from {min(d_ks)} to {max(d_ks)}, positions below "
-        f"{ROPE_POSITIONS:,}, bases from {min(bases):g} to {max(bases):g})",
+        cases.append((what, (x, positions, bases[-1])))
+    success = (
+        f"rope matched mha.rope.RotaryEmbedding ({PAIRINGS[interleaved]} pairing) on "
+        f"{len(d_ks)} random inputs (d_k from {min(d_ks)} to {max(d_ks)}, positions "
+        f"below {ROPE_POSITIONS:,}, bases from {min(bases):g} to {max(bases):g})"
     )
+    changed = "changed its input x: a rotation must leave the caller's array as it was"
+    problem = functools.partial(_rope_problem, interleaved=interleaved)
+    return _cases(answer, cases, problem, success, changed)
 
 
 def _rope_problem(
-    got: object,
-    expected: np.ndarray,
-    x: np.ndarray,
-    given: np.ndarray,
-    positions: np.ndarray,
-    base: float,
-    interleaved: bool,
+    got: object, x: np.ndarray, positions: np.ndarray, base: float, interleaved: bool
 ) -> str | None:
-    """What is wrong with ``got``, the candidate's rotation of ``x``, or None."""
-    if not np.array_equal(given, x):
-        return "changed its input x: a rotation must leave the caller's array as it was"
-    if not isinstance(got, np.ndarray):
-        return f"returned {shown(got)}, expected a NumPy array"
-    if got.shape != expected.shape:
-        return f"got shape {got.shape}, expected {expected.shape}, the shape of x"
-    if got.dtype != x.dtype:
-        return f"returned dtype {got.dtype} for a {x.dtype} x: keep x's dtype"
-    if np.allclose(got, expected, rtol=1e-9, atol=1e-9):
-        return None
     d_k = x.shape[-1]
-    flip = np.ones(d_k)  # negates the second entry of each pair
-    if interleaved:
-        flip[1::2] = -1
-    else:
-        flip[d_k // 2 :] = -1
     rope = RotaryEmbedding(d_k, base, interleaved)
+    if problem := _array_problem(got, x.shape, x.dtype, ", the shape of x"):
+        return problem
+    if np.allclose(got, rope(x, positions), rtol=1e-9, atol=1e-9):
+        return None
+    flip = np.ones(d_k)  # negates the second entry of each pair
+    flip[slice(1, None, 2) if interleaved else slice(d_k // 2, None)] = -1
     suspects = (
         (x, "x came back unchanged: each pair must turn by its angle"),
         (
@@ -481,50 +526,18 @@ def _rope_problem(
     )
 
 
-# --- the whole layer: cases, the core's answer and the common mistakes named
-
-LAYER_D_KS = (1, 2, 3, 4, 6)  # with 2 to 4 heads, the last case one head
-SELF_MASKS = ("none", "causal", "padding", "random")
-CROSS_MASKS = ("none", "padding", "random")
-# (bug, what to tell the reader); each bug is one change to the layer, tried in order
-LAYER_BUGS = (
-    ("no W_O", "this is the heads' concatenation: multiply it by W_O"),
-    (
-        "no mask",
-        "the mask was not applied: where it is False, set the score to -inf "
-        "before the softmax",
-    ),
-    (
-        "inverted mask",
-        "the mask is inverted: True means may attend (the PyTorch convention)",
-    ),
-    (
-        "plain reshape",
-        "a plain reshape to (batch, heads, seq, d_k) mixes tokens: reshape to "
-        "(batch, seq, heads, d_k), then swap seq and heads (and back to merge)",
-    ),
-    ("no scale", "the scores are not divided by √d_k"),
-    ("sqrt d_model", "divide the scores by √d_k, the head's width, not √d_model"),
-    ("softmax over queries", "the softmax runs over the keys: the last axis"),
-    ("keys from x", "keys and values come from memory, queries from x"),
-)
-
-
-def _check_layer(candidate: Callable, rng: np.random.Generator) -> Verdict:
-    return _layer_cases(candidate, rng, cross=False)
-
-
-def _check_cross(candidate: Callable, rng: np.random.Generator) -> Verdict:
-    return _layer_cases(candidate, rng, cross=True)
-
-
-def _layer_cases(candidate: Callable, rng: np.random.Generator, cross: bool) -> Verdict:
-    kinds = CROSS_MASKS if cross else SELF_MASKS
+def _check_layer(answer: Callable, rng: np.random.Generator, cross: bool) -> Verdict:
+    kinds = (
+        ("none", "padding", "random")
+        if cross
+        else ("none", "causal", "padding", "random")
+    )
     kinds = [str(k) for k in (*rng.permutation(kinds), *rng.permutation(kinds))]
     # no mask first: a mistake away from the mask is named on the plainest case (a
     # softmax over the queries turns a fully masked key's column into NaN), and
     # reading x for the keys shows as values, not a raise
     kinds.insert(0, kinds.pop(kinds.index("none")))
+    cases = []
     for i, kind in enumerate(kinds):
         n_heads = 1 if i == len(kinds) - 1 else int(rng.integers(2, 5))
         d_model = n_heads * int(rng.choice(LAYER_D_KS))
@@ -538,24 +551,19 @@ def _layer_cases(candidate: Callable, rng: np.random.Generator, cross: bool) -> 
             for _ in range(4)
         ]
         mask = _random_mask(rng, kind, batch, n, m)
-        inputs = (x, memory, *weights) if cross else (x, *weights)
-        expected = _core_layer(x, memory if cross else x, weights, n_heads, mask)
-        given = [a.copy() for a in inputs]  # the caller's arrays, as the candidate sees
-        got, error = _call(candidate, *given, n_heads, _copy(mask))
         shape = f"x {x.shape}" + (f", memory {memory.shape}" if cross else "")
-        case = f"{shape} ({np.dtype(dtype)}), n_heads={n_heads}, mask: {kind}"
-        problem = error or _layer_problem(
-            got, expected, inputs, given, (weights, n_heads, mask), cross
-        )
-        if problem:
-            return Verdict(False, f"{case}: {problem}")
+        what = f"{shape} ({x.dtype}), n_heads={n_heads}, mask: {kind}"
+        arrays = (x, memory, *weights) if cross else (x, *weights)
+        cases.append((what, (*arrays, n_heads, mask)))
     name = "cross_attention" if cross else "multi_head_attention"
-    return Verdict(
-        True,
+    success = (
         f"{name} matched the core's layer on {len(kinds)} random inputs "
         f"(masks: {', '.join(sorted(set(kinds)))}; float32 and float64; "
-        "one head to four), keeping x's dtype and leaving the inputs unchanged",
+        "one head to four), keeping x's dtype and leaving the inputs unchanged"
     )
+    changed = "changed one of its inputs: the layer must leave the caller's arrays"
+    problem = functools.partial(_layer_problem, cross=cross)
+    return _cases(answer, cases, problem, success, changed)
 
 
 def _random_mask(
@@ -587,10 +595,6 @@ def _core_layer(
     w_q, w_k, w_v, w_o = (w.astype(np.float64) for w in weights)
     layer.w_q, layer.w_k, layer.w_v, layer.w_o = w_q, w_k, w_v, w_o
     return layer(x.astype(np.float64), mask, kv=kv.astype(np.float64))[0]
-
-
-def _copy(mask: np.ndarray | None) -> np.ndarray | None:
-    return None if mask is None else mask.copy()
 
 
 def _layer_forward(
@@ -625,35 +629,30 @@ def _layer_forward(
 
 
 def _layer_problem(
-    got: object,
-    expected: np.ndarray,
-    inputs: tuple[np.ndarray, ...],
-    given: list[np.ndarray],
-    layer: tuple[list[np.ndarray], int, np.ndarray | None],
-    cross: bool,
+    got: object, x: np.ndarray, *args: object, cross: bool
 ) -> str | None:
-    """What is wrong with ``got``, the candidate's output for ``inputs``, or None."""
-    x = inputs[0]
-    if not all(np.array_equal(a, b) for a, b in zip(inputs, given, strict=True)):
-        return "changed one of its inputs: the layer must leave the caller's arrays"
-    if not isinstance(got, np.ndarray):
-        return f"returned {shown(got)}, expected a NumPy array"
-    if got.shape != expected.shape:
-        hint = " (batch, seq, d_model)"
-        if cross and got.shape[-2:] == inputs[1].shape[-2:]:
-            hint = (
-                ": one row per query; queries come from x, keys and values from memory"
-            )
-        return f"got shape {got.shape}, expected {expected.shape}{hint}"
-    if got.dtype != x.dtype:
-        return f"returned dtype {got.dtype} for a {x.dtype} x: keep x's dtype"
+    *weights, n_heads, mask = args
+    kv = weights.pop(0) if cross else x
+    expected = _core_layer(x, kv, weights, n_heads, mask)
+    if (
+        cross
+        and isinstance(got, np.ndarray)
+        and got.shape != expected.shape
+        and got.shape[-2:] == kv.shape[-2:]
+    ):
+        return (
+            f"got shape {got.shape}, expected {expected.shape}: one row per query; "
+            "queries come from x, keys and values from memory"
+        )
+    if problem := _array_problem(
+        got, expected.shape, x.dtype, " (batch, seq, d_model)"
+    ):
+        return problem
     tolerance = {"rtol": 1e-4, "atol": 1e-4} if x.dtype == np.float32 else {}
     if np.allclose(got, expected, **tolerance):
         return None
-    weights, n_heads, mask = layer
     for bug, hint in LAYER_BUGS:
         try:
-            kv = inputs[1] if cross else x
             wrong = _layer_forward(x, kv, weights, n_heads, mask, bug)
         except ValueError:  # an inverted mask may leave a query no key at all
             continue
@@ -663,56 +662,37 @@ def _layer_problem(
     return f"wrong values (off by up to {worst:.3g}); compare each step with the page"
 
 
-def _check_padding_mask(candidate: Callable, rng: np.random.Generator) -> Verdict:
+def _check_padding_mask(answer: Callable, rng: np.random.Generator) -> Verdict:
     cases = []
     for i in range(6):
         batch, seq_len = int(rng.integers(2, 5)), int(rng.integers(2, 8))
         lengths = rng.integers(1, seq_len + 1, size=batch)
         lengths[0], lengths[-1] = seq_len, rng.integers(1, seq_len)  # full, padded
-        cases.append((rng.permutation(lengths) if i % 2 else lengths, seq_len))
-    for lengths, seq_len in cases:
-        expected = np.broadcast_to(
-            padding_mask(lengths, seq_len), _square(lengths, seq_len)
+        lengths = rng.permutation(lengths) if i % 2 else lengths
+        cases.append(
+            (f"lengths={lengths.tolist()}, seq_len={seq_len}", (lengths, seq_len))
         )
-        given = lengths.copy()
-        got, error = _call(candidate, given, seq_len)
-        case = f"lengths={lengths.tolist()}, seq_len={seq_len}"
-        problem = error or _mask_problem(got, expected, lengths, given, seq_len)
-        if problem:
-            return Verdict(False, f"{case}: {problem}")
-    return Verdict(
-        True,
+    seq_lens = [seq_len for _, (_, seq_len) in cases]
+    success = (
         f"the padding mask matched on {len(cases)} random batches (sequences of "
-        f"{min(s for _, s in cases)} to {max(s for _, s in cases)} positions, full "
-        "and padded sentences)",
+        f"{min(seq_lens)} to {max(seq_lens)} positions, full and padded sentences)"
     )
+    return _cases(answer, cases, _mask_problem, success, "changed its input lengths")
 
 
-def _square(lengths: np.ndarray, seq_len: int) -> tuple[int, int, int, int]:
-    """The scores' shape the mask must cover, with one head: (batch, 1, seq, seq)."""
-    return (len(lengths), 1, seq_len, seq_len)
-
-
-def _mask_problem(
-    got: object,
-    expected: np.ndarray,
-    lengths: np.ndarray,
-    given: np.ndarray,
-    seq_len: int,
-) -> str | None:
-    """What is wrong with ``got``, the candidate's padding mask, or None."""
-    if not np.array_equal(given, lengths):
-        return "changed its input lengths"
+def _mask_problem(got: object, lengths: np.ndarray, seq_len: int) -> str | None:
+    square = (len(lengths), 1, seq_len, seq_len)  # the scores' shape, with one head
+    expected = np.broadcast_to(padding_mask(lengths, seq_len), square)
     if not isinstance(got, np.ndarray):
         return f"returned {shown(got)}, expected a NumPy array"
     if got.dtype != np.bool_:
         return f"got dtype {got.dtype}: a mask is boolean, True = may attend"
     try:
-        spread = np.broadcast_to(got, expected.shape)
+        spread = np.broadcast_to(got, square)
     except ValueError:
         return (
             f"shape {got.shape} does not broadcast to the scores' (batch, heads, seq, "
-            f"seq) = {expected.shape}: put the key axis last, (batch, 1, 1, seq)"
+            f"seq) = {square}: put the key axis last, (batch, 1, 1, seq)"
         )
     if np.array_equal(spread, expected):
         return None
@@ -723,47 +703,18 @@ def _mask_problem(
             "it masks queries, not keys: padding must not be read, so the sequence "
             "axis is the last one, (batch, 1, 1, seq)"
         )
-    off = np.broadcast_to(padding_mask(lengths + 1, seq_len), expected.shape)
-    if np.array_equal(spread, off):
+    if np.array_equal(
+        spread, np.broadcast_to(padding_mask(lengths + 1, seq_len), square)
+    ):
         return "one key too many: sentence b's real keys are 0 to lengths[b] - 1"
     return "wrong values: key j of sentence b may be read when j < lengths[b]"
 
 
-def _call(fn: Callable, *args: object) -> tuple[object, str | None]:
-    """``fn(*args)``, or what went wrong (what it raised, a time out), described for
-    the reader; ``fn`` is the answer ``_judged`` hands to a check."""
-    try:
-        return fn(*args), None
-    except Raised as error:
-        return None, error.description
-    except KeyboardInterrupt:
-        raise
-    except BaseException as error:  # the reader's code may raise anything, exit too
-        return None, raised(error)
-
-
-def _count(got: object, error: str | None) -> tuple[int, str | None]:
-    """``got`` as a Python int if it is an integer (Python or NumPy), or a problem
-    (``error``, what the call raised, first)."""
-    if error:
-        return 0, error
-    if isinstance(got, (bool, np.bool_)):
-        return 0, f"got {got!r}, expected an integer"
-    if isinstance(got, (float, np.floating)):
-        return 0, (
-            f"got {shown(got)}, a float: a count is an integer (divide with //, not /)"
-        )
-    try:
-        return operator.index(got), None  # int, NumPy integers, 0-d integer arrays
-    except TypeError:
-        return 0, f"got {shown(got)}, expected an integer"
-
-
 def _seed(candidate: object) -> int:
-    """A seed from the candidate's code (``co_code``, ``co_consts``, ``co_names``)
-    and the values it reads (globals, closure, defaults), the same on every run; the
-    name of its type for a callable without code. An answer that fills a table from
-    failure messages reads a new table each time, so it meets new cases."""
+    """A seed from the candidate's code and the values it reads (globals, closure,
+    defaults), the same on every run; its type's name for a callable without code.
+    An answer that fills a table from failure messages reads a new table each time,
+    so it meets new cases."""
     parts = (
         _answer_parts(candidate, set())
         if isinstance(candidate, types.FunctionType)
@@ -812,10 +763,8 @@ def _code_parts(code: types.CodeType) -> list[bytes]:
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             parts += _code_parts(const)
-        elif isinstance(const, frozenset):  # its order varies with string hashing
-            parts.append(repr(sorted(map(repr, const))).encode())
-        else:
-            parts.append(repr(const).encode())
+        else:  # a frozenset's order varies with string hashing
+            parts.append(_stable_repr(const).encode())
     return parts
 
 
