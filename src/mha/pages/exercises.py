@@ -1,16 +1,14 @@
 """The "Recall and exercises" page, ``docs/exercises.md``: recall answers, checkers.
 
-``page()`` computes what the recall answers print. The exercises' checkers take the
-reader's function, run it on random inputs (drawn from a seed that the function's
-code and the values it reads determine: a stable verdict, but new cases for an answer
-that learns), compare with the core and return a ``Verdict`` that says what was tried
-and, when something is wrong, which case failed and why. A checker never raises
-because of the reader's code.
-
-The reader's function runs apart (``mha.support.apart``): in its own spawned process,
-one per check, given only each case's inputs, each call stopped after ``TIME_LIMIT``
-seconds. The expected values stay in the checker's process and the comparison is made
-there, on plain data. This guards against honest mistakes, not against an attacker.
+``page()`` computes what the recall answers print. A checker runs the reader's function
+on random cases, drawn from a seed that its code and the values it reads determine (a
+stable verdict, but new cases for an answer that learns), compares with the core and
+returns a ``Verdict``: what was tried or, when something is wrong, which case failed and
+why. It never raises because of the reader's code. The function runs apart
+(``mha.support.apart``): in its own spawned process, one per check, given only each
+case's inputs, each call stopped after ``TIME_LIMIT`` seconds; the expected values and
+the comparison stay in the checker's process. This guards against honest mistakes, not
+against an attacker.
 """
 
 from __future__ import annotations
@@ -89,7 +87,7 @@ def check_split_heads(candidate: Callable[[np.ndarray, int], np.ndarray]) -> Ver
 
 
 def check_gqa_param_count(candidate: Callable[[int, int, int], int]) -> Verdict:
-    """Check ``candidate(d_model, n_heads, n_kv_heads)``: parameters of a GQA layer
+    """Check ``candidate(d_model, n_heads, n_kv_heads)``: the parameters of a GQA layer
     without biases (W_K and W_V have ``n_kv_heads · d_k`` columns), an integer, against
     ``mha.accounting.param_count`` on random shapes from MHA to MQA.
 
@@ -139,10 +137,7 @@ def check_best_kv_heads(candidate: Callable[[int, int], int]) -> Verdict:
     return _judged(_check_best_kv_heads, candidate, "best_kv_heads(n_heads, max_group)")
 
 
-PAIRINGS = (
-    "half-split",
-    "interleaved",
-)  # RoPE's two pairings, as check_rope names them
+PAIRINGS = ("half-split", "interleaved")  # RoPE's pairings, as check_rope names them
 
 
 def check_rope(
@@ -168,9 +163,7 @@ def check_rope(
     return _judged(check, candidate, "rope(x, positions, base)")
 
 
-def check_multi_head_attention(
-    candidate: Callable[..., np.ndarray],
-) -> Verdict:
+def check_multi_head_attention(candidate: Callable[..., np.ndarray]) -> Verdict:
     """Check ``candidate(x, w_q, w_k, w_v, w_o, n_heads, mask)``: the whole layer,
     ``x (batch, seq, d_model) -> (batch, seq, d_model)`` in x's dtype, against the
     core's ``MultiHeadAttention`` holding the same weights, on random shapes, weights
@@ -231,8 +224,7 @@ def padding_mask(lengths: np.ndarray, seq_len: int) -> np.ndarray:
     assert mask.shape == (2, 1, 1, 3) and mask[0, 0, 0].tolist() == [True, True, False]
     ```
     """
-    lengths = np.asarray(lengths)
-    return (np.arange(seq_len) < lengths[:, None])[:, None, None, :]
+    return (np.arange(seq_len) < np.asarray(lengths)[:, None])[:, None, None, :]
 
 
 def check_padding_mask(candidate: Callable[[np.ndarray, int], np.ndarray]) -> Verdict:
@@ -265,41 +257,30 @@ KV_HEADS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 14, 16, 18, 24, 25, 32, 40, 48, 6
 ROPE_D_KS = (2, 4, 6, 8, 16, 64)  # one case each, in a random order
 ROPE_POSITIONS = 5_000  # positions drawn below this, in order, with gaps
 LAYER_D_KS = (1, 2, 3, 4, 6)  # with 2 to 4 heads, the last case one head
-# (bug, what to tell the reader); each bug is one change to the layer, tried in order
-LAYER_BUGS = (
-    ("no W_O", "this is the heads' concatenation: multiply it by W_O"),
-    (
-        "no mask",
-        "the mask was not applied: where it is False, set the score to -inf "
-        "before the softmax",
-    ),
-    (
-        "inverted mask",
-        "the mask is inverted: True means may attend (the PyTorch convention)",
-    ),
-    (
-        "plain reshape",
-        "a plain reshape to (batch, heads, seq, d_k) mixes tokens: reshape to "
-        "(batch, seq, heads, d_k), then swap seq and heads (and back to merge)",
-    ),
-    ("no scale", "the scores are not divided by √d_k"),
-    ("sqrt d_model", "divide the scores by √d_k, the head's width, not √d_model"),
-    ("softmax over queries", "the softmax runs over the keys: the last axis"),
-    ("keys from x", "keys and values come from memory, queries from x"),
+LAYER_BUGS = tuple(  # (bug, what to tell the reader): each one change, tried in order
+    {
+        "no W_O": "this is the heads' concatenation: multiply it by W_O",
+        "no mask": "the mask was not applied: where it is False, set the score to -inf before the softmax",
+        "inverted mask": "the mask is inverted: True means may attend (the PyTorch convention)",
+        "plain reshape": "a plain reshape to (batch, heads, seq, d_k) mixes tokens: reshape to (batch, seq, heads, d_k), then swap seq and heads (and back to merge)",
+        "no scale": "the scores are not divided by √d_k",
+        "sqrt d_model": "divide the scores by √d_k, the head's width, not √d_model",
+        "softmax over queries": "the softmax runs over the keys: the last axis",
+        "keys from x": "keys and values come from memory, queries from x",
+    }.items()
 )
 
 
 def _judged(check: Callable, candidate: object, signature: str) -> Verdict:
-    """``check(answer, rng)``, where ``answer`` calls the candidate apart, with any
-    failure to judge turned into a verdict."""
+    """``check(answer, rng)``, ``answer`` calling the candidate apart, with any failure
+    to judge turned into a verdict."""
     if not callable(candidate):
         return Verdict(
             False, f"expected a function {signature}, got {shown(candidate)}"
         )
-    rng = np.random.default_rng(_seed(candidate))
     try:
         with Apart(candidate, TIME_LIMIT) as answer:
-            verdict = check(answer, rng)
+            verdict = check(answer, np.random.default_rng(_seed(candidate)))
     except KeyboardInterrupt:
         raise
     except BaseException as error:  # the answer returned something unreadable
@@ -308,11 +289,7 @@ def _judged(check: Callable, candidate: object, signature: str) -> Verdict:
 
 
 def _cases(
-    answer: Callable,
-    cases: list[tuple[str, tuple]],
-    problem: Callable[..., str | None],
-    success: str,
-    changed: str = "",
+    answer: Callable, cases: list, problem: Callable, success: str, changed: str = ""
 ) -> Verdict:
     """Call ``answer`` on copies of each case's ``args``: the first case ``(what,
     args)`` where it raises, changes one of its arrays (``changed`` says how) or
@@ -346,15 +323,15 @@ def _array_problem(got: object, shape: tuple, dtype: np.dtype, hint: str) -> str
     if got.shape != shape:
         return f"got shape {got.shape}, expected {shape}{hint}"
     if got.dtype.kind in "biu":
-        return f"the values became {got.dtype}: keep x's dtype "
+        return f"the values became {got.dtype}: keep x's dtype"
     if got.dtype != dtype:
         return f"returned dtype {got.dtype} for a {dtype} x: keep x's dtype"
     return None
 
 
 def _count_problem(got: object, expected: int, why: Callable[[int], str]) -> str | None:
-    """What is wrong with ``got`` as the integer ``expected`` (``why(got)`` says why
-    an integer is not it), or None."""
+    """What is wrong with ``got`` as the integer ``expected`` (``why(count)`` for a
+    wrong count), or None."""
     if isinstance(got, (bool, np.bool_)):
         return f"got {got!r}, expected an integer"
     if isinstance(got, (float, np.floating)):
@@ -380,9 +357,9 @@ def _check_split_heads(answer: Callable, rng: np.random.Generator) -> Verdict:
             (f"x of shape {shape} ({x.dtype}) with n_heads={n_heads}", (x, n_heads))
         )
     success = (
-        f"split_heads matched mha.split_heads on {len(d_ks)} random inputs "
-        f"(d_k from {min(d_ks)} to {max(d_ks)}, float32 and float64), "
-        "keeping x's dtype and leaving x unchanged"
+        f"split_heads matched mha.split_heads on {len(d_ks)} random inputs (d_k from "
+        f"{min(d_ks)} to {max(d_ks)}, float32 and float64), keeping x's dtype and "
+        "leaving x unchanged"
     )
     changed = "changed its input x: a split must leave the caller's array as it was"
     return _cases(answer, cases, _split_problem, success, changed)
@@ -390,17 +367,17 @@ def _check_split_heads(answer: Callable, rng: np.random.Generator) -> Verdict:
 
 def _split_problem(got: object, x: np.ndarray, n_heads: int) -> str | None:
     expected = split_heads(x, n_heads)
-    hint = " (batch, heads, seq, d_k)"
-    if problem := _array_problem(got, expected.shape, x.dtype, hint):
+    if problem := _array_problem(
+        got, expected.shape, x.dtype, " (batch, heads, seq, d_k)"
+    ):
         return problem
     if np.array_equal(got, expected):
         return None
     if np.array_equal(got, x.reshape(x.shape[0], n_heads, x.shape[1], -1)):
-        return (
-            "right shape, wrong values; a plain reshape to (batch, heads, seq, d_k) "
-            "mixes tokens: reshape to (batch, seq, heads, d_k), then swap seq and heads"
-        )
-    return "right shape, wrong values; head i of token t must be columns i*d_k:(i+1)*d_k of token t"
+        hint = dict(LAYER_BUGS)["plain reshape"].removesuffix(" (and back to merge)")
+    else:
+        hint = "head i of token t must be columns i*d_k:(i+1)*d_k of token t"
+    return f"right shape, wrong values; {hint}"
 
 
 def _check_gqa_param_count(answer: Callable, rng: np.random.Generator) -> Verdict:
@@ -422,26 +399,17 @@ def _check_gqa_param_count(answer: Callable, rng: np.random.Generator) -> Verdic
 def _gqa_problem(
     got: object, d_model: int, n_heads: int, n_kv_heads: int
 ) -> str | None:
-    def why(count: int) -> str:
-        if count != 4 * d_model**2:
-            return ""
-        return (
-            "; that is the MHA count: with grouped K/V heads, W_K and W_V "
-            "have n_kv_heads·d_k columns, not d_model"
-        )
-
-    return _count_problem(
-        got, param_count(d_model, n_heads, n_kv_heads=n_kv_heads), why
-    )
+    mha = "; that is the MHA count: with grouped K/V heads, W_K and W_V have n_kv_heads·d_k columns, not d_model"
+    expected = param_count(d_model, n_heads, n_kv_heads=n_kv_heads)
+    return _count_problem(got, expected, lambda c: mha if c == 4 * d_model**2 else "")
 
 
 def _check_best_kv_heads(answer: Callable, rng: np.random.Generator) -> Verdict:
     pairs = [(int(rng.choice(KV_HEADS)), 1)]  # MHA: every query head its own K/V
     n_heads = int(rng.choice(KV_HEADS))
     pairs.append((n_heads, n_heads + int(rng.integers(0, 3))))  # MQA
-    while len(pairs) < 8 or not any(  # and a case where ceil(h / g) will not do
-        h % -(-h // g) for h, g in pairs
-    ):
+    # and cases up to eight, one where ceil(h / g) will not do
+    while len(pairs) < 8 or not any(h % -(-h // g) for h, g in pairs):
         n_heads = int(rng.choice(KV_HEADS[1:]))
         pairs.append((n_heads, int(rng.integers(2, n_heads + 1))))
     heads = [h for h, _ in pairs]
@@ -499,31 +467,21 @@ def _rope_problem(
         return None
     flip = np.ones(d_k)  # negates the second entry of each pair
     flip[slice(1, None, 2) if interleaved else slice(d_k // 2, None)] = -1
-    suspects = (
-        (x, "x came back unchanged: each pair must turn by its angle"),
-        (
-            RotaryEmbedding(d_k, base, not interleaved)(x, positions),
-            f"that is the {PAIRINGS[not interleaved]} pairing; this check asks for "
-            f"the {PAIRINGS[interleaved]} one, "
-            + ("(2j, 2j + 1)" if interleaved else "(j, j + d_k/2)"),
-        ),
-        (
-            flip * rope(flip * x, positions),
-            "each pair turned the wrong way: (a, b) goes to "
-            "(a cos θ - b sin θ, a sin θ + b cos θ)",
-        ),
-        (
-            RotaryEmbedding(d_k, 10_000.0, interleaved)(x, positions),
-            f"the angles use base 10,000, not the base passed ({base:g})",
-        ),
-    )
-    for wrong, hint in suspects:
+    pairs = ("(j, j + d_k/2)", "(2j, 2j + 1)")[interleaved]
+    asked, other = PAIRINGS[interleaved], PAIRINGS[not interleaved]
+    swapped = RotaryEmbedding(d_k, base, not interleaved)(x, positions)
+    backwards = flip * rope(flip * x, positions)
+    base_10k = RotaryEmbedding(d_k, 10_000.0, interleaved)(x, positions)
+    suspects = {  # the hint: what the answer computed instead
+        "x came back unchanged: each pair must turn by its angle": x,
+        f"that is the {other} pairing; this check asks for the {asked} one, {pairs}": swapped,
+        "each pair turned the wrong way: (a, b) goes to (a cos θ - b sin θ, a sin θ + b cos θ)": backwards,
+        f"the angles use base 10,000, not the base passed ({base:g})": base_10k,
+    }
+    for hint, wrong in suspects.items():
         if np.allclose(got, wrong, rtol=1e-9, atol=1e-9):
             return f"wrong values; {hint}"
-    return (
-        "wrong values; pair j of the token at position p turns by the angle "
-        "p·base**(-2j/d_k)"
-    )
+    return "wrong values; pair j of the token at position p turns by the angle p·base**(-2j/d_k)"
 
 
 def _check_layer(answer: Callable, rng: np.random.Generator, cross: bool) -> Verdict:
@@ -552,14 +510,18 @@ def _check_layer(answer: Callable, rng: np.random.Generator, cross: bool) -> Ver
         ]
         mask = _random_mask(rng, kind, batch, n, m)
         shape = f"x {x.shape}" + (f", memory {memory.shape}" if cross else "")
-        what = f"{shape} ({x.dtype}), n_heads={n_heads}, mask: {kind}"
         arrays = (x, memory, *weights) if cross else (x, *weights)
-        cases.append((what, (*arrays, n_heads, mask)))
-    name = "cross_attention" if cross else "multi_head_attention"
+        cases.append(
+            (
+                f"{shape} ({x.dtype}), n_heads={n_heads}, mask: {kind}",
+                (*arrays, n_heads, mask),
+            )
+        )
     success = (
-        f"{name} matched the core's layer on {len(kinds)} random inputs "
-        f"(masks: {', '.join(sorted(set(kinds)))}; float32 and float64; "
-        "one head to four), keeping x's dtype and leaving the inputs unchanged"
+        f"{'cross_attention' if cross else 'multi_head_attention'} matched the core's "
+        f"layer on {len(kinds)} random inputs (masks: {', '.join(sorted(set(kinds)))}; "
+        "float32 and float64; one head to four), keeping x's dtype and leaving the "
+        "inputs unchanged"
     )
     changed = "changed one of its inputs: the layer must leave the caller's arrays"
     problem = functools.partial(_layer_problem, cross=cross)
@@ -584,11 +546,7 @@ def _random_mask(
 
 
 def _core_layer(
-    x: np.ndarray,
-    kv: np.ndarray,
-    weights: list[np.ndarray],
-    n_heads: int,
-    mask: np.ndarray | None,
+    x: np.ndarray, kv: np.ndarray, weights: list, n_heads: int, mask: np.ndarray | None
 ) -> np.ndarray:
     """The answer: the core's ``MultiHeadAttention`` holding ``weights``, in float64."""
     layer = MultiHeadAttention(x.shape[-1], n_heads)
@@ -600,7 +558,7 @@ def _core_layer(
 def _layer_forward(
     x: np.ndarray,
     kv: np.ndarray,
-    weights: list[np.ndarray],
+    weights: list,
     n_heads: int,
     mask: np.ndarray | None,
     bug: str = "",
@@ -634,19 +592,10 @@ def _layer_problem(
     *weights, n_heads, mask = args
     kv = weights.pop(0) if cross else x
     expected = _core_layer(x, kv, weights, n_heads, mask)
-    if (
-        cross
-        and isinstance(got, np.ndarray)
-        and got.shape != expected.shape
-        and got.shape[-2:] == kv.shape[-2:]
-    ):
-        return (
-            f"got shape {got.shape}, expected {expected.shape}: one row per query; "
-            "queries come from x, keys and values from memory"
-        )
-    if problem := _array_problem(
-        got, expected.shape, x.dtype, " (batch, seq, d_model)"
-    ):
+    hint = " (batch, seq, d_model)"
+    if cross and isinstance(got, np.ndarray) and got.shape[-2:] == kv.shape[-2:]:
+        hint = ": one row per query; queries come from x, keys and values from memory"
+    if problem := _array_problem(got, expected.shape, x.dtype, hint):
         return problem
     tolerance = {"rtol": 1e-4, "atol": 1e-4} if x.dtype == np.float32 else {}
     if np.allclose(got, expected, **tolerance):
@@ -694,19 +643,17 @@ def _mask_problem(got: object, lengths: np.ndarray, seq_len: int) -> str | None:
             f"shape {got.shape} does not broadcast to the scores' (batch, heads, seq, "
             f"seq) = {square}: put the key axis last, (batch, 1, 1, seq)"
         )
-    if np.array_equal(spread, expected):
-        return None
-    if np.array_equal(spread, ~expected):
-        return "inverted: True means may attend, so real tokens are True"
-    if np.array_equal(spread, expected.swapaxes(-1, -2)):
-        return (
-            "it masks queries, not keys: padding must not be read, so the sequence "
-            "axis is the last one, (batch, 1, 1, seq)"
-        )
-    if np.array_equal(
-        spread, np.broadcast_to(padding_mask(lengths + 1, seq_len), square)
-    ):
-        return "one key too many: sentence b's real keys are 0 to lengths[b] - 1"
+    queries = expected.swapaxes(-1, -2)
+    one_more = np.broadcast_to(padding_mask(lengths + 1, seq_len), square)
+    suspects = {  # the hint: what the answer computed instead
+        None: expected,
+        "inverted: True means may attend, so real tokens are True": ~expected,
+        "it masks queries, not keys: padding must not be read, so the sequence axis is the last one, (batch, 1, 1, seq)": queries,
+        "one key too many: sentence b's real keys are 0 to lengths[b] - 1": one_more,
+    }
+    for hint, mask in suspects.items():
+        if np.array_equal(spread, mask):
+            return hint
     return "wrong values: key j of sentence b may be read when j < lengths[b]"
 
 
@@ -757,13 +704,13 @@ def _stable_repr(value: object) -> str:
 
 
 def _code_parts(code: types.CodeType) -> list[bytes]:
-    """The bytes of a code object that define what it does, nested functions too
-    (a nested code object's repr holds an address, different on every run)."""
+    """The bytes of a code object that define what it does, nested functions too (a
+    nested code object's repr holds an address, a frozenset's order follows hashing)."""
     parts = [code.co_code, repr(code.co_names).encode()]
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             parts += _code_parts(const)
-        else:  # a frozenset's order varies with string hashing
+        else:
             parts.append(_stable_repr(const).encode())
     return parts
 
@@ -788,32 +735,50 @@ def page() -> Page:
     weights = scaled_dot_product_attention(q, k, v)[1][:, 0]  # (heads, keys)
     four = {"d_model": d, "n_heads": h, "d_k": d // h, "weights": weights}
     four |= {"scale": np.sqrt(d // h), "two_head_scale": np.sqrt(d // 2)}
-    shape = published.model("BERT-base")  # question 2
-    layer = MultiHeadAttention(shape.d_model, shape.n_heads)  # counted from its arrays
-    bert = {"d_model": shape.d_model, "n_heads": shape.n_heads, "d_k": shape.d_k}
-    bert |= {
-        "params": param_count(shape.d_model, shape.n_heads),
-        "params_from_arrays": layer.param_count,
-        "four_d_squared": 4 * shape.d_model**2,
-        "d_squared": shape.d_model**2,
-    }
-    before, after = cricket.solve(), cricket.solve(v=cricket.V_TRIPLED)
+    b = published.model("BERT-base")  # question 2, also counted from a layer's arrays
+    bert = {"d_model": b.d_model, "n_heads": b.n_heads, "d_k": b.d_k}
+    bert |= {"params": param_count(b.d_model, b.n_heads), "d_squared": b.d_model**2}
+    bert |= {"params_from_arrays": MultiHeadAttention(b.d_model, b.n_heads).param_count}
+    bert["four_d_squared"] = 4 * b.d_model**2
+    before, after = cricket.solve(), cricket.solve(v=cricket.V_TRIPLED)  # question 3
     voita = published.VOITA_2019  # question 5
     pruned = published.model(voita.model)
     per_head = 4 * pruned.d_model * pruned.d_k  # columns of W_Q, W_K, W_V, rows of W_O
+    total = pruned.n_layers * param_count(pruned.d_model, pruned.n_heads)
+    pruning = {"result": voita, "d_model": pruned.d_model, "d_k": pruned.d_k}
+    pruning |= {"per_head": per_head, "pruned": per_head * voita.heads_pruned}
+    pruning |= {"total": total, "pruned_share": per_head * voita.heads_pruned / total}
+    pruning["kept_heads"] = voita.heads_total - voita.heads_pruned
     n, width, heads = cricket.COST_N, cricket.COST_D_MODEL, cricket.COST_HEADS  # q. 6
     cost = {"n": n, "d_model": width, "n_heads": heads, "d_k": width // heads}
-    cost |= {
-        "one_head": score_multiply_adds(n, width, 1),
-        "per_head": n * n * (width // heads),
-        "many_heads": score_multiply_adds(n, width, heads),
-        "one_head_flops": score_flops(n, width, 1),
-        "many_heads_flops": score_flops(n, width, heads),
+    cost["per_head"] = n * n * (width // heads)
+    for key, n_heads in (("one_head", 1), ("many_heads", heads)):
+        cost[key] = score_multiply_adds(n, width, n_heads)
+        cost[f"{key}_flops"] = score_flops(n, width, n_heads)
+    fast = fast_attention.page()  # the tiled question, at the fast page's largest n
+    row, block, size = fast.memory[-1], fast.tile, fast.itemsize
+    online = {
+        "n": row["n"],
+        "block": block,
+        "d_k": fast.d_k,
+        "blocks": (row["n"] // block) ** 2,
     }
-    total = pruned.n_layers * param_count(pruned.d_model, pruned.n_heads)
-    rope_shift = _rope_shift()  # question 7
+    online |= {"scores_bytes": row["n"] ** 2 * size, "block_bytes": block**2 * size}
+    online |= {"naive_mb": row["naive_mb"], "tiled_mb": row["tiled_mb"]}
+    online["dense_arrays"] = fast.dense_arrays
+    s = circuits.studies()  # the keys question: the induction head, patched or not
+    keys = {
+        "receiver": "L{}H{}".format(*s.top[0]),
+        "sender": "L{}H{}".format(*s.previous),
+    }
+    keys |= {
+        "clean": float(s.sequences.clean[0]),
+        "patched": float(s.sequences.patched[0]),
+    }
+    keys["control"] = float(s.sequences.controls[0, 0])
+    rope_shift, more = _rope_shift(), _more_recall()
     return Page(
-        online=_online(),
+        online=online,
         tokens=cricket.TOKENS,
         four_heads=four,
         flat=[i for i, row in enumerate(weights) if np.allclose(row, row[0])],
@@ -822,20 +787,11 @@ def page() -> Page:
         tripled=after,
         moved=np.flatnonzero(~np.isclose(before.full.output, after.full.output)),
         variance=_score_variance(),
-        pruning={
-            "result": voita,
-            "d_model": pruned.d_model,
-            "d_k": pruned.d_k,
-            "per_head": per_head,
-            "pruned": per_head * voita.heads_pruned,
-            "total": total,
-            "pruned_share": per_head * voita.heads_pruned / total,
-            "kept_heads": voita.heads_total - voita.heads_pruned,
-        },
+        pruning=pruning,
         cost=cost,
         rope_shift=rope_shift,
-        keys=_keys(),
-        **(more := more_recall()),
+        keys=keys,
+        **more,
         facts=facts(weights, bert, cost, before, after)
         | rope_facts(rope_shift)
         | recall_facts(*(more[k] for k in ("masks", "cross", "hull", "kv", "whole"))),
@@ -843,21 +799,34 @@ def page() -> Page:
     )
 
 
+def _score_variance(heads=(1, 8, 64), d_model=512, samples=4000) -> list[dict]:
+    """Question 4: the sampled variance of q·k, raw and scaled by 1/√d_k, for q and k
+    with independent N(0, 1) entries, at each head width (theory: d_k and 1)."""
+    rng, rows = np.random.default_rng(0), []
+    for h in heads:
+        d_k = d_model // h
+        q, k = rng.normal(size=(samples, d_k)), rng.normal(size=(samples, d_k))
+        dots = (q * k).sum(axis=1)  # (samples,)
+        row = {"n_heads": h, "d_k": d_k, "theory_raw": float(d_k)}  # d_k σ⁴
+        rows.append(
+            row
+            | {"raw": float(dots.var()), "scaled": float((dots / np.sqrt(d_k)).var())}
+        )
+    return rows
+
+
 def _rope_shift(m=3, n=10, shift=1_000, d_k=64) -> dict:
-    """The RoPE question: one random q at ``m`` and k at ``n``, scored rotated and
-    with sinusoidal vectors added, before and after moving both by ``shift``."""
+    """Question 7: one random q at ``m`` and k at ``n``, scored rotated and with
+    sinusoidal vectors added, before and after moving both by ``shift``."""
     q, k = np.random.default_rng(0).standard_normal((2, d_k))
     rope, p = RotaryEmbedding(d_k), sinusoidal(n + shift + 1, d_k)
-    rope_scores, added = [], []
+    out = {"m": m, "n": n, "shift": shift, "d_k": d_k, "base": rope.base}
+    out |= {"rope": [], "added": []}
     for s in (0, shift):
         q_m, k_n = rope(np.stack([q, k]), np.array([m, n]) + s)
-        rope_scores.append(float(q_m @ k_n))
-        added.append(float((q + p[m + s]) @ (k + p[n + s])))
-    return {"m": m, "n": n, "shift": shift, "d_k": d_k, "base": rope.base} | {
-        "rope": rope_scores,
-        "added": added,
-        "rope_change": abs(rope_scores[1] - rope_scores[0]),
-    }
+        out["rope"].append(float(q_m @ k_n))
+        out["added"].append(float((q + p[m + s]) @ (k + p[n + s])))
+    return out | {"rope_change": abs(out["rope"][1] - out["rope"][0])}
 
 
 def rope_facts(question: dict) -> dict[str, Fact]:
@@ -877,19 +846,10 @@ def rope_facts(question: dict) -> dict[str, Fact]:
     }
 
 
-def more_recall(rng: np.random.Generator | None = None) -> dict[str, dict]:
-    """The answers to the questions on masks, cross-attention, the FFN, depth, the
-    KV cache and the whole layer's cost, each computed by the core.
-
-    ```python
-    from mha.pages.exercises import more_recall
-
-    answers = more_recall()
-    assert answers["masks"]["kept"] == 4 * 5 // 2
-    assert answers["kv"]["small"]["bytes"] < answers["kv"]["big"]["bytes"]
-    ```
-    """
-    rng = np.random.default_rng(0) if rng is None else rng
+def _more_recall() -> dict[str, dict]:
+    """The answers on masks, cross-attention, the FFN, depth, the KV cache and the
+    whole layer's cost, each computed by the core."""
+    rng = np.random.default_rng(0)
     n, d_k = 4, 3  # masks: a causal head over four tokens
     q, k, v = (rng.normal(size=(n, d_k)) for _ in range(3))
     out, _ = scaled_dot_product_attention(q, k, v, causal_mask(n))
@@ -897,17 +857,16 @@ def more_recall(rng: np.random.Generator | None = None) -> dict[str, dict]:
     masks |= {"first": out[0], "v_first": v[0]}
     layer = MultiHeadAttention(8, 4, rng=rng)  # cross: 3 decoder tokens, 5 encoder
     x, memory = rng.normal(size=(3, 8)), rng.normal(size=(5, 8))
-    _, weights = layer(x, kv=memory)
-    cross = {"d_model": 8, "n_heads": 4, "n": 3, "m": 5, "weights": weights}
+    cross = {"d_model": 8, "n_heads": 4, "n": 3, "m": 5}
+    cross["weights"] = layer(x, kv=memory)[1]
     values = rng.normal(size=(6, 4))  # the FFN: one head's outputs against its values
     mixed = softmax(rng.normal(size=(6, 6)) * 3) @ values
-    low, high = values.min(axis=0), values.max(axis=0)
-    hull = {"tokens": 6, "d_k": 4, "checks": mixed.size}
-    hull |= {"within": int(((mixed >= low) & (mixed <= high)).sum())}
+    within = (mixed >= values.min(axis=0)) & (mixed <= values.max(axis=0))
+    hull = {"tokens": 6, "d_k": 4, "checks": mixed.size, "within": int(within.sum())}
     smol = published.decoder("SmolLM2-135M")  # depth: who can read whom
     pairs = smol.n_heads**2 * smol.n_layers * (smol.n_layers - 1) // 2
     depth = {"model": smol.name, "n_layers": smol.n_layers, "n_heads": smol.n_heads}
-    depth |= {"pairs": pairs}
+    depth["pairs"] = pairs
     kv = {}  # the KV cache: float16, batch 1, each model's published context
     for key, name in (("big", "Llama-2 7B"), ("small", "Llama-2 70B")):
         c = published.decoder(name)
@@ -928,11 +887,11 @@ def recall_facts(
     whole layer's cost.
 
     ```python
-    from mha.pages.exercises import more_recall, recall_facts
+    from mha.pages.exercises import page, recall_facts
 
-    a = more_recall()
-    hull = a["hull"] | {"within": 0}
-    found = recall_facts(a["masks"], a["cross"], hull, a["kv"], a["whole"])
+    p = page()
+    hull = p.hull | {"within": 0}
+    found = recall_facts(p.masks, p.cross, hull, p.kv, p.whole)
     assert not found["all_within"].holds and found["first_copies"].holds
     ```
     """
@@ -959,54 +918,6 @@ def recall_facts(
             f"projections {whole.projections}, scores and sum {whole.attention}",
         ),
     }
-
-
-def _online() -> dict:
-    """The tiled-attention question: one head's scores at the fast-attention page's largest n, whole and
-    a block at a time, in float64, beside both paths' measured peaks."""
-    fast = fast_attention.page()
-    row, block = fast.memory[-1], fast.tile
-    size = fast.itemsize
-    return {
-        "n": row["n"],
-        "block": block,
-        "d_k": fast.d_k,
-        "scores_bytes": row["n"] ** 2 * size,
-        "block_bytes": block**2 * size,
-        "blocks": (row["n"] // block) ** 2,
-        "naive_mb": row["naive_mb"],
-        "tiled_mb": row["tiled_mb"],
-        "dense_arrays": fast.dense_arrays,
-    }
-
-
-def _keys() -> dict:
-    """The keys question: the strongest induction head's score, unpatched and with the
-    previous-token head's write (or a random earlier head's) swapped in its keys."""
-    s = circuits.studies()
-    layer, head = s.top[0]
-    return {
-        "receiver": f"L{layer}H{head}",
-        "sender": f"L{s.previous[0]}H{s.previous[1]}",
-        "clean": float(s.sequences.clean[0]),
-        "patched": float(s.sequences.patched[0]),
-        "control": float(s.sequences.controls[0, 0]),
-    }
-
-
-def _score_variance(heads=(1, 8, 64), d_model=512, samples=4000) -> list[dict]:
-    """Question 4: the sampled variance of q·k, raw and scaled by 1/√d_k, for q and k
-    with independent N(0, 1) entries, at each head width (theory: d_k and 1)."""
-    rng, rows = np.random.default_rng(0), []
-    for h in heads:
-        d_k = d_model // h
-        q = rng.normal(0.0, 1.0, size=(samples, d_k))
-        k = rng.normal(0.0, 1.0, size=(samples, d_k))
-        dots = (q * k).sum(axis=1)  # (samples,)
-        raw, scaled = float(dots.var()), float((dots / np.sqrt(d_k)).var())
-        row = {"n_heads": h, "d_k": d_k, "raw": raw, "scaled": scaled}
-        rows.append(row | {"theory_raw": float(d_k)})  # d_k σ⁴
-    return rows
 
 
 def facts(
