@@ -1,14 +1,10 @@
 """The "Recall and exercises" page, ``docs/exercises.md``: recall answers, checkers.
 
 ``page()`` computes what the recall answers print. A checker runs the reader's function
-on random cases, drawn from a seed that its code and the values it reads determine (a
-stable verdict, but new cases for an answer that learns), compares with the core and
-returns a ``Verdict``: what was tried or, when something is wrong, which case failed and
-why. It never raises because of the reader's code. The function runs apart
-(``mha.support.apart``): in its own spawned process, one per check, given only each
-case's inputs, each call stopped after ``TIME_LIMIT`` seconds; the expected values and
-the comparison stay in the checker's process. This guards against honest mistakes, not
-against an attacker.
+apart (``mha.support.apart``: its own process, only each case's inputs, each call
+stopped after ``TIME_LIMIT`` seconds) on random cases seeded by the function's code and
+the values it reads, compares with the core in its own process and returns a ``Verdict``
+naming the case that failed and why. It guards against honest mistakes, not attackers.
 """
 
 from __future__ import annotations
@@ -69,8 +65,7 @@ class Verdict:
 
 def check_split_heads(candidate: Callable[[np.ndarray, int], np.ndarray]) -> Verdict:
     """Check ``candidate(x, n_heads)``: ``(batch, seq, d_model) -> (batch, h, seq, d_k)``,
-    head i of token t holding columns ``i*d_k:(i+1)*d_k`` of token t in x's dtype, x
-    left as it was, on random shapes, d_k, float32 and float64.
+    head i of token t holding columns ``i*d_k:(i+1)*d_k`` of token t in x's dtype.
 
     ```python
     from mha.pages.exercises import check_split_heads
@@ -87,9 +82,8 @@ def check_split_heads(candidate: Callable[[np.ndarray, int], np.ndarray]) -> Ver
 
 
 def check_gqa_param_count(candidate: Callable[[int, int, int], int]) -> Verdict:
-    """Check ``candidate(d_model, n_heads, n_kv_heads)``: the parameters of a GQA layer
-    without biases (W_K and W_V have ``n_kv_heads · d_k`` columns), an integer, against
-    ``mha.accounting.param_count`` on random shapes from MHA to MQA.
+    """Check ``candidate(d_model, n_heads, n_kv_heads)``, a GQA layer's parameters
+    without biases, against ``mha.accounting.param_count`` from MHA to MQA.
 
     ```python
     from mha.pages.exercises import check_gqa_param_count
@@ -103,9 +97,8 @@ def check_gqa_param_count(candidate: Callable[[int, int, int], int]) -> Verdict:
 
 
 def best_kv_heads(n_heads: int, max_group: int) -> int:
-    """The fewest K/V heads (the smallest KV cache) such that ``n_kv_heads`` divides
-    ``n_heads`` and no K/V head serves more than ``max_group`` query heads: the
-    reference answer to the KV-cache exercise.
+    """The KV-cache exercise's answer: the fewest K/V heads that divide ``n_heads``
+    with no K/V head serving more than ``max_group`` query heads.
 
     ```python
     from mha.pages.exercises import best_kv_heads
@@ -119,10 +112,8 @@ def best_kv_heads(n_heads: int, max_group: int) -> int:
 
 
 def check_best_kv_heads(candidate: Callable[[int, int], int]) -> Verdict:
-    """Check ``candidate(n_heads, max_group)``: the K/V head count of the smallest
-    cache, on random cases that always include ``max_group = 1`` (MHA),
-    ``max_group >= n_heads`` (MQA) and one where ``ceil(n_heads / max_group)`` does
-    not divide ``n_heads``.
+    """Check ``candidate(n_heads, max_group)``, the smallest cache's K/V head count, on
+    random cases with MHA, MQA and a ``ceil(n_heads / max_group)`` that does not divide.
 
     ```python
     from mha.pages.exercises import check_best_kv_heads
@@ -144,11 +135,9 @@ def check_rope(
     candidate: Callable[[np.ndarray, np.ndarray, float], np.ndarray],
     pairing: str = "half-split",
 ) -> Verdict:
-    """Check ``candidate(x, positions, base)``: ``x (..., seq, d_k)`` rotated by RoPE,
-    pair j of the token at ``positions[t]`` turned by ``positions[t]·base**(-2j/d_k)``,
+    """Check ``candidate(x, positions, base)``, ``x (..., seq, d_k)`` rotated by RoPE
     with ``pairing`` "half-split" (pairs (j, j + d_k/2), Hugging Face's Llama) or
-    "interleaved" ((2j, 2j + 1), the RoFormer paper), against
-    ``mha.rope.RotaryEmbedding`` on random shapes, positions and bases (float64).
+    "interleaved" ((2j, 2j + 1), RoFormer), against ``mha.rope.RotaryEmbedding``.
 
     ```python
     from mha.pages.exercises import check_rope
@@ -164,11 +153,9 @@ def check_rope(
 
 
 def check_multi_head_attention(candidate: Callable[..., np.ndarray]) -> Verdict:
-    """Check ``candidate(x, w_q, w_k, w_v, w_o, n_heads, mask)``: the whole layer,
-    ``x (batch, seq, d_model) -> (batch, seq, d_model)`` in x's dtype, against the
-    core's ``MultiHeadAttention`` holding the same weights, on random shapes, weights
-    and inputs, float32 and float64, with no mask, a causal one, a padding one
-    ``(batch, 1, 1, seq)`` and a random one (True = may attend).
+    """Check ``candidate(x, w_q, w_k, w_v, w_o, n_heads, mask)``, the whole layer in x's
+    dtype, against the core's ``MultiHeadAttention`` on random inputs, float32 and
+    float64, with no mask, a causal, a padding and a random one (True = may attend).
 
     ```python
     import numpy as np
@@ -188,24 +175,15 @@ def check_multi_head_attention(candidate: Callable[..., np.ndarray]) -> Verdict:
 
 
 def check_cross_attention(candidate: Callable[..., np.ndarray]) -> Verdict:
-    """Check ``candidate(x, memory, w_q, w_k, w_v, w_o, n_heads, mask)``: queries
-    from ``x (batch, n, d_model)``, keys and values from ``memory (batch, m,
-    d_model)`` with m ≠ n, output ``(batch, n, d_model)``, against the core's
-    ``layer(x, mask, kv=memory)``, with no mask, a padding mask over the memory and a
-    random one.
+    """Check ``candidate(x, memory, w_q, w_k, w_v, w_o, n_heads, mask)``: queries from
+    x, keys and values from a longer memory, against the core's ``layer(x, mask,
+    kv=memory)``, with no mask, a padding one over the memory and a random one.
 
     ```python
     from mha.pages.exercises import check_cross_attention
 
-    def self_attention(x, memory, w_q, w_k, w_v, w_o, n_heads, mask=None):
-        from mha import MultiHeadAttention
-
-        layer = MultiHeadAttention(x.shape[-1], n_heads)
-        layer.w_q, layer.w_k, layer.w_v, layer.w_o = w_q, w_k, w_v, w_o
-        return layer(x, mask)[0]  # reads x, not memory
-
-    verdict = check_cross_attention(self_attention)
-    assert not verdict and "memory" in verdict.message
+    verdict = check_cross_attention(lambda x, memory, *rest: memory)  # a row per key
+    assert not verdict and "one row per query" in verdict.message
     ```
     """
     signature = "cross_attention(x, memory, w_q, w_k, w_v, w_o, n_heads, mask=None)"
@@ -228,9 +206,8 @@ def padding_mask(lengths: np.ndarray, seq_len: int) -> np.ndarray:
 
 
 def check_padding_mask(candidate: Callable[[np.ndarray, int], np.ndarray]) -> Verdict:
-    """Check ``candidate(lengths, seq_len)``: a boolean mask broadcastable to
-    ``(batch, heads, seq_len, seq_len)`` that lets every query see the real keys of
-    its sentence and no padding, on random batches of random lengths.
+    """Check ``candidate(lengths, seq_len)``: a boolean mask broadcasting to the scores
+    that lets every query see its sentence's real keys, on random batches.
 
     ```python
     import numpy as np
@@ -257,6 +234,7 @@ KV_HEADS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 14, 16, 18, 24, 25, 32, 40, 48, 6
 ROPE_D_KS = (2, 4, 6, 8, 16, 64)  # one case each, in a random order
 ROPE_POSITIONS = 5_000  # positions drawn below this, in order, with gaps
 LAYER_D_KS = (1, 2, 3, 4, 6)  # with 2 to 4 heads, the last case one head
+LAYER_MASKS = ("none", "causal", "padding", "random")  # twice each; no causal for cross
 LAYER_BUGS = tuple(  # (bug, what to tell the reader): each one change, tried in order
     {
         "no W_O": "this is the heads' concatenation: multiply it by W_O",
@@ -342,9 +320,9 @@ def _count_problem(got: object, expected: int, why: Callable[[int], str]) -> str
         count = operator.index(got)  # int, NumPy integers, 0-d integer arrays
     except TypeError:
         return f"got {shown(got)}, expected an integer"
-    return (
-        None if count == expected else f"got {count}, expected {expected}{why(count)}"
-    )
+    if count != expected:
+        return f"got {count}, expected {expected}{why(count)}"
+    return None
 
 
 def _check_split_heads(answer: Callable, rng: np.random.Generator) -> Verdict:
@@ -353,9 +331,8 @@ def _check_split_heads(answer: Callable, rng: np.random.Generator) -> Verdict:
         n_heads = 1 if i == len(d_ks) - 1 else int(rng.integers(2, 6))
         shape = (int(rng.integers(1, 4)), int(rng.integers(2, 6)), n_heads * int(d_k))
         x = rng.normal(size=shape).astype((np.float32, np.float64)[i % 2])
-        cases.append(
-            (f"x of shape {shape} ({x.dtype}) with n_heads={n_heads}", (x, n_heads))
-        )
+        what = f"x of shape {shape} ({x.dtype}) with n_heads={n_heads}"
+        cases.append((what, (x, n_heads)))
     success = (
         f"split_heads matched mha.split_heads on {len(d_ks)} random inputs (d_k from "
         f"{min(d_ks)} to {max(d_ks)}, float32 and float64), keeping x's dtype and "
@@ -367,9 +344,8 @@ def _check_split_heads(answer: Callable, rng: np.random.Generator) -> Verdict:
 
 def _split_problem(got: object, x: np.ndarray, n_heads: int) -> str | None:
     expected = split_heads(x, n_heads)
-    if problem := _array_problem(
-        got, expected.shape, x.dtype, " (batch, heads, seq, d_k)"
-    ):
+    hint = " (batch, heads, seq, d_k)"
+    if problem := _array_problem(got, expected.shape, x.dtype, hint):
         return problem
     if np.array_equal(got, expected):
         return None
@@ -396,11 +372,9 @@ def _check_gqa_param_count(answer: Callable, rng: np.random.Generator) -> Verdic
     return _cases(answer, cases, _gqa_problem, success)
 
 
-def _gqa_problem(
-    got: object, d_model: int, n_heads: int, n_kv_heads: int
-) -> str | None:
+def _gqa_problem(got: object, d_model: int, *heads: int) -> str | None:
     mha = "; that is the MHA count: with grouped K/V heads, W_K and W_V have n_kv_heads·d_k columns, not d_model"
-    expected = param_count(d_model, n_heads, n_kv_heads=n_kv_heads)
+    expected = param_count(d_model, heads[0], n_kv_heads=heads[1])
     return _count_problem(got, expected, lambda c: mha if c == 4 * d_model**2 else "")
 
 
@@ -441,11 +415,10 @@ def _check_rope(
         lead = tuple(int(n) for n in rng.integers(1, 4, size=i % 3))  # batch, heads
         x = rng.normal(size=(*lead, seq, int(d_k)))
         positions = np.sort(rng.choice(ROPE_POSITIONS, size=seq, replace=False))
-        bases.append(float(np.round(10 ** rng.uniform(3, 6))))  # 1e3 to 1e6
-        what = (
-            f"x of shape {x.shape}, positions {positions.tolist()}, base={bases[-1]:g}"
-        )
-        cases.append((what, (x, positions, bases[-1])))
+        base = float(np.round(10 ** rng.uniform(3, 6)))  # log-uniform, 1e3 to 1e6
+        bases.append(base)
+        what = f"x of shape {x.shape}, positions {positions.tolist()}, base={base:g}"
+        cases.append((what, (x, positions, base)))
     success = (
         f"rope matched mha.rope.RotaryEmbedding ({PAIRINGS[interleaved]} pairing) on "
         f"{len(d_ks)} random inputs (d_k from {min(d_ks)} to {max(d_ks)}, positions "
@@ -485,11 +458,7 @@ def _rope_problem(
 
 
 def _check_layer(answer: Callable, rng: np.random.Generator, cross: bool) -> Verdict:
-    kinds = (
-        ("none", "padding", "random")
-        if cross
-        else ("none", "causal", "padding", "random")
-    )
+    kinds = [k for k in LAYER_MASKS if not (cross and k == "causal")]
     kinds = [str(k) for k in (*rng.permutation(kinds), *rng.permutation(kinds))]
     # no mask first: a mistake away from the mask is named on the plainest case (a
     # softmax over the queries turns a fully masked key's column into NaN), and
@@ -511,12 +480,8 @@ def _check_layer(answer: Callable, rng: np.random.Generator, cross: bool) -> Ver
         mask = _random_mask(rng, kind, batch, n, m)
         shape = f"x {x.shape}" + (f", memory {memory.shape}" if cross else "")
         arrays = (x, memory, *weights) if cross else (x, *weights)
-        cases.append(
-            (
-                f"{shape} ({x.dtype}), n_heads={n_heads}, mask: {kind}",
-                (*arrays, n_heads, mask),
-            )
-        )
+        what = f"{shape} ({x.dtype}), n_heads={n_heads}, mask: {kind}"
+        cases.append((what, (*arrays, n_heads, mask)))
     success = (
         f"{'cross_attention' if cross else 'multi_head_attention'} matched the core's "
         f"layer on {len(kinds)} random inputs (masks: {', '.join(sorted(set(kinds)))}; "
@@ -586,10 +551,8 @@ def _layer_forward(
     return concat if bug == "no W_O" else concat @ w_o
 
 
-def _layer_problem(
-    got: object, x: np.ndarray, *args: object, cross: bool
-) -> str | None:
-    *weights, n_heads, mask = args
+def _layer_problem(got: object, *args: object, cross: bool) -> str | None:
+    x, *weights, n_heads, mask = args
     kv = weights.pop(0) if cross else x
     expected = _core_layer(x, kv, weights, n_heads, mask)
     hint = " (batch, seq, d_model)"
@@ -658,10 +621,8 @@ def _mask_problem(got: object, lengths: np.ndarray, seq_len: int) -> str | None:
 
 
 def _seed(candidate: object) -> int:
-    """A seed from the candidate's code and the values it reads (globals, closure,
-    defaults), the same on every run; its type's name for a callable without code.
-    An answer that fills a table from failure messages reads a new table each time,
-    so it meets new cases."""
+    """A seed, the same on every run, from the candidate's code and the values it reads
+    (an answer filling a table from failure messages meets new cases each time)."""
     parts = (
         _answer_parts(candidate, set())
         if isinstance(candidate, types.FunctionType)
@@ -875,9 +836,7 @@ def _more_recall() -> dict[str, dict]:
     kv["ratio"] = kv["big"]["bytes"] / kv["small"]["bytes"]
     base = published.model("Transformer base")  # the whole layer, the count table's n
     whole = layer_multiply_adds(cricket.COST_N, base.d_model, base.n_heads)
-    return {"masks": masks, "cross": cross, "hull": hull, "depth": depth, "kv": kv} | {
-        "whole": whole
-    }
+    return dict(masks=masks, cross=cross, hull=hull, depth=depth, kv=kv, whole=whole)
 
 
 def recall_facts(
