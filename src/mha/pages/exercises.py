@@ -424,7 +424,9 @@ def _check_rope(
         f"{len(d_ks)} random inputs (d_k from {min(d_ks)} to {max(d_ks)}, positions "
         f"below {ROPE_POSITIONS:,}, bases from {min(bases):g} to {max(bases):g})"
     )
-    changed = "changed its input x: a rotation must leave the caller's array as it was"
+    changed = (
+        "changed x or positions: a rotation must leave the caller's arrays as they were"
+    )
     problem = functools.partial(_rope_problem, interleaved=interleaved)
     return _cases(answer, cases, problem, success, changed)
 
