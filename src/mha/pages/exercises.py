@@ -1,16 +1,10 @@
 """The "Recall and exercises" page, ``docs/exercises.md``: recall answers, checkers.
 
-``page()`` computes what the recall answers print. The exercises' checkers take the
-reader's function, run it on random inputs (drawn from a seed that the function's
-code and the values it reads determine: a stable verdict, but new cases for an answer
-that learns), compare with the core and return a ``Verdict`` that says what was tried
-and, when something is wrong, which case failed and why. A checker never raises
-because of the reader's code.
-
-The reader's function runs apart (``mha.support.apart``): in its own spawned process,
-one per check, given only each case's inputs, each call stopped after ``TIME_LIMIT``
-seconds. The expected values stay in the checker's process and the comparison is made
-there, on plain data. This guards against honest mistakes, not against an attacker.
+``page()`` computes what the recall answers print. A checker runs the reader's function
+apart (``mha.support.apart``: its own process, only each case's inputs, each call
+stopped after ``TIME_LIMIT`` seconds) on random cases seeded by the function's code and
+the values it reads, compares with the core in its own process and returns a ``Verdict``
+naming the case that failed and why. It guards against honest mistakes, not attackers.
 """
 
 from __future__ import annotations
@@ -46,8 +40,6 @@ from mha.support.page import Fact, Page
 from mha.worked import cricket
 from mha.worked.cricket import Cricket
 
-PASS, FAIL = "✓", "✗"
-
 
 @dataclass(frozen=True)
 class Verdict:
@@ -68,13 +60,12 @@ class Verdict:
         return self.passed
 
     def __str__(self) -> str:
-        return f"{PASS if self.passed else FAIL} {self.message}"
+        return f"{'✓' if self.passed else '✗'} {self.message}"
 
 
 def check_split_heads(candidate: Callable[[np.ndarray, int], np.ndarray]) -> Verdict:
     """Check ``candidate(x, n_heads)``: ``(batch, seq, d_model) -> (batch, h, seq, d_k)``,
-    head i of token t holding columns ``i*d_k:(i+1)*d_k`` of token t in x's dtype, x
-    left as it was, on random shapes, d_k, float32 and float64.
+    head i of token t holding columns ``i*d_k:(i+1)*d_k`` of token t in x's dtype.
 
     ```python
     from mha.pages.exercises import check_split_heads
@@ -91,9 +82,8 @@ def check_split_heads(candidate: Callable[[np.ndarray, int], np.ndarray]) -> Ver
 
 
 def check_gqa_param_count(candidate: Callable[[int, int, int], int]) -> Verdict:
-    """Check ``candidate(d_model, n_heads, n_kv_heads)``: parameters of a GQA layer
-    without biases (W_K and W_V have ``n_kv_heads · d_k`` columns), an integer, against
-    ``mha.accounting.param_count`` on random shapes from MHA to MQA.
+    """Check ``candidate(d_model, n_heads, n_kv_heads)``, a GQA layer's parameters
+    without biases, against ``mha.accounting.param_count`` from MHA to MQA.
 
     ```python
     from mha.pages.exercises import check_gqa_param_count
@@ -107,9 +97,8 @@ def check_gqa_param_count(candidate: Callable[[int, int, int], int]) -> Verdict:
 
 
 def best_kv_heads(n_heads: int, max_group: int) -> int:
-    """The fewest K/V heads (the smallest KV cache) such that ``n_kv_heads`` divides
-    ``n_heads`` and no K/V head serves more than ``max_group`` query heads: the
-    reference answer to the KV-cache exercise.
+    """The KV-cache exercise's answer: the fewest K/V heads that divide ``n_heads``
+    with no K/V head serving more than ``max_group`` query heads.
 
     ```python
     from mha.pages.exercises import best_kv_heads
@@ -123,10 +112,8 @@ def best_kv_heads(n_heads: int, max_group: int) -> int:
 
 
 def check_best_kv_heads(candidate: Callable[[int, int], int]) -> Verdict:
-    """Check ``candidate(n_heads, max_group)``: the K/V head count of the smallest
-    cache, on random cases that always include ``max_group = 1`` (MHA),
-    ``max_group >= n_heads`` (MQA) and one where ``ceil(n_heads / max_group)`` does
-    not divide ``n_heads``.
+    """Check ``candidate(n_heads, max_group)``, the smallest cache's K/V head count, on
+    random cases with MHA, MQA and a ``ceil(n_heads / max_group)`` that does not divide.
 
     ```python
     from mha.pages.exercises import check_best_kv_heads
@@ -141,21 +128,16 @@ def check_best_kv_heads(candidate: Callable[[int, int], int]) -> Verdict:
     return _judged(_check_best_kv_heads, candidate, "best_kv_heads(n_heads, max_group)")
 
 
-PAIRINGS = (
-    "half-split",
-    "interleaved",
-)  # RoPE's two pairings, as check_rope names them
+PAIRINGS = ("half-split", "interleaved")  # RoPE's pairings, as check_rope names them
 
 
 def check_rope(
     candidate: Callable[[np.ndarray, np.ndarray, float], np.ndarray],
     pairing: str = "half-split",
 ) -> Verdict:
-    """Check ``candidate(x, positions, base)``: ``x (..., seq, d_k)`` rotated by RoPE,
-    pair j of the token at ``positions[t]`` turned by ``positions[t]·base**(-2j/d_k)``,
+    """Check ``candidate(x, positions, base)``, ``x (..., seq, d_k)`` rotated by RoPE
     with ``pairing`` "half-split" (pairs (j, j + d_k/2), Hugging Face's Llama) or
-    "interleaved" ((2j, 2j + 1), the RoFormer paper), against
-    ``mha.rope.RotaryEmbedding`` on random shapes, positions and bases (float64).
+    "interleaved" ((2j, 2j + 1), RoFormer), against ``mha.rope.RotaryEmbedding``.
 
     ```python
     from mha.pages.exercises import check_rope
@@ -170,14 +152,10 @@ def check_rope(
     return _judged(check, candidate, "rope(x, positions, base)")
 
 
-def check_multi_head_attention(
-    candidate: Callable[..., np.ndarray],
-) -> Verdict:
-    """Check ``candidate(x, w_q, w_k, w_v, w_o, n_heads, mask)``: the whole layer,
-    ``x (batch, seq, d_model) -> (batch, seq, d_model)`` in x's dtype, against the
-    core's ``MultiHeadAttention`` holding the same weights, on random shapes, weights
-    and inputs, float32 and float64, with no mask, a causal one, a padding one
-    ``(batch, 1, 1, seq)`` and a random one (True = may attend).
+def check_multi_head_attention(candidate: Callable[..., np.ndarray]) -> Verdict:
+    """Check ``candidate(x, w_q, w_k, w_v, w_o, n_heads, mask)``, the whole layer in x's
+    dtype, against the core's ``MultiHeadAttention`` on random inputs, float32 and
+    float64, with no mask, a causal, a padding and a random one (True = may attend).
 
     ```python
     import numpy as np
@@ -193,32 +171,23 @@ def check_multi_head_attention(
     ```
     """
     signature = "multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads, mask=None)"
-    return _judged(_check_layer, candidate, signature)
+    return _judged(functools.partial(_check_layer, cross=False), candidate, signature)
 
 
 def check_cross_attention(candidate: Callable[..., np.ndarray]) -> Verdict:
-    """Check ``candidate(x, memory, w_q, w_k, w_v, w_o, n_heads, mask)``: queries
-    from ``x (batch, n, d_model)``, keys and values from ``memory (batch, m,
-    d_model)`` with m ≠ n, output ``(batch, n, d_model)``, against the core's
-    ``layer(x, mask, kv=memory)``, with no mask, a padding mask over the memory and a
-    random one.
+    """Check ``candidate(x, memory, w_q, w_k, w_v, w_o, n_heads, mask)``: queries from
+    x, keys and values from a longer memory, against the core's ``layer(x, mask,
+    kv=memory)``, with no mask, a padding one over the memory and a random one.
 
     ```python
     from mha.pages.exercises import check_cross_attention
 
-    def self_attention(x, memory, w_q, w_k, w_v, w_o, n_heads, mask=None):
-        from mha import MultiHeadAttention
-
-        layer = MultiHeadAttention(x.shape[-1], n_heads)
-        layer.w_q, layer.w_k, layer.w_v, layer.w_o = w_q, w_k, w_v, w_o
-        return layer(x, mask)[0]  # reads x, not memory
-
-    verdict = check_cross_attention(self_attention)
-    assert not verdict and "memory" in verdict.message
+    verdict = check_cross_attention(lambda x, memory, *rest: memory)  # a row per key
+    assert not verdict and "one row per query" in verdict.message
     ```
     """
     signature = "cross_attention(x, memory, w_q, w_k, w_v, w_o, n_heads, mask=None)"
-    return _judged(_check_cross, candidate, signature)
+    return _judged(functools.partial(_check_layer, cross=True), candidate, signature)
 
 
 def padding_mask(lengths: np.ndarray, seq_len: int) -> np.ndarray:
@@ -233,14 +202,12 @@ def padding_mask(lengths: np.ndarray, seq_len: int) -> np.ndarray:
     assert mask.shape == (2, 1, 1, 3) and mask[0, 0, 0].tolist() == [True, True, False]
     ```
     """
-    lengths = np.asarray(lengths)
-    return (np.arange(seq_len) < lengths[:, None])[:, None, None, :]
+    return (np.arange(seq_len) < np.asarray(lengths)[:, None])[:, None, None, :]
 
 
 def check_padding_mask(candidate: Callable[[np.ndarray, int], np.ndarray]) -> Verdict:
-    """Check ``candidate(lengths, seq_len)``: a boolean mask broadcastable to
-    ``(batch, heads, seq_len, seq_len)`` that lets every query see the real keys of
-    its sentence and no padding, on random batches of random lengths.
+    """Check ``candidate(lengths, seq_len)``: a boolean mask broadcasting to the scores
+    that lets every query see its sentence's real keys, on random batches.
 
     ```python
     import numpy as np
@@ -259,26 +226,39 @@ def check_padding_mask(candidate: Callable[[np.ndarray, int], np.ndarray]) -> Ve
 # --- how the checkers work: the same function gets the same cases, so the same
 # verdict, on every run; an answer fitted to some fixed cases meets others.
 
+TIME_LIMIT = 10.0  # seconds for each call of the reader's function
+APART = "run apart in its own process: a check for honest mistakes, not a sandbox"
 SPLIT_D_KS = (1, 2, 3, 4, 6, 8)  # one case each, in a random order
 GQA_D_KS = (1, 2, 3, 5, 8, 16, 24, 40, 64)  # with 2 to 12 heads
 KV_HEADS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 14, 16, 18, 24, 25, 32, 40, 48, 64, 96)
-
-
-TIME_LIMIT = 10.0  # seconds for each call of the reader's function
-APART = "run apart in its own process: a check for honest mistakes, not a sandbox"
+ROPE_D_KS = (2, 4, 6, 8, 16, 64)  # one case each, in a random order
+ROPE_POSITIONS = 5_000  # positions drawn below this, in order, with gaps
+LAYER_D_KS = (1, 2, 3, 4, 6)  # with 2 to 4 heads, the last case one head
+LAYER_MASKS = ("none", "causal", "padding", "random")  # twice each; no causal for cross
+LAYER_BUGS = tuple(  # (bug, what to tell the reader): each one change, tried in order
+    {
+        "no W_O": "this is the heads' concatenation: multiply it by W_O",
+        "no mask": "the mask was not applied: where it is False, set the score to -inf before the softmax",
+        "inverted mask": "the mask is inverted: True means may attend (the PyTorch convention)",
+        "plain reshape": "a plain reshape to (batch, heads, seq, d_k) mixes tokens: reshape to (batch, seq, heads, d_k), then swap seq and heads (and back to merge)",
+        "no scale": "the scores are not divided by √d_k",
+        "sqrt d_model": "divide the scores by √d_k, the head's width, not √d_model",
+        "softmax over queries": "the softmax runs over the keys: the last axis",
+        "keys from x": "keys and values come from memory, queries from x",
+    }.items()
+)
 
 
 def _judged(check: Callable, candidate: object, signature: str) -> Verdict:
-    """``check(answer, rng)``, where ``answer`` calls the candidate apart (use it
-    through ``_call``), with any failure to judge turned into a verdict."""
+    """``check(answer, rng)``, ``answer`` calling the candidate apart, with any failure
+    to judge turned into a verdict."""
     if not callable(candidate):
         return Verdict(
             False, f"expected a function {signature}, got {shown(candidate)}"
         )
-    rng = np.random.default_rng(_seed(candidate))
     try:
         with Apart(candidate, TIME_LIMIT) as answer:
-            verdict = check(answer, rng)
+            verdict = check(answer, np.random.default_rng(_seed(candidate)))
     except KeyboardInterrupt:
         raise
     except BaseException as error:  # the answer returned something unreadable
@@ -286,122 +266,150 @@ def _judged(check: Callable, candidate: object, signature: str) -> Verdict:
     return Verdict(True, f"{verdict.message} ({APART})") if verdict else verdict
 
 
-def _check_split_heads(candidate: Callable, rng: np.random.Generator) -> Verdict:
-    d_ks = rng.permutation(SPLIT_D_KS)
-    for i, d_k in enumerate(d_ks):
-        n_heads = 1 if i == len(d_ks) - 1 else int(rng.integers(2, 6))
-        shape = (int(rng.integers(1, 4)), int(rng.integers(2, 6)), n_heads * int(d_k))
-        dtype = (np.float32, np.float64)[i % 2]
-        x = rng.normal(size=shape).astype(dtype)
-        expected = split_heads(x, n_heads)  # computed before the candidate runs
-        given = x.copy()  # the caller's array, as the candidate sees it
-        got, error = _call(candidate, given, n_heads)
-        case = f"x of shape {shape} ({np.dtype(dtype)}) with n_heads={n_heads}"
-        problem = error or _split_problem(got, expected, x, given, n_heads)
-        if problem:
-            return Verdict(False, f"{case}: {problem}")
-    return Verdict(
-        True,
-        f"split_heads matched mha.split_heads on {len(d_ks)} random inputs "
-        f"(d_k from {min(d_ks)} to {max(d_ks)}, float32 and float64), "
-        "keeping x's dtype and leaving x unchanged",
-    )
+def _cases(
+    answer: Callable, cases: list, problem: Callable, success: str, changed: str = ""
+) -> Verdict:
+    """Call ``answer`` on copies of each case's ``args``: the first case ``(what,
+    args)`` where it raises, changes one of its arrays (``changed`` says how) or
+    returns what ``problem(got, *args)`` finds wrong fails; else ``success``."""
+    for what, args in cases:
+        given = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        try:
+            got = answer(*given)
+        except Raised as error:
+            found = error.description
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # the reader's code may raise anything, exit too
+            found = raised(error)
+        else:
+            kept = all(
+                not isinstance(a, np.ndarray)
+                or (a.dtype == b.dtype and np.array_equal(a, b))
+                for a, b in zip(args, given, strict=True)
+            )
+            found = problem(got, *args) if kept else changed
+        if found:
+            return Verdict(False, f"{what}: {found}")
+    return Verdict(True, success)
 
 
-def _split_problem(
-    got: object, expected: np.ndarray, x: np.ndarray, given: np.ndarray, n_heads: int
-) -> str | None:
-    """What is wrong with ``got``, the candidate's split of ``x``, or None."""
-    if not (given.dtype == x.dtype and np.array_equal(given, x)):
-        return "changed its input x: a split must leave the caller's array as it was"
+def _array_problem(got: object, shape: tuple, dtype: np.dtype, hint: str) -> str | None:
+    """What is wrong with ``got`` as an array of ``shape`` and ``dtype``, or None."""
     if not isinstance(got, np.ndarray):
         return f"returned {shown(got)}, expected a NumPy array"
-    if got.shape != expected.shape:
-        return (
-            f"got shape {got.shape}, expected {expected.shape} (batch, heads, seq, d_k)"
-        )
+    if got.shape != shape:
+        return f"got shape {got.shape}, expected {shape}{hint}"
     if got.dtype.kind in "biu":
-        return f"the values became {got.dtype}: keep x's dtype (a reshape does)"
-    if got.dtype != x.dtype:
-        return f"returned dtype {got.dtype} for a {x.dtype} x: keep x's dtype"
-    if not np.array_equal(got, expected):
-        batch, seq, d_model = x.shape
-        if np.array_equal(got, x.reshape(batch, n_heads, seq, d_model // n_heads)):
-            hint = (
-                "a plain reshape to (batch, heads, seq, d_k) mixes tokens: "
-                "reshape to (batch, seq, heads, d_k), then swap seq and heads"
-            )
-        else:
-            hint = "head i of token t must be columns i*d_k:(i+1)*d_k of token t"
-        return f"right shape, wrong values; {hint}"
+        return f"the values became {got.dtype}: keep x's dtype"
+    if got.dtype != dtype:
+        return f"returned dtype {got.dtype} for a {dtype} x: keep x's dtype"
     return None
 
 
-def _check_gqa_param_count(candidate: Callable, rng: np.random.Generator) -> Verdict:
-    d_ks = rng.permutation(GQA_D_KS)[:6]
+def _count_problem(got: object, expected: int, why: Callable[[int], str]) -> str | None:
+    """What is wrong with ``got`` as the integer ``expected`` (``why(count)`` for a
+    wrong count), or None."""
+    if isinstance(got, (bool, np.bool_)):
+        return f"got {got!r}, expected an integer"
+    if isinstance(got, (float, np.floating)):
+        return (
+            f"got {shown(got)}, a float: a count is an integer (divide with //, not /)"
+        )
+    try:
+        count = operator.index(got)  # int, NumPy integers, 0-d integer arrays
+    except TypeError:
+        return f"got {shown(got)}, expected an integer"
+    if count != expected:
+        return f"got {count}, expected {expected}{why(count)}"
+    return None
+
+
+def _check_split_heads(answer: Callable, rng: np.random.Generator) -> Verdict:
+    d_ks, cases = rng.permutation(SPLIT_D_KS), []
+    for i, d_k in enumerate(d_ks):
+        n_heads = 1 if i == len(d_ks) - 1 else int(rng.integers(2, 6))
+        shape = (int(rng.integers(1, 4)), int(rng.integers(2, 6)), n_heads * int(d_k))
+        x = rng.normal(size=shape).astype((np.float32, np.float64)[i % 2])
+        what = f"x of shape {shape} ({x.dtype}) with n_heads={n_heads}"
+        cases.append((what, (x, n_heads)))
+    success = (
+        f"split_heads matched mha.split_heads on {len(d_ks)} random inputs (d_k from "
+        f"{min(d_ks)} to {max(d_ks)}, float32 and float64), keeping x's dtype and "
+        "leaving x unchanged"
+    )
+    changed = "changed its input x: a split must leave the caller's array as it was"
+    return _cases(answer, cases, _split_problem, success, changed)
+
+
+def _split_problem(got: object, x: np.ndarray, n_heads: int) -> str | None:
+    expected = split_heads(x, n_heads)
+    hint = " (batch, heads, seq, d_k)"
+    if problem := _array_problem(got, expected.shape, x.dtype, hint):
+        return problem
+    if np.array_equal(got, expected):
+        return None
+    if np.array_equal(got, x.reshape(x.shape[0], n_heads, x.shape[1], -1)):
+        hint = dict(LAYER_BUGS)["plain reshape"].removesuffix(" (and back to merge)")
+    else:
+        hint = "head i of token t must be columns i*d_k:(i+1)*d_k of token t"
+    return f"right shape, wrong values; {hint}"
+
+
+def _check_gqa_param_count(answer: Callable, rng: np.random.Generator) -> Verdict:
+    d_ks, cases = rng.permutation(GQA_D_KS)[:6], []
     for i, d_k in enumerate(d_ks):
         n_heads = int(rng.integers(2, 13))
         divisors = [g for g in range(1, n_heads + 1) if n_heads % g == 0]
         n_kv_heads = (n_heads, 1, int(rng.choice(divisors)))[min(i, 2)]  # MHA, MQA, any
         d_model = n_heads * int(d_k)
-        expected = param_count(d_model, n_heads, n_kv_heads=n_kv_heads)
-        case = f"d_model={d_model}, n_heads={n_heads}, n_kv_heads={n_kv_heads}"
-        count, problem = _count(*_call(candidate, d_model, n_heads, n_kv_heads))
-        if not problem and count != expected:
-            hint = ""
-            if count == 4 * d_model**2:
-                hint = (
-                    "; that is the MHA count: with grouped K/V heads, W_K and W_V "
-                    "have n_kv_heads·d_k columns, not d_model"
-                )
-            problem = f"got {count}, expected {expected}{hint}"
-        if problem:
-            return Verdict(False, f"{case}: {problem}")
-    return Verdict(
-        True,
+        what = f"d_model={d_model}, n_heads={n_heads}, n_kv_heads={n_kv_heads}"
+        cases.append((what, (d_model, n_heads, n_kv_heads)))
+    success = (
         f"the parameter count matched on {len(d_ks)} random shapes "
-        f"(MHA to MQA, d_k from {min(d_ks)} to {max(d_ks)})",
+        f"(MHA to MQA, d_k from {min(d_ks)} to {max(d_ks)})"
     )
+    return _cases(answer, cases, _gqa_problem, success)
 
 
-def _check_best_kv_heads(candidate: Callable, rng: np.random.Generator) -> Verdict:
-    cases = [(int(rng.choice(KV_HEADS)), 1)]  # MHA: every query head its own K/V
+def _gqa_problem(got: object, d_model: int, *heads: int) -> str | None:
+    mha = "; that is the MHA count: with grouped K/V heads, W_K and W_V have n_kv_heads·d_k columns, not d_model"
+    expected = param_count(d_model, heads[0], n_kv_heads=heads[1])
+    return _count_problem(got, expected, lambda c: mha if c == 4 * d_model**2 else "")
+
+
+def _check_best_kv_heads(answer: Callable, rng: np.random.Generator) -> Verdict:
+    pairs = [(int(rng.choice(KV_HEADS)), 1)]  # MHA: every query head its own K/V
     n_heads = int(rng.choice(KV_HEADS))
-    cases.append((n_heads, n_heads + int(rng.integers(0, 3))))  # MQA
-    while len(cases) < 8 or not any(  # and a case where ceil(h / g) will not do
-        h % -(-h // g) for h, g in cases
-    ):
+    pairs.append((n_heads, n_heads + int(rng.integers(0, 3))))  # MQA
+    # and cases up to eight, one where ceil(h / g) will not do
+    while len(pairs) < 8 or not any(h % -(-h // g) for h, g in pairs):
         n_heads = int(rng.choice(KV_HEADS[1:]))
-        cases.append((n_heads, int(rng.integers(2, n_heads + 1))))
-    for n_heads, max_group in cases:
-        expected = best_kv_heads(n_heads, max_group)
-        case = f"n_heads={n_heads}, max_group={max_group}"
-        count, problem = _count(*_call(candidate, n_heads, max_group))
-        if not problem and count != expected:
-            if count > 0 and n_heads % count:
-                why = f"{count} does not divide {n_heads}: the heads cannot be grouped evenly"
-            elif count > 0 and n_heads // count > max_group:
-                why = f"{n_heads // count} query heads would share one K/V head"
-            else:
-                why = "a smaller cache meets the constraint"
-            problem = f"got {count}, expected {expected}; {why}"
-        if problem:
-            return Verdict(False, f"{case}: {problem}")
-    return Verdict(
-        True,
-        f"the K/V head count matched on {len(cases)} random cases "
-        f"(n_heads from {min(h for h, _ in cases)} to {max(h for h, _ in cases)})",
+        pairs.append((n_heads, int(rng.integers(2, n_heads + 1))))
+    heads = [h for h, _ in pairs]
+    success = (
+        f"the K/V head count matched on {len(pairs)} random cases "
+        f"(n_heads from {min(heads)} to {max(heads)})"
     )
+    cases = [(f"n_heads={h}, max_group={g}", (h, g)) for h, g in pairs]
+    return _cases(answer, cases, _kv_problem, success)
 
 
-ROPE_D_KS = (2, 4, 6, 8, 16, 64)  # one case each, in a random order
-ROPE_POSITIONS = 5_000  # positions drawn below this, in order, with gaps
+def _kv_problem(got: object, n_heads: int, max_group: int) -> str | None:
+    def why(count: int) -> str:
+        if count > 0 and n_heads % count:
+            return f"; {count} does not divide {n_heads}: the heads cannot be grouped evenly"
+        if count > 0 and n_heads // count > max_group:
+            return f"; {n_heads // count} query heads would share one K/V head"
+        return "; a smaller cache meets the constraint"
+
+    return _count_problem(got, best_kv_heads(n_heads, max_group), why)
 
 
 def _check_rope(
-    candidate: Callable, rng: np.random.Generator, interleaved: bool
+    answer: Callable, rng: np.random.Generator, interleaved: bool
 ) -> Verdict:
-    d_ks, bases = rng.permutation(ROPE_D_KS), []
+    d_ks, bases, cases = rng.permutation(ROPE_D_KS), [], []
     for i, d_k in enumerate(d_ks):
         seq = 1 if i == len(d_ks) - 1 else int(rng.integers(2, 7))
         lead = tuple(int(n) for n in rng.integers(1, 4, size=i % 3))  # batch, heads
@@ -409,122 +417,56 @@ def _check_rope(
         positions = np.sort(rng.choice(ROPE_POSITIONS, size=seq, replace=False))
         base = float(np.round(10 ** rng.uniform(3, 6)))  # log-uniform, 1e3 to 1e6
         bases.append(base)
-        expected = RotaryEmbedding(int(d_k), base, interleaved)(x, positions)
-        given = x.copy()  # the caller's array, as the candidate sees it
-        got, error = _call(candidate, given, positions.copy(), base)
-        case = f"x of shape {x.shape}, positions {positions.tolist()}, base={base:g}"
-        problem = error or _rope_problem(
-            got, expected, x, given, positions, base, interleaved
-        )
-        if problem:
-            return Verdict(False, f"{case}: {problem}")
-    pairing = PAIRINGS[interleaved]
-    return Verdict(
-        True,
-        f"rope matched mha.rope.RotaryEmbedding ({pairing} pairing) on {len(d_ks)} "
-        f"random inputs (d_k from {min(d_ks)} to {max(d_ks)}, positions below "
-        f"{ROPE_POSITIONS:,}, bases from {min(bases):g} to {max(bases):g})",
+        what = f"x of shape {x.shape}, positions {positions.tolist()}, base={base:g}"
+        cases.append((what, (x, positions, base)))
+    success = (
+        f"rope matched mha.rope.RotaryEmbedding ({PAIRINGS[interleaved]} pairing) on "
+        f"{len(d_ks)} random inputs (d_k from {min(d_ks)} to {max(d_ks)}, positions "
+        f"below {ROPE_POSITIONS:,}, bases from {min(bases):g} to {max(bases):g})"
     )
+    changed = (
+        "changed x or positions: a rotation must leave the caller's arrays as they were"
+    )
+    problem = functools.partial(_rope_problem, interleaved=interleaved)
+    return _cases(answer, cases, problem, success, changed)
 
 
 def _rope_problem(
-    got: object,
-    expected: np.ndarray,
-    x: np.ndarray,
-    given: np.ndarray,
-    positions: np.ndarray,
-    base: float,
-    interleaved: bool,
+    got: object, x: np.ndarray, positions: np.ndarray, base: float, interleaved: bool
 ) -> str | None:
-    """What is wrong with ``got``, the candidate's rotation of ``x``, or None."""
-    if not np.array_equal(given, x):
-        return "changed its input x: a rotation must leave the caller's array as it was"
-    if not isinstance(got, np.ndarray):
-        return f"returned {shown(got)}, expected a NumPy array"
-    if got.shape != expected.shape:
-        return f"got shape {got.shape}, expected {expected.shape}, the shape of x"
-    if got.dtype != x.dtype:
-        return f"returned dtype {got.dtype} for a {x.dtype} x: keep x's dtype"
-    if np.allclose(got, expected, rtol=1e-9, atol=1e-9):
-        return None
     d_k = x.shape[-1]
-    flip = np.ones(d_k)  # negates the second entry of each pair
-    if interleaved:
-        flip[1::2] = -1
-    else:
-        flip[d_k // 2 :] = -1
     rope = RotaryEmbedding(d_k, base, interleaved)
-    suspects = (
-        (x, "x came back unchanged: each pair must turn by its angle"),
-        (
-            RotaryEmbedding(d_k, base, not interleaved)(x, positions),
-            f"that is the {PAIRINGS[not interleaved]} pairing; this check asks for "
-            f"the {PAIRINGS[interleaved]} one, "
-            + ("(2j, 2j + 1)" if interleaved else "(j, j + d_k/2)"),
-        ),
-        (
-            flip * rope(flip * x, positions),
-            "each pair turned the wrong way: (a, b) goes to "
-            "(a cos θ - b sin θ, a sin θ + b cos θ)",
-        ),
-        (
-            RotaryEmbedding(d_k, 10_000.0, interleaved)(x, positions),
-            f"the angles use base 10,000, not the base passed ({base:g})",
-        ),
-    )
-    for wrong, hint in suspects:
+    if problem := _array_problem(got, x.shape, x.dtype, ", the shape of x"):
+        return problem
+    if np.allclose(got, rope(x, positions), rtol=1e-9, atol=1e-9):
+        return None
+    flip = np.ones(d_k)  # negates the second entry of each pair
+    flip[slice(1, None, 2) if interleaved else slice(d_k // 2, None)] = -1
+    pairs = ("(j, j + d_k/2)", "(2j, 2j + 1)")[interleaved]
+    asked, other = PAIRINGS[interleaved], PAIRINGS[not interleaved]
+    swapped = RotaryEmbedding(d_k, base, not interleaved)(x, positions)
+    backwards = flip * rope(flip * x, positions)
+    base_10k = RotaryEmbedding(d_k, 10_000.0, interleaved)(x, positions)
+    suspects = {  # the hint: what the answer computed instead
+        "x came back unchanged: each pair must turn by its angle": x,
+        f"that is the {other} pairing; this check asks for the {asked} one, {pairs}": swapped,
+        "each pair turned the wrong way: (a, b) goes to (a cos θ - b sin θ, a sin θ + b cos θ)": backwards,
+        f"the angles use base 10,000, not the base passed ({base:g})": base_10k,
+    }
+    for hint, wrong in suspects.items():
         if np.allclose(got, wrong, rtol=1e-9, atol=1e-9):
             return f"wrong values; {hint}"
-    return (
-        "wrong values; pair j of the token at position p turns by the angle "
-        "p·base**(-2j/d_k)"
-    )
+    return "wrong values; pair j of the token at position p turns by the angle p·base**(-2j/d_k)"
 
 
-# --- the whole layer: cases, the core's answer and the common mistakes named
-
-LAYER_D_KS = (1, 2, 3, 4, 6)  # with 2 to 4 heads, the last case one head
-SELF_MASKS = ("none", "causal", "padding", "random")
-CROSS_MASKS = ("none", "padding", "random")
-# (bug, what to tell the reader); each bug is one change to the layer, tried in order
-LAYER_BUGS = (
-    ("no W_O", "this is the heads' concatenation: multiply it by W_O"),
-    (
-        "no mask",
-        "the mask was not applied: where it is False, set the score to -inf "
-        "before the softmax",
-    ),
-    (
-        "inverted mask",
-        "the mask is inverted: True means may attend (the PyTorch convention)",
-    ),
-    (
-        "plain reshape",
-        "a plain reshape to (batch, heads, seq, d_k) mixes tokens: reshape to "
-        "(batch, seq, heads, d_k), then swap seq and heads (and back to merge)",
-    ),
-    ("no scale", "the scores are not divided by √d_k"),
-    ("sqrt d_model", "divide the scores by √d_k, the head's width, not √d_model"),
-    ("softmax over queries", "the softmax runs over the keys: the last axis"),
-    ("keys from x", "keys and values come from memory, queries from x"),
-)
-
-
-def _check_layer(candidate: Callable, rng: np.random.Generator) -> Verdict:
-    return _layer_cases(candidate, rng, cross=False)
-
-
-def _check_cross(candidate: Callable, rng: np.random.Generator) -> Verdict:
-    return _layer_cases(candidate, rng, cross=True)
-
-
-def _layer_cases(candidate: Callable, rng: np.random.Generator, cross: bool) -> Verdict:
-    kinds = CROSS_MASKS if cross else SELF_MASKS
+def _check_layer(answer: Callable, rng: np.random.Generator, cross: bool) -> Verdict:
+    kinds = [k for k in LAYER_MASKS if not (cross and k == "causal")]
     kinds = [str(k) for k in (*rng.permutation(kinds), *rng.permutation(kinds))]
     # no mask first: a mistake away from the mask is named on the plainest case (a
     # softmax over the queries turns a fully masked key's column into NaN), and
     # reading x for the keys shows as values, not a raise
     kinds.insert(0, kinds.pop(kinds.index("none")))
+    cases = []
     for i, kind in enumerate(kinds):
         n_heads = 1 if i == len(kinds) - 1 else int(rng.integers(2, 5))
         d_model = n_heads * int(rng.choice(LAYER_D_KS))
@@ -538,24 +480,19 @@ def _layer_cases(candidate: Callable, rng: np.random.Generator, cross: bool) -> 
             for _ in range(4)
         ]
         mask = _random_mask(rng, kind, batch, n, m)
-        inputs = (x, memory, *weights) if cross else (x, *weights)
-        expected = _core_layer(x, memory if cross else x, weights, n_heads, mask)
-        given = [a.copy() for a in inputs]  # the caller's arrays, as the candidate sees
-        got, error = _call(candidate, *given, n_heads, _copy(mask))
         shape = f"x {x.shape}" + (f", memory {memory.shape}" if cross else "")
-        case = f"{shape} ({np.dtype(dtype)}), n_heads={n_heads}, mask: {kind}"
-        problem = error or _layer_problem(
-            got, expected, inputs, given, (weights, n_heads, mask), cross
-        )
-        if problem:
-            return Verdict(False, f"{case}: {problem}")
-    name = "cross_attention" if cross else "multi_head_attention"
-    return Verdict(
-        True,
-        f"{name} matched the core's layer on {len(kinds)} random inputs "
-        f"(masks: {', '.join(sorted(set(kinds)))}; float32 and float64; "
-        "one head to four), keeping x's dtype and leaving the inputs unchanged",
+        arrays = (x, memory, *weights) if cross else (x, *weights)
+        what = f"{shape} ({x.dtype}), n_heads={n_heads}, mask: {kind}"
+        cases.append((what, (*arrays, n_heads, mask)))
+    success = (
+        f"{'cross_attention' if cross else 'multi_head_attention'} matched the core's "
+        f"layer on {len(kinds)} random inputs (masks: {', '.join(sorted(set(kinds)))}; "
+        "float32 and float64; one head to four), keeping x's dtype and leaving the "
+        "inputs unchanged"
     )
+    changed = "changed one of its inputs: the layer must leave the caller's arrays"
+    problem = functools.partial(_layer_problem, cross=cross)
+    return _cases(answer, cases, problem, success, changed)
 
 
 def _random_mask(
@@ -576,11 +513,7 @@ def _random_mask(
 
 
 def _core_layer(
-    x: np.ndarray,
-    kv: np.ndarray,
-    weights: list[np.ndarray],
-    n_heads: int,
-    mask: np.ndarray | None,
+    x: np.ndarray, kv: np.ndarray, weights: list, n_heads: int, mask: np.ndarray | None
 ) -> np.ndarray:
     """The answer: the core's ``MultiHeadAttention`` holding ``weights``, in float64."""
     layer = MultiHeadAttention(x.shape[-1], n_heads)
@@ -589,14 +522,10 @@ def _core_layer(
     return layer(x.astype(np.float64), mask, kv=kv.astype(np.float64))[0]
 
 
-def _copy(mask: np.ndarray | None) -> np.ndarray | None:
-    return None if mask is None else mask.copy()
-
-
 def _layer_forward(
     x: np.ndarray,
     kv: np.ndarray,
-    weights: list[np.ndarray],
+    weights: list,
     n_heads: int,
     mask: np.ndarray | None,
     bug: str = "",
@@ -624,36 +553,20 @@ def _layer_forward(
     return concat if bug == "no W_O" else concat @ w_o
 
 
-def _layer_problem(
-    got: object,
-    expected: np.ndarray,
-    inputs: tuple[np.ndarray, ...],
-    given: list[np.ndarray],
-    layer: tuple[list[np.ndarray], int, np.ndarray | None],
-    cross: bool,
-) -> str | None:
-    """What is wrong with ``got``, the candidate's output for ``inputs``, or None."""
-    x = inputs[0]
-    if not all(np.array_equal(a, b) for a, b in zip(inputs, given, strict=True)):
-        return "changed one of its inputs: the layer must leave the caller's arrays"
-    if not isinstance(got, np.ndarray):
-        return f"returned {shown(got)}, expected a NumPy array"
-    if got.shape != expected.shape:
-        hint = " (batch, seq, d_model)"
-        if cross and got.shape[-2:] == inputs[1].shape[-2:]:
-            hint = (
-                ": one row per query; queries come from x, keys and values from memory"
-            )
-        return f"got shape {got.shape}, expected {expected.shape}{hint}"
-    if got.dtype != x.dtype:
-        return f"returned dtype {got.dtype} for a {x.dtype} x: keep x's dtype"
+def _layer_problem(got: object, *args: object, cross: bool) -> str | None:
+    x, *weights, n_heads, mask = args
+    kv = weights.pop(0) if cross else x
+    expected = _core_layer(x, kv, weights, n_heads, mask)
+    hint = " (batch, seq, d_model)"
+    if cross and isinstance(got, np.ndarray) and got.shape[-2:] == kv.shape[-2:]:
+        hint = ": one row per query; queries come from x, keys and values from memory"
+    if problem := _array_problem(got, expected.shape, x.dtype, hint):
+        return problem
     tolerance = {"rtol": 1e-4, "atol": 1e-4} if x.dtype == np.float32 else {}
     if np.allclose(got, expected, **tolerance):
         return None
-    weights, n_heads, mask = layer
     for bug, hint in LAYER_BUGS:
         try:
-            kv = inputs[1] if cross else x
             wrong = _layer_forward(x, kv, weights, n_heads, mask, bug)
         except ValueError:  # an inverted mask may leave a query no key at all
             continue
@@ -663,107 +576,55 @@ def _layer_problem(
     return f"wrong values (off by up to {worst:.3g}); compare each step with the page"
 
 
-def _check_padding_mask(candidate: Callable, rng: np.random.Generator) -> Verdict:
+def _check_padding_mask(answer: Callable, rng: np.random.Generator) -> Verdict:
     cases = []
     for i in range(6):
         batch, seq_len = int(rng.integers(2, 5)), int(rng.integers(2, 8))
         lengths = rng.integers(1, seq_len + 1, size=batch)
         lengths[0], lengths[-1] = seq_len, rng.integers(1, seq_len)  # full, padded
-        cases.append((rng.permutation(lengths) if i % 2 else lengths, seq_len))
-    for lengths, seq_len in cases:
-        expected = np.broadcast_to(
-            padding_mask(lengths, seq_len), _square(lengths, seq_len)
+        lengths = rng.permutation(lengths) if i % 2 else lengths
+        cases.append(
+            (f"lengths={lengths.tolist()}, seq_len={seq_len}", (lengths, seq_len))
         )
-        given = lengths.copy()
-        got, error = _call(candidate, given, seq_len)
-        case = f"lengths={lengths.tolist()}, seq_len={seq_len}"
-        problem = error or _mask_problem(got, expected, lengths, given, seq_len)
-        if problem:
-            return Verdict(False, f"{case}: {problem}")
-    return Verdict(
-        True,
+    seq_lens = [seq_len for _, (_, seq_len) in cases]
+    success = (
         f"the padding mask matched on {len(cases)} random batches (sequences of "
-        f"{min(s for _, s in cases)} to {max(s for _, s in cases)} positions, full "
-        "and padded sentences)",
+        f"{min(seq_lens)} to {max(seq_lens)} positions, full and padded sentences)"
     )
+    return _cases(answer, cases, _mask_problem, success, "changed its input lengths")
 
 
-def _square(lengths: np.ndarray, seq_len: int) -> tuple[int, int, int, int]:
-    """The scores' shape the mask must cover, with one head: (batch, 1, seq, seq)."""
-    return (len(lengths), 1, seq_len, seq_len)
-
-
-def _mask_problem(
-    got: object,
-    expected: np.ndarray,
-    lengths: np.ndarray,
-    given: np.ndarray,
-    seq_len: int,
-) -> str | None:
-    """What is wrong with ``got``, the candidate's padding mask, or None."""
-    if not np.array_equal(given, lengths):
-        return "changed its input lengths"
+def _mask_problem(got: object, lengths: np.ndarray, seq_len: int) -> str | None:
+    square = (len(lengths), 1, seq_len, seq_len)  # the scores' shape, with one head
+    expected = np.broadcast_to(padding_mask(lengths, seq_len), square)
     if not isinstance(got, np.ndarray):
         return f"returned {shown(got)}, expected a NumPy array"
     if got.dtype != np.bool_:
         return f"got dtype {got.dtype}: a mask is boolean, True = may attend"
     try:
-        spread = np.broadcast_to(got, expected.shape)
+        spread = np.broadcast_to(got, square)
     except ValueError:
         return (
             f"shape {got.shape} does not broadcast to the scores' (batch, heads, seq, "
-            f"seq) = {expected.shape}: put the key axis last, (batch, 1, 1, seq)"
+            f"seq) = {square}: put the key axis last, (batch, 1, 1, seq)"
         )
-    if np.array_equal(spread, expected):
-        return None
-    if np.array_equal(spread, ~expected):
-        return "inverted: True means may attend, so real tokens are True"
-    if np.array_equal(spread, expected.swapaxes(-1, -2)):
-        return (
-            "it masks queries, not keys: padding must not be read, so the sequence "
-            "axis is the last one, (batch, 1, 1, seq)"
-        )
-    off = np.broadcast_to(padding_mask(lengths + 1, seq_len), expected.shape)
-    if np.array_equal(spread, off):
-        return "one key too many: sentence b's real keys are 0 to lengths[b] - 1"
+    queries = expected.swapaxes(-1, -2)
+    one_more = np.broadcast_to(padding_mask(lengths + 1, seq_len), square)
+    suspects = {  # the hint: what the answer computed instead
+        None: expected,
+        "inverted: True means may attend, so real tokens are True": ~expected,
+        "it masks queries, not keys: padding must not be read, so the sequence axis is the last one, (batch, 1, 1, seq)": queries,
+        "one key too many: sentence b's real keys are 0 to lengths[b] - 1": one_more,
+    }
+    for hint, mask in suspects.items():
+        if np.array_equal(spread, mask):
+            return hint
     return "wrong values: key j of sentence b may be read when j < lengths[b]"
 
 
-def _call(fn: Callable, *args: object) -> tuple[object, str | None]:
-    """``fn(*args)``, or what went wrong (what it raised, a time out), described for
-    the reader; ``fn`` is the answer ``_judged`` hands to a check."""
-    try:
-        return fn(*args), None
-    except Raised as error:
-        return None, error.description
-    except KeyboardInterrupt:
-        raise
-    except BaseException as error:  # the reader's code may raise anything, exit too
-        return None, raised(error)
-
-
-def _count(got: object, error: str | None) -> tuple[int, str | None]:
-    """``got`` as a Python int if it is an integer (Python or NumPy), or a problem
-    (``error``, what the call raised, first)."""
-    if error:
-        return 0, error
-    if isinstance(got, (bool, np.bool_)):
-        return 0, f"got {got!r}, expected an integer"
-    if isinstance(got, (float, np.floating)):
-        return 0, (
-            f"got {shown(got)}, a float: a count is an integer (divide with //, not /)"
-        )
-    try:
-        return operator.index(got), None  # int, NumPy integers, 0-d integer arrays
-    except TypeError:
-        return 0, f"got {shown(got)}, expected an integer"
-
-
 def _seed(candidate: object) -> int:
-    """A seed from the candidate's code (``co_code``, ``co_consts``, ``co_names``)
-    and the values it reads (globals, closure, defaults), the same on every run; the
-    name of its type for a callable without code. An answer that fills a table from
-    failure messages reads a new table each time, so it meets new cases."""
+    """A seed, the same on every run, from the candidate's code and the values it reads
+    (an answer filling a table from failure messages meets new cases each time)."""
     parts = (
         _answer_parts(candidate, set())
         if isinstance(candidate, types.FunctionType)
@@ -806,16 +667,14 @@ def _stable_repr(value: object) -> str:
 
 
 def _code_parts(code: types.CodeType) -> list[bytes]:
-    """The bytes of a code object that define what it does, nested functions too
-    (a nested code object's repr holds an address, different on every run)."""
+    """The bytes of a code object that define what it does, nested functions too (a
+    nested code object's repr holds an address, a frozenset's order follows hashing)."""
     parts = [code.co_code, repr(code.co_names).encode()]
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             parts += _code_parts(const)
-        elif isinstance(const, frozenset):  # its order varies with string hashing
-            parts.append(repr(sorted(map(repr, const))).encode())
         else:
-            parts.append(repr(const).encode())
+            parts.append(_stable_repr(const).encode())
     return parts
 
 
@@ -839,32 +698,50 @@ def page() -> Page:
     weights = scaled_dot_product_attention(q, k, v)[1][:, 0]  # (heads, keys)
     four = {"d_model": d, "n_heads": h, "d_k": d // h, "weights": weights}
     four |= {"scale": np.sqrt(d // h), "two_head_scale": np.sqrt(d // 2)}
-    shape = published.model("BERT-base")  # question 2
-    layer = MultiHeadAttention(shape.d_model, shape.n_heads)  # counted from its arrays
-    bert = {"d_model": shape.d_model, "n_heads": shape.n_heads, "d_k": shape.d_k}
-    bert |= {
-        "params": param_count(shape.d_model, shape.n_heads),
-        "params_from_arrays": layer.param_count,
-        "four_d_squared": 4 * shape.d_model**2,
-        "d_squared": shape.d_model**2,
-    }
-    before, after = cricket.solve(), cricket.solve(v=cricket.V_TRIPLED)
+    b = published.model("BERT-base")  # question 2, also counted from a layer's arrays
+    bert = {"d_model": b.d_model, "n_heads": b.n_heads, "d_k": b.d_k}
+    bert |= {"params": param_count(b.d_model, b.n_heads), "d_squared": b.d_model**2}
+    bert |= {"params_from_arrays": MultiHeadAttention(b.d_model, b.n_heads).param_count}
+    bert["four_d_squared"] = 4 * b.d_model**2
+    before, after = cricket.solve(), cricket.solve(v=cricket.V_TRIPLED)  # question 3
     voita = published.VOITA_2019  # question 5
     pruned = published.model(voita.model)
     per_head = 4 * pruned.d_model * pruned.d_k  # columns of W_Q, W_K, W_V, rows of W_O
+    total = pruned.n_layers * param_count(pruned.d_model, pruned.n_heads)
+    pruning = {"result": voita, "d_model": pruned.d_model, "d_k": pruned.d_k}
+    pruning |= {"per_head": per_head, "pruned": per_head * voita.heads_pruned}
+    pruning |= {"total": total, "pruned_share": per_head * voita.heads_pruned / total}
+    pruning["kept_heads"] = voita.heads_total - voita.heads_pruned
     n, width, heads = cricket.COST_N, cricket.COST_D_MODEL, cricket.COST_HEADS  # q. 6
     cost = {"n": n, "d_model": width, "n_heads": heads, "d_k": width // heads}
-    cost |= {
-        "one_head": score_multiply_adds(n, width, 1),
-        "per_head": n * n * (width // heads),
-        "many_heads": score_multiply_adds(n, width, heads),
-        "one_head_flops": score_flops(n, width, 1),
-        "many_heads_flops": score_flops(n, width, heads),
+    cost["per_head"] = n * n * (width // heads)
+    for key, n_heads in (("one_head", 1), ("many_heads", heads)):
+        cost[key] = score_multiply_adds(n, width, n_heads)
+        cost[f"{key}_flops"] = score_flops(n, width, n_heads)
+    fast = fast_attention.page()  # the tiled question, at the fast page's largest n
+    row, block, size = fast.memory[-1], fast.tile, fast.itemsize
+    online = {
+        "n": row["n"],
+        "block": block,
+        "d_k": fast.d_k,
+        "blocks": (row["n"] // block) ** 2,
     }
-    total = pruned.n_layers * param_count(pruned.d_model, pruned.n_heads)
-    rope_shift = _rope_shift()  # question 7
+    online |= {"scores_bytes": row["n"] ** 2 * size, "block_bytes": block**2 * size}
+    online |= {"naive_mb": row["naive_mb"], "tiled_mb": row["tiled_mb"]}
+    online["dense_arrays"] = fast.dense_arrays
+    s = circuits.studies()  # the keys question: the induction head, patched or not
+    keys = {
+        "receiver": "L{}H{}".format(*s.top[0]),
+        "sender": "L{}H{}".format(*s.previous),
+    }
+    keys |= {
+        "clean": float(s.sequences.clean[0]),
+        "patched": float(s.sequences.patched[0]),
+    }
+    keys["control"] = float(s.sequences.controls[0, 0])
+    rope_shift, more = _rope_shift(), _more_recall()
     return Page(
-        online=_online(),
+        online=online,
         tokens=cricket.TOKENS,
         four_heads=four,
         flat=[i for i, row in enumerate(weights) if np.allclose(row, row[0])],
@@ -873,20 +750,11 @@ def page() -> Page:
         tripled=after,
         moved=np.flatnonzero(~np.isclose(before.full.output, after.full.output)),
         variance=_score_variance(),
-        pruning={
-            "result": voita,
-            "d_model": pruned.d_model,
-            "d_k": pruned.d_k,
-            "per_head": per_head,
-            "pruned": per_head * voita.heads_pruned,
-            "total": total,
-            "pruned_share": per_head * voita.heads_pruned / total,
-            "kept_heads": voita.heads_total - voita.heads_pruned,
-        },
+        pruning=pruning,
         cost=cost,
         rope_shift=rope_shift,
-        keys=_keys(),
-        **(more := more_recall()),
+        keys=keys,
+        **more,
         facts=facts(weights, bert, cost, before, after)
         | rope_facts(rope_shift)
         | recall_facts(*(more[k] for k in ("masks", "cross", "hull", "kv", "whole"))),
@@ -894,21 +762,34 @@ def page() -> Page:
     )
 
 
+def _score_variance(heads=(1, 8, 64), d_model=512, samples=4000) -> list[dict]:
+    """Question 4: the sampled variance of q·k, raw and scaled by 1/√d_k, for q and k
+    with independent N(0, 1) entries, at each head width (theory: d_k and 1)."""
+    rng, rows = np.random.default_rng(0), []
+    for h in heads:
+        d_k = d_model // h
+        q, k = rng.normal(size=(samples, d_k)), rng.normal(size=(samples, d_k))
+        dots = (q * k).sum(axis=1)  # (samples,)
+        row = {"n_heads": h, "d_k": d_k, "theory_raw": float(d_k)}  # d_k σ⁴
+        rows.append(
+            row
+            | {"raw": float(dots.var()), "scaled": float((dots / np.sqrt(d_k)).var())}
+        )
+    return rows
+
+
 def _rope_shift(m=3, n=10, shift=1_000, d_k=64) -> dict:
-    """The RoPE question: one random q at ``m`` and k at ``n``, scored rotated and
-    with sinusoidal vectors added, before and after moving both by ``shift``."""
+    """Question 7: one random q at ``m`` and k at ``n``, scored rotated and with
+    sinusoidal vectors added, before and after moving both by ``shift``."""
     q, k = np.random.default_rng(0).standard_normal((2, d_k))
     rope, p = RotaryEmbedding(d_k), sinusoidal(n + shift + 1, d_k)
-    rope_scores, added = [], []
+    out = {"m": m, "n": n, "shift": shift, "d_k": d_k, "base": rope.base}
+    out |= {"rope": [], "added": []}
     for s in (0, shift):
         q_m, k_n = rope(np.stack([q, k]), np.array([m, n]) + s)
-        rope_scores.append(float(q_m @ k_n))
-        added.append(float((q + p[m + s]) @ (k + p[n + s])))
-    return {"m": m, "n": n, "shift": shift, "d_k": d_k, "base": rope.base} | {
-        "rope": rope_scores,
-        "added": added,
-        "rope_change": abs(rope_scores[1] - rope_scores[0]),
-    }
+        out["rope"].append(float(q_m @ k_n))
+        out["added"].append(float((q + p[m + s]) @ (k + p[n + s])))
+    return out | {"rope_change": abs(out["rope"][1] - out["rope"][0])}
 
 
 def rope_facts(question: dict) -> dict[str, Fact]:
@@ -928,19 +809,10 @@ def rope_facts(question: dict) -> dict[str, Fact]:
     }
 
 
-def more_recall(rng: np.random.Generator | None = None) -> dict[str, dict]:
-    """The answers to the questions on masks, cross-attention, the FFN, depth, the
-    KV cache and the whole layer's cost, each computed by the core.
-
-    ```python
-    from mha.pages.exercises import more_recall
-
-    answers = more_recall()
-    assert answers["masks"]["kept"] == 4 * 5 // 2
-    assert answers["kv"]["small"]["bytes"] < answers["kv"]["big"]["bytes"]
-    ```
-    """
-    rng = np.random.default_rng(0) if rng is None else rng
+def _more_recall() -> dict[str, dict]:
+    """The answers on masks, cross-attention, the FFN, depth, the KV cache and the
+    whole layer's cost, each computed by the core."""
+    rng = np.random.default_rng(0)
     n, d_k = 4, 3  # masks: a causal head over four tokens
     q, k, v = (rng.normal(size=(n, d_k)) for _ in range(3))
     out, _ = scaled_dot_product_attention(q, k, v, causal_mask(n))
@@ -948,17 +820,16 @@ def more_recall(rng: np.random.Generator | None = None) -> dict[str, dict]:
     masks |= {"first": out[0], "v_first": v[0]}
     layer = MultiHeadAttention(8, 4, rng=rng)  # cross: 3 decoder tokens, 5 encoder
     x, memory = rng.normal(size=(3, 8)), rng.normal(size=(5, 8))
-    _, weights = layer(x, kv=memory)
-    cross = {"d_model": 8, "n_heads": 4, "n": 3, "m": 5, "weights": weights}
+    cross = {"d_model": 8, "n_heads": 4, "n": 3, "m": 5}
+    cross["weights"] = layer(x, kv=memory)[1]
     values = rng.normal(size=(6, 4))  # the FFN: one head's outputs against its values
     mixed = softmax(rng.normal(size=(6, 6)) * 3) @ values
-    low, high = values.min(axis=0), values.max(axis=0)
-    hull = {"tokens": 6, "d_k": 4, "checks": mixed.size}
-    hull |= {"within": int(((mixed >= low) & (mixed <= high)).sum())}
+    within = (mixed >= values.min(axis=0)) & (mixed <= values.max(axis=0))
+    hull = {"tokens": 6, "d_k": 4, "checks": mixed.size, "within": int(within.sum())}
     smol = published.decoder("SmolLM2-135M")  # depth: who can read whom
     pairs = smol.n_heads**2 * smol.n_layers * (smol.n_layers - 1) // 2
     depth = {"model": smol.name, "n_layers": smol.n_layers, "n_heads": smol.n_heads}
-    depth |= {"pairs": pairs}
+    depth["pairs"] = pairs
     kv = {}  # the KV cache: float16, batch 1, each model's published context
     for key, name in (("big", "Llama-2 7B"), ("small", "Llama-2 70B")):
         c = published.decoder(name)
@@ -967,9 +838,7 @@ def more_recall(rng: np.random.Generator | None = None) -> dict[str, dict]:
     kv["ratio"] = kv["big"]["bytes"] / kv["small"]["bytes"]
     base = published.model("Transformer base")  # the whole layer, the count table's n
     whole = layer_multiply_adds(cricket.COST_N, base.d_model, base.n_heads)
-    return {"masks": masks, "cross": cross, "hull": hull, "depth": depth, "kv": kv} | {
-        "whole": whole
-    }
+    return dict(masks=masks, cross=cross, hull=hull, depth=depth, kv=kv, whole=whole)
 
 
 def recall_facts(
@@ -979,11 +848,11 @@ def recall_facts(
     whole layer's cost.
 
     ```python
-    from mha.pages.exercises import more_recall, recall_facts
+    from mha.pages.exercises import page, recall_facts
 
-    a = more_recall()
-    hull = a["hull"] | {"within": 0}
-    found = recall_facts(a["masks"], a["cross"], hull, a["kv"], a["whole"])
+    p = page()
+    hull = p.hull | {"within": 0}
+    found = recall_facts(p.masks, p.cross, hull, p.kv, p.whole)
     assert not found["all_within"].holds and found["first_copies"].holds
     ```
     """
@@ -1010,54 +879,6 @@ def recall_facts(
             f"projections {whole.projections}, scores and sum {whole.attention}",
         ),
     }
-
-
-def _online() -> dict:
-    """The tiled-attention question: one head's scores at the fast-attention page's largest n, whole and
-    a block at a time, in float64, beside both paths' measured peaks."""
-    fast = fast_attention.page()
-    row, block = fast.memory[-1], fast.tile
-    size = fast.itemsize
-    return {
-        "n": row["n"],
-        "block": block,
-        "d_k": fast.d_k,
-        "scores_bytes": row["n"] ** 2 * size,
-        "block_bytes": block**2 * size,
-        "blocks": (row["n"] // block) ** 2,
-        "naive_mb": row["naive_mb"],
-        "tiled_mb": row["tiled_mb"],
-        "dense_arrays": fast.dense_arrays,
-    }
-
-
-def _keys() -> dict:
-    """The keys question: the strongest induction head's score, unpatched and with the
-    previous-token head's write (or a random earlier head's) swapped in its keys."""
-    s = circuits.studies()
-    layer, head = s.top[0]
-    return {
-        "receiver": f"L{layer}H{head}",
-        "sender": f"L{s.previous[0]}H{s.previous[1]}",
-        "clean": float(s.sequences.clean[0]),
-        "patched": float(s.sequences.patched[0]),
-        "control": float(s.sequences.controls[0, 0]),
-    }
-
-
-def _score_variance(heads=(1, 8, 64), d_model=512, samples=4000) -> list[dict]:
-    """Question 4: the sampled variance of q·k, raw and scaled by 1/√d_k, for q and k
-    with independent N(0, 1) entries, at each head width (theory: d_k and 1)."""
-    rng, rows = np.random.default_rng(0), []
-    for h in heads:
-        d_k = d_model // h
-        q = rng.normal(0.0, 1.0, size=(samples, d_k))
-        k = rng.normal(0.0, 1.0, size=(samples, d_k))
-        dots = (q * k).sum(axis=1)  # (samples,)
-        raw, scaled = float(dots.var()), float((dots / np.sqrt(d_k)).var())
-        row = {"n_heads": h, "d_k": d_k, "raw": raw, "scaled": scaled}
-        rows.append(row | {"theory_raw": float(d_k)})  # d_k σ⁴
-    return rows
 
 
 def facts(
