@@ -178,12 +178,17 @@ class ModelParts:
 def _model_parts() -> tuple[ModelParts, ...]:
     """Every published model counted part by part (``mha.data.totals.breakdown``)."""
     parts = []
-    for name in totals.ARCHITECTURES:
-        b = totals.breakdown(name)
-        rest = b.norms + b.other
-        counts = (b.embeddings, b.attention, b.ffn, rest, b.total, b.stated)
+    for b in map(totals.breakdown, totals.ARCHITECTURES):
+        counts = (
+            b.embeddings,
+            b.attention,
+            b.ffn,
+            b.norms + b.other,
+            b.total,
+            b.stated,
+        )
         millions = (round(n / 1e6) for n in counts)
-        parts.append(ModelParts(name, *millions, b.attention_share, b.stated_source))
+        parts.append(ModelParts(b.name, *millions, b.attention_share, b.stated_source))
     return tuple(parts)
 
 
@@ -227,26 +232,10 @@ class LayerCost:
         return self.weights * 2 / 1e9
 
 
-def windowed_out(
-    decoders: tuple[published.DecoderConfig, ...],
-) -> tuple[published.DecoderConfig, ...]:
-    """The decoders that attend to every past token: a sliding window (Mistral 7B's)
-    caps the keys of a query, so n² does not describe its scores.
-
-    ```python
-    from mha.data import published
-    from mha.pages.cost import windowed_out
-
-    assert "Mistral 7B v0.1" not in {c.name for c in windowed_out(published.DECODERS)}
-    ```
-    """
-    return tuple(c for c in decoders if c.sliding_window is None)
-
-
 def layer_costs() -> tuple[LayerCost, ...]:
-    """Every published model with a context length (learned positions, or a
-    decoder's published context): its layer's multiply-adds at that length, sorted
-    by the n² part's share.
+    """Every published model with a context length (learned positions, or the
+    published context of a decoder that attends to every past token): its layer's
+    multiply-adds at that length, sorted by the n² part's share.
 
     ```python
     from mha.pages.cost import layer_costs
@@ -262,8 +251,8 @@ def layer_costs() -> tuple[LayerCost, ...]:
         if arch.learned_positions:  # the base Transformer's sinusoids set no length
             shapes.append((s.name, s.d_model, s.n_heads, s.n_heads, s.d_k))
             shapes[-1] += (arch.learned_positions, arch.source)
-    for c in windowed_out(published.DECODERS):
-        if c.max_context is not None and c.context_source is not None:
+    for c in published.DECODERS:  # a window (Mistral's) caps a query's keys: not n²
+        if c.sliding_window is None and c.max_context and c.context_source:
             shapes.append((c.name, c.d_model, c.n_heads, c.n_kv_heads, c.head_dim))
             shapes[-1] += (c.max_context, c.context_source)
     rows = []
@@ -288,6 +277,11 @@ class ScoreRank:
         """The heads' ranks as the page's table shows them: ``"16"`` or ``"15 to 16"``."""
         low, high = int(self.ranks.min()), int(self.ranks.max())
         return f"{low}" if low == high else f"{low} to {high}"
+
+    @property
+    def on_bound(self) -> bool:
+        """Whether every head's rank is the bound min(n, d_k)."""
+        return bool((self.ranks == self.bound).all())
 
 
 def score_ranks(
@@ -430,7 +424,6 @@ def facts(
     apart = t.rows[-1].attention_q1_ms > t.rows[0].attention_q3_ms  # quartile ranges
     cores = t.machine["cpu_count"]
     best = bleu.index(max(bleu))
-    spans = [(int(r.ranks.min()), int(r.ranks.max()), r.bound) for r in ranks]
     return {
         "flat": Fact(
             {(r.params, r.params_bias) for r in rows}
@@ -467,7 +460,10 @@ def facts(
             f"rest spans {high - low:.2f} ms, core grows {core:.2f} ms, "
             f"load average {t.load} on {cores} cores",
         ),
-        "on_bound": Fact(all(a == b == c for a, b, c in spans), f"ranks {spans}"),
+        "on_bound": Fact(
+            all(r.on_bound for r in ranks),
+            f"ranks {[(r.ranks_text, r.bound) for r in ranks]}",
+        ),
         "vaswani_heads": Fact(
             0 < best < len(bleu) - 1 and bleu[0] < bleu[best] > bleu[-1],
             f"dev BLEU by heads {bleu}",
@@ -554,7 +550,6 @@ def figures(t: Timings, ranks: tuple[ScoreRank, ...]) -> dict[str, Figure]:
         trend = "both rise" if core_rises else "the whole layer rises"
     heads = (last.n_heads, first.n_heads)
     steeper = t.ratio(*heads, "attention") > t.ratio(*heads)
-    on_bound = all(int(r.ranks.min()) == int(r.ranks.max()) == r.bound for r in ranks)
     return {
         "head_timings": Figure(
             "cost.head_timings",
@@ -575,7 +570,7 @@ def figures(t: Timings, ranks: tuple[ScoreRank, ...]) -> dict[str, Figure]:
             alt="Rank of each head's score matrix against d_k on log scales: "
             + (
                 "every head's rank sits exactly on the dashed bound line"
-                if on_bound
+                if all(r.on_bound for r in ranks)
                 else "the heads' ranks fall below the dashed bound line"
             )
             + f", falling from {ranks[0].bound} to {ranks[-1].bound} as the heads get "
