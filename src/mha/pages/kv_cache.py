@@ -78,24 +78,37 @@ def page() -> Page:
     naive = {}  # the trap: d_model / h as head width, and that width / the real one
     for d in (models[name].config for name in ("PaLM 540B", "Gemma 7B")):
         naive[d.name] = (d.d_model // d.n_heads, d.d_model // d.n_heads / d.head_dim)
-    # Llama-2 70B, one sequence of the example's context (and the longest), in GiB
-    gib = {
-        key: cache_bytes(c, n, n_kv_heads=h) / GIB
-        for key, n, h in (
-            ("mha", EXAMPLE_CONTEXT, c.n_heads),
-            ("published", EXAMPLE_CONTEXT, c.n_kv_heads),
-            ("mqa", EXAMPLE_CONTEXT, 1),
-            ("longest", CONTEXTS[-1], c.n_heads),
+    table = []  # the KV designs, cached as the calculator computes, against full MHA
+    for kv in KV_DESIGNS:
+        windows = [w for w in kv.windows if w is not None]
+        longest = Shape.of(kv.name, kv.max_context).fits().cache
+        mha = kv.mha_width * kv.n_layers * kv.max_context * BYTES_PER_VALUE
+        table.append(
+            {
+                "design": kv,
+                "width": kv.widths[0],
+                "local_layers": len(windows),
+                "window": windows[0] if windows else None,
+                "per_token": Shape.of(kv.name, 1).fits().cache,
+                "longest": size_text(longest),
+                "mha_longest": size_text(mha),
+                "share": longest / mha,
+            }
         )
-    }
-    start, table = Shape.of(CALCULATOR_MODEL), designs()
+    start = Shape.of(CALCULATOR_MODEL)
     return Page(
         rows=rows,
         models=models,
         bits=8 * BYTES_PER_VALUE,
         naive=naive,
         context=EXAMPLE_CONTEXT,
-        gib=gib | {"weights": counted[c.name] * BYTES_PER_VALUE / GIB},
+        gib={  # Llama-2 70B, one sequence of the example's context, and its weights
+            "mha": cache_bytes(c, EXAMPLE_CONTEXT, n_kv_heads=c.n_heads) / GIB,
+            "published": cache_bytes(c, EXAMPLE_CONTEXT) / GIB,
+            "mqa": cache_bytes(c, EXAMPLE_CONTEXT, n_kv_heads=1) / GIB,
+            "longest": cache_bytes(c, CONTEXTS[-1], n_kv_heads=c.n_heads) / GIB,
+            "weights": counted[c.name] * BYTES_PER_VALUE / GIB,
+        },
         longest=CONTEXTS[-1],
         counted=counted,
         memory_gib=EXAMPLE_MEMORY_GIB,
@@ -117,66 +130,9 @@ def page() -> Page:
         # where Ainslie et al. give speed and quality by model, time by groups
         cited={"table": 1, "figure": 6},
         designs=table,
-        facts=facts(models, naive, fits, tradeoff, counted) | design_facts(table),
+        facts=facts(models, naive, fits, tradeoff, counted, table),
         figures=figures(models, fits),
     )
-
-
-def designs() -> list[dict]:
-    """The rows of the KV-design table: each design's cache per token and at its
-    longest context (as the calculator computes it), beside the same layers caching
-    full multi-head K and V.
-
-    ```python
-    from mha.pages.kv_cache import designs
-
-    mla = designs()[0]
-    assert mla["per_token"] == (512 + 64) * 60 * 2 and mla["local_layers"] == 0
-    ```
-    """
-    rows = []
-    for d in KV_DESIGNS:
-        windows = [w for w in d.windows if w is not None]
-        longest = Shape.of(d.name, d.max_context).fits().cache
-        mha = d.mha_width * d.n_layers * d.max_context * BYTES_PER_VALUE
-        rows.append(
-            {
-                "design": d,
-                "width": d.widths[0],
-                "local_layers": len(windows),
-                "window": windows[0] if windows else None,
-                "per_token": Shape.of(d.name, 1).fits().cache,
-                "longest": size_text(longest),
-                "mha_longest": size_text(mha),
-                "share": longest / mha,
-            }
-        )
-    return rows
-
-
-def design_facts(rows: list[dict]) -> dict[str, Fact]:
-    """The facts the design table's sentences state.
-
-    ```python
-    from mha.pages.kv_cache import design_facts, designs
-
-    rows = designs()
-    wide = [dict(rows[0], share=0.5)] + rows[1:]
-    assert not design_facts(wide)["mla_small"].holds
-    ```
-    """
-    mla, gemma = rows[0], rows[1]  # the order of KV_DESIGNS: DeepSeek-V2, Gemma 2 9B
-    layers = gemma["design"].n_layers
-    return {
-        "mla_small": Fact(
-            mla["share"] < 0.05 and mla["share"] == min(r["share"] for r in rows),
-            f"shares of full MHA: {[round(r['share'], 4) for r in rows]}",
-        ),
-        "half_local": Fact(
-            2 * gemma["local_layers"] == layers,
-            f"{gemma['local_layers']} local of {layers} layers",
-        ),
-    }
 
 
 def attention_kind(n_heads: int, n_kv_heads: int) -> str:
@@ -558,16 +514,18 @@ def facts(
     fits: dict[str, tuple[int, int]],
     tradeoff: dict[str, Tradeoff],
     counted: dict[str, int],
+    designs: list[dict],
 ) -> dict[str, Fact]:
-    """The facts the page states about the published models, fits and the GQA paper
-    (``counted``: each model's parameters, counted from its shape).
+    """The facts the page states about the published models, fits, the GQA paper
+    and the KV designs (``counted``: each model's parameters, from its shape).
 
     ```python
     from mha.pages.kv_cache import facts, page
 
     p = page()
     fits = {**p.fits, "Llama-3 8B": (1, 1)}  # as if GQA fitted fewer sequences
-    assert not facts(p.models, p.naive, fits, p.tradeoff, p.counted)["fit_llama"].holds
+    found = facts(p.models, p.naive, fits, p.tradeoff, p.counted, p.designs)
+    assert not found["fit_llama"].holds and found["half_local"].holds
     ```
     """
     falcon = models["Falcon-7B"].config
@@ -582,6 +540,8 @@ def facts(
     palm, gemma = naive["PaLM 540B"][1], naive["Gemma 7B"][1]  # d_model/h over head_dim
     seconds = (mqa.row.seconds_per_sample, gqa.row.seconds_per_sample)
     scores = (mqa.row.average_score, gqa.row.average_score)
+    mla, gemma2 = designs[0], designs[1]  # DeepSeek-V2, Gemma 2 9B
+    layers = gemma2["design"].n_layers
     return {
         "falcon_trap": Fact(
             models["Falcon-7B"].saving == falcon.n_heads / falcon.n_kv_heads,
@@ -618,6 +578,14 @@ def facts(
         "palm_too_large": Fact(palm > 1, f"PaLM 540B: {palm}"),
         "gemma_trap": Fact(gemma != 1, f"Gemma 7B: {gemma}"),
         "gemma_too_small": Fact(gemma < 1, f"Gemma 7B: {gemma}"),
+        "mla_small": Fact(
+            mla["share"] < 0.05 and mla["share"] == min(r["share"] for r in designs),
+            f"shares of full MHA: {[round(r['share'], 4) for r in designs]}",
+        ),
+        "half_local": Fact(
+            2 * gemma2["local_layers"] == layers,
+            f"{gemma2['local_layers']} local of {layers} layers",
+        ),
     }
 
 
