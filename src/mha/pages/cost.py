@@ -60,7 +60,11 @@ def page() -> Page:
     ```
     """
     rows, ranks, t = cached(sweep), cached(score_ranks), timings()  # computed once
-    costs, parts, layers = published_costs(), _model_parts(), layer_costs()
+    costs, layers, parts = published_costs(), layer_costs(), []
+    for b in map(totals.breakdown, totals.ARCHITECTURES):  # every model, part by part
+        counts = (b.embeddings, b.attention, b.ffn, b.norms + b.other, b.total)
+        millions = (round(n / 1e6) for n in (*counts, b.stated))
+        parts.append(ModelParts(b.name, *millions, b.attention_share, b.stated_source))
     base, bert = published.model("Transformer base"), published.model("BERT-base")
     whole = layer_multiply_adds(N, D_MODEL, base.n_heads)  # the count table's shape
     by_share = sorted(parts, key=lambda p: p.attention_share)
@@ -174,17 +178,6 @@ class ModelParts:
     stated_m: int  # what the model's source states
     attention_share: float
     source: published.Source  # where the stated total was read
-
-
-def _model_parts() -> tuple[ModelParts, ...]:
-    """Every published model counted part by part (``mha.data.totals.breakdown``)."""
-    parts = []
-    for b in map(totals.breakdown, totals.ARCHITECTURES):
-        rest = b.norms + b.other
-        counts = (b.embeddings, b.attention, b.ffn, rest, b.total, b.stated)
-        millions = (round(n / 1e6) for n in counts)
-        parts.append(ModelParts(b.name, *millions, b.attention_share, b.stated_source))
-    return tuple(parts)
 
 
 @dataclass(frozen=True)

@@ -462,10 +462,9 @@ def calculator_json() -> str:
     """
     fields = ("layers", "query_heads", "kv_heads", "head_dim", "params")
     fields += ("latent", "window", "windowed_layers")
-    default = {"model": CALCULATOR_MODEL, "context": EXAMPLE_CONTEXT}
-    default |= {"batch": EXAMPLE_BATCH, "itemsize": BYTES_PER_VALUE}
+    opens = ("model", "context", "batch", "itemsize", "memory_gib")  # its first state
     data = {"units": list(UNITS), "gib": GIB, "models": []}
-    data["default"] = default | {"memory_gib": EXAMPLE_MEMORY_GIB}
+    data["default"] = {key: getattr(Shape.of(CALCULATOR_MODEL), key) for key in opens}
     for c in calculator_models().values():
         shape, source = Shape.of(c.name), c.context_source
         model = {field: getattr(shape, field) for field in fields}
