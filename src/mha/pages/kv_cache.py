@@ -14,6 +14,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
+from itertools import pairwise
 
 import numpy as np
 
@@ -28,7 +29,6 @@ from mha.data.published import (
     GQA_UPTRAIN_FRACTION,
     DecoderConfig,
     SpeedQuality,
-    decoder,
 )
 from mha.heads import repeat_kv
 from mha.support.page import Fact, Figure, Page
@@ -67,11 +67,9 @@ def page() -> Page:
     counted = {name: totals.breakdown(name).total for name in models}
     c = models[CONTEXT_MODEL].config
     fits = {}  # sequences whose caches fit beside the weights: as published, with MHA
-    for d in map(decoder, FIT_MODELS):
-        free = max(EXAMPLE_MEMORY - counted[d.name] * BYTES_PER_VALUE, 0)
-        fits[d.name] = tuple(
-            free // cache_bytes(d, EXAMPLE_CONTEXT, n_kv_heads=h)
-            for h in (d.n_kv_heads, d.n_heads)
+    for shape in map(Shape.of, FIT_MODELS):  # as the calculator counts them
+        fits[shape.model] = tuple(
+            shape.fits(h).largest_batch for h in (shape.kv_heads, shape.query_heads)
         )
     tradeoff = tradeoffs(GQA_TABLE_1)
     mqa, gqa = tradeoff["MQA-XXL"], tradeoff["GQA-8-XXL"]
@@ -631,8 +629,7 @@ def figures(
         )
         for g in kv_heads
     ]
-    sizes = [cache_bytes(c, EXAMPLE_CONTEXT, n_kv_heads=g) for g in kv_heads]
-    ratios = [sizes[0] / sizes[1], sizes[1] / sizes[2]]
+    ratios = [a[-1] / b[-1] for (_, a), (_, b) in pairwise(lines)]  # of the lines
     bars = [(f"{n} ({models[n].kind})", *fits[n]) for n in FIT_MODELS]
     full = [f[1] for f in fits.values()]
     most = max(fits, key=lambda name: fits[name][0])
