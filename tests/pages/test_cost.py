@@ -29,8 +29,6 @@ from mha.pages.cost import (
     facts,
     figures,
     layer_costs,
-    layer_facts,
-    layer_figures,
     page,
     published_costs,
     score_ranks,
@@ -173,30 +171,28 @@ def test_the_cost_pages_facts_hold_and_turn_false_on_other_values():
     assert all(f.holds for f in p.facts.values()), {
         k: f.values for k, f in p.facts.items() if not f.holds
     }
-    costs = p.costs
     bleu = [24.9, 25.5, 25.8, 25.8, 25.4]  # Vaswani et al. Table 3 (A)
-    assert facts(p.rows, costs, p.timings, p.ranks, bleu)["vaswani_heads"].holds
-    assert not facts(p.rows, costs, p.timings, p.ranks, sorted(bleu))[
-        "vaswani_heads"
-    ].holds
+    assert not fails("vaswani_heads", bleu=bleu)
+    assert fails("vaswani_heads", bleu=sorted(bleu))
     capped = score_ranks(d_model=16, heads=(1, 16), n=8)  # 8 tokens: rank 8 < d_k = 16
-    assert facts(p.rows, costs, p.timings, capped, bleu)["on_bound"].holds
+    assert not fails("on_bound", ranks=capped)
     lying = [ScoreRank(r.n_heads, r.d_k, r.n, r.ranks - 1, r.bound) for r in capped]
-    assert not facts(p.rows, costs, p.timings, lying, bleu)["on_bound"].holds
-    assert "sits exactly on" in figures(p.timings, capped)["score_ranks"].alt
-    assert "fall below" in figures(p.timings, lying)["score_ranks"].alt
+    assert fails("on_bound", ranks=lying)
+    assert "sits exactly on" in figures(p.timings, capped, p.layers)["score_ranks"].alt
+    assert "fall below" in figures(p.timings, lying, p.layers)["score_ranks"].alt
     assert "on the dashed bound line" in p.figures["score_ranks"].alt
     shrinking = replace(p.timings, rows=p.timings.rows[::-1])  # the core gets faster
-    found = facts(p.rows, costs, shrinking, p.ranks, bleu)
-    assert not found["growth_in_core"].holds and not found["rest_flat"].holds
+    assert fails("growth_in_core", t=shrinking) and fails("rest_flat", t=shrinking)
     assert set(p.figures) == {"head_timings", "score_ranks", "layer_split"}
 
 
 def fails(name: str, **changed) -> bool:
     """Whether the page's fact ``name`` is false once ``changed`` replaces some of
-    the values ``facts`` reads (``rows``, ``costs``, ``t``, ``ranks``, ``bleu``)."""
+    the values ``facts`` reads (``rows``, ``costs``, ``t``, ``ranks``, ``bleu``,
+    ``whole``, ``layers``)."""
     p = page()
     values = dict(rows=p.rows, costs=p.costs, t=p.timings, ranks=p.ranks)
+    values |= dict(whole=p.whole, layers=p.layers)
     values["bleu"] = [row.bleu for row in vaswani2017.ROW_A]
     return not facts(**{**values, **changed})[name].holds
 
@@ -355,15 +351,16 @@ def test_every_published_context_is_in_the_layer_table_except_a_window():
 
 
 def test_the_whole_layer_facts_turn_false():
-    layers = layer_costs()
-    assert all(
-        f.holds for f in layer_facts(layer_multiply_adds(100, 512, 8), layers).values()
+    layers, names = (
+        layer_costs(),
+        ("projections_dominate", "crossover_2d", "most_below"),
     )
+    assert not any(fails(n, whole=layer_multiply_adds(100, 512, 8)) for n in names)
     long = layer_multiply_adds(4096, 512, 8)  # past the crossover
-    assert not layer_facts(long, layers)["projections_dominate"].holds
+    assert fails("projections_dominate", whole=long)
     bert = next(r for r in layers if r.name == "BERT-base")  # an MHA model
     shared = replace(bert, cost=layer_multiply_adds(512, 768, 12, n_kv_heads=4))
-    assert not layer_facts(long, (shared, *layers))["crossover_2d"].holds
+    assert fails("crossover_2d", whole=long, layers=(shared, *layers))
     longer = tuple(  # every context 100 times longer: past every crossover
         replace(
             r,
@@ -374,14 +371,15 @@ def test_the_whole_layer_facts_turn_false():
         )
         for r in layers
     )
-    assert not layer_facts(long, longer)["most_below"].holds
+    assert fails("most_below", whole=long, layers=longer)
 
 
 def test_the_layer_split_figure_draws_two_parts_a_model():
     layers = layer_costs()
     fig = layer_split(layers)
     assert len(fig.axes[0].patches) == 2 * len(layers)
-    assert "Qwen2.5 7B" in layer_figures(layers)["layer_split"].alt
+    p = page()
+    assert "Qwen2.5 7B" in figures(p.timings, p.ranks, layers)["layer_split"].alt
 
 
 def test_the_layer_tables_units_are_the_counts_scaled():

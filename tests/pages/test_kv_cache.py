@@ -31,9 +31,6 @@ from mha.pages.kv_cache import (
     cache_bytes,
     calculator_json,
     calculator_view,
-    counted_params,
-    design_facts,
-    designs,
     facts,
     figures,
     page,
@@ -155,7 +152,7 @@ def test_the_sequences_that_fit_are_the_largest_count_that_fits():
         c = decoder(name)
         for n, h_kv in zip(fits[name], (c.n_kv_heads, c.n_heads), strict=True):
             per_sequence = cache_bytes(c, EXAMPLE_CONTEXT, n_kv_heads=h_kv)
-            used = counted_params(name) * 2 + n * per_sequence
+            used = page().counted[name] * 2 + n * per_sequence
             assert used <= EXAMPLE_MEMORY < used + per_sequence, name
     assert fits["Llama-2 7B"] == (33, 33)  # MHA: 512 KiB a token, 2 GiB a sequence
     assert fits["Llama-3 8B"][0] > 3 * fits["Llama-2 7B"][0]
@@ -166,10 +163,10 @@ def test_weights_bytes_come_from_the_counted_parameters_not_the_nominal_size():
     assert decoder("PaLM 540B").params == 540_350_000_000
     assert decoder("GPT-3 175B").params * 2 == 350 * 10**9
     assert decoder("Llama-2 70B").params == 70 * 10**9  # nominal: "70B"
-    assert counted_params("Llama-2 70B") == 68_976_648_192  # the cost page's count
+    assert page().counted["Llama-2 70B"] == 68_976_648_192  # the cost page's count
     assert round(page().gib["weights"], 2) == 128.48  # not 130.39 GiB
     gemma = decoder("Gemma 2B")  # the weights come first: 16-bit, params × 2 bytes
-    free = EXAMPLE_MEMORY - counted_params("Gemma 2B") * 2
+    free = EXAMPLE_MEMORY - page().counted["Gemma 2B"] * 2
     per_sequence = cache_bytes(gemma, EXAMPLE_CONTEXT)
     assert page().fits["Gemma 2B"][0] == free // per_sequence
 
@@ -240,7 +237,7 @@ def test_the_calculator_data_is_embedded_small_and_complete():
             c.n_layers,
             c.n_kv_heads,
             c.head_dim,
-            counted_params(c.name),
+            page().counted[c.name],
         )
         assert m["max_context"] == c.max_context
     assert len(calculator_json().encode()) <= WIDGET_BYTES
@@ -272,13 +269,17 @@ def test_the_pages_facts_hold_and_follow_the_values():
     assert p.fits["Llama-3 8B"] == (130, 32)
     assert (round(p.speed_share, 2), round(p.recovered, 2)) == (0.86, 0.83)
     swapped = {**p.naive, "PaLM 540B": (192, 0.75), "Gemma 7B": (384, 1.5)}
-    found = facts(p.models, swapped, p.fits, p.tradeoff, p.counted)
+    found = facts(p.models, swapped, p.fits, p.tradeoff, p.counted, p.designs)
     assert not found["palm_too_large"].holds and not found["gemma_too_small"].holds
     assert found["palm_trap"].holds  # still a trap, the other way: the Markdown's else
     same = {**p.naive, "Gemma 7B": (256, 1.0)}
-    assert not facts(p.models, same, p.fits, p.tradeoff, p.counted)["gemma_trap"].holds
+    assert not facts(p.models, same, p.fits, p.tradeoff, p.counted, p.designs)[
+        "gemma_trap"
+    ].holds
     fewer = {**p.fits, "Llama-3 8B": (1, 1)}
-    assert not facts(p.models, p.naive, fewer, p.tradeoff, p.counted)["fit_llama"].holds
+    assert not facts(p.models, p.naive, fewer, p.tradeoff, p.counted, p.designs)[
+        "fit_llama"
+    ].holds
     texts = p.figures
     assert "8 times the published grouped-query model" in texts["cache_vs_context"].alt
     assert "Falcon-7B fits the most, 2,147" in texts["fit_in_memory"].alt
@@ -292,7 +293,7 @@ def test_the_traps_and_the_weights_facts_turn_false_on_other_values():
     p = page()
 
     def stated(models=p.models, naive=p.naive, counted=p.counted) -> dict:
-        return facts(models, naive, p.fits, p.tradeoff, counted)
+        return facts(models, naive, p.fits, p.tradeoff, counted, p.designs)
 
     falcon = p.models["Falcon-7B"]  # the table reading the config's 71 K/V heads
     read = dataclasses.replace(falcon, per_token=falcon.per_token_mha, saving=1.0)
@@ -332,7 +333,9 @@ def test_a_tradeoff_fact_turns_false_on_another_table_1(name, model, changed):
         dataclasses.replace(r, **changed) if r.model == model else r
         for r in GQA_TABLE_1
     ]
-    assert not facts(p.models, p.naive, p.fits, tradeoffs(table), p.counted)[name].holds
+    assert not facts(p.models, p.naive, p.fits, tradeoffs(table), p.counted, p.designs)[
+        name
+    ].holds
 
 
 def test_gqa_tradeoff_reads_table_1():
@@ -392,11 +395,8 @@ def test_every_text_of_the_figures_follows_the_page_colour():
 
 
 def test_deepseek_v2_caches_a_latent_and_a_position_key_per_token_per_layer():
-    from mha.data.kv_designs import design
-    from mha.pages.kv_cache import design_cache_bytes
-
     formula = (512 + 64) * 60 * 2  # (d_c + d_h^R) · layers · 16-bit
-    assert design_cache_bytes(design("DeepSeek-V2"), 1) == formula
+    assert page().designs[0]["per_token"] == formula
     shape = Shape.of("DeepSeek-V2", context=1)
     assert (shape.latent, shape.layers, shape.window) == (512 + 64, 60, 0)
     fit = shape.fits()
@@ -407,15 +407,13 @@ def test_deepseek_v2_caches_a_latent_and_a_position_key_per_token_per_layer():
 
 
 def test_a_window_caps_its_layers_and_only_theirs():
-    from mha.data.kv_designs import design
-    from mha.pages.kv_cache import design_cache_bytes
-
     gemma = Shape.of("Gemma 2 9B", context=10**6)
     assert (gemma.window, gemma.windowed_layers, gemma.layers) == (4096, 21, 42)
     per_layer_token = 2 * 8 * 256 * 2
     expected = per_layer_token * (21 * 10**6 + 21 * 4096)
     assert gemma.fits().cache == expected
-    assert design_cache_bytes(design("Gemma 2 9B"), 10**6) == expected
+    gemma_2 = next(r for r in page().designs if r["design"].name == "Gemma 2 9B")
+    assert gemma_2["per_token"] == per_layer_token * 42  # no window caps one token
     mistral = Shape.of("Mistral 7B v0.1", context=10**6)  # every layer windowed
     assert mistral.fits().cache == cache_bytes(decoder("Mistral 7B v0.1"), 4096)
     assert mistral.fits().longest_context is None
@@ -446,12 +444,18 @@ def test_the_longest_context_is_the_last_that_fits(seed):
 
 
 def test_the_design_facts_turn_false_on_other_values():
-    rows = designs()
-    assert all(f.holds for f in design_facts(rows).values())
+    p = page()
+
+    def fails(name: str, rows: list[dict]) -> bool:
+        found = facts(p.models, p.naive, p.fits, p.tradeoff, p.counted, rows)
+        return not found[name].holds
+
+    rows = p.designs
+    assert not fails("mla_small", rows) and not fails("half_local", rows)
     mla = next(i for i, r in enumerate(rows) if r["design"].name == "DeepSeek-V2")
     wide = [dict(r, share=0.5) if i == mla else r for i, r in enumerate(rows)]
-    assert not design_facts(wide)["mla_small"].holds
+    assert fails("mla_small", wide)
     gemma = next(i for i, r in enumerate(rows) if r["design"].name == "Gemma 2 9B")
     fewer = dict(rows[gemma], local_layers=rows[gemma]["local_layers"] - 1)
     other = [fewer if i == gemma else r for i, r in enumerate(rows)]
-    assert not design_facts(other)["half_local"].holds
+    assert fails("half_local", other)

@@ -31,6 +31,7 @@ from mha.support.validate import generator
 from mha.worked.cricket import COST_N as N  # tokens, as in the seed's cost example
 
 D_MODEL = published.model("Transformer base").d_model
+FORMULA = (4 * D_MODEL**2, 4 * D_MODEL**2 + 4 * D_MODEL)  # without and with biases
 HEADS = (1, 2, 4, 8, 16, 32, 64)
 # The rank study: narrow, so that d_k runs down to 1 in a few SVDs, and n > d_model
 # tokens, so that every head is capped by its d_k.
@@ -59,16 +60,21 @@ def page() -> Page:
     ```
     """
     rows, ranks, t = cached(sweep), cached(score_ranks), timings()  # computed once
-    costs, parts, layers = published_costs(), _model_parts(), layer_costs()
+    costs, layers, parts = published_costs(), layer_costs(), []
+    for b in map(totals.breakdown, totals.ARCHITECTURES):  # every model, part by part
+        counts = (b.embeddings, b.attention, b.ffn, b.norms + b.other, b.total)
+        millions = (round(n / 1e6) for n in (*counts, b.stated))
+        parts.append(ModelParts(b.name, *millions, b.attention_share, b.stated_source))
     base, bert = published.model("Transformer base"), published.model("BERT-base")
     whole = layer_multiply_adds(N, D_MODEL, base.n_heads)  # the count table's shape
     by_share = sorted(parts, key=lambda p: p.attention_share)
     by_name = {p.name: p for p in parts}
+    bleu = [r.bleu for r in vaswani2017.ROW_A]  # Table 3 (A): BLEU by number of heads
     return Page(
         d_model=D_MODEL,
         n=N,
         rows=rows,
-        formula=(4 * D_MODEL**2, 4 * D_MODEL**2 + 4 * D_MODEL),  # no layer at all
+        formula=FORMULA,  # written from d_model, no layer at all
         costs=costs,
         sublayers=[(kind, base.n_layers) for kind in SUBLAYERS_PER_LAYER[base.name]],
         bert=bert,
@@ -86,9 +92,8 @@ def page() -> Page:
         windowed=[c for c in published.DECODERS if c.sliding_window is not None],
         vaswani=vaswani2017.ROW_A,  # Table 3 (A): BLEU by number of heads
         vaswani_best=vaswani2017.best_bleu(),
-        facts=facts(rows, costs, t, ranks, [r.bleu for r in vaswani2017.ROW_A])
-        | layer_facts(whole, layers),
-        figures=figures(t, ranks) | layer_figures(layers),
+        facts=facts(rows, costs, t, ranks, bleu, whole, layers),
+        figures=figures(t, ranks, layers),
     )
 
 
@@ -175,18 +180,6 @@ class ModelParts:
     source: published.Source  # where the stated total was read
 
 
-def _model_parts() -> tuple[ModelParts, ...]:
-    """Every published model counted part by part (``mha.data.totals.breakdown``)."""
-    parts = []
-    for name in totals.ARCHITECTURES:
-        b = totals.breakdown(name)
-        rest = b.norms + b.other
-        counts = (b.embeddings, b.attention, b.ffn, rest, b.total, b.stated)
-        millions = (round(n / 1e6) for n in counts)
-        parts.append(ModelParts(name, *millions, b.attention_share, b.stated_source))
-    return tuple(parts)
-
-
 @dataclass(frozen=True)
 class LayerCost:
     """One published model's attention layer at its full context: what it computes
@@ -227,26 +220,10 @@ class LayerCost:
         return self.weights * 2 / 1e9
 
 
-def windowed_out(
-    decoders: tuple[published.DecoderConfig, ...],
-) -> tuple[published.DecoderConfig, ...]:
-    """The decoders that attend to every past token: a sliding window (Mistral 7B's)
-    caps the keys of a query, so n² does not describe its scores.
-
-    ```python
-    from mha.data import published
-    from mha.pages.cost import windowed_out
-
-    assert "Mistral 7B v0.1" not in {c.name for c in windowed_out(published.DECODERS)}
-    ```
-    """
-    return tuple(c for c in decoders if c.sliding_window is None)
-
-
 def layer_costs() -> tuple[LayerCost, ...]:
-    """Every published model with a context length (learned positions, or a
-    decoder's published context): its layer's multiply-adds at that length, sorted
-    by the n² part's share.
+    """Every published model with a context length (learned positions, or the
+    published context of a decoder that attends to every past token): its layer's
+    multiply-adds at that length, sorted by the n² part's share.
 
     ```python
     from mha.pages.cost import layer_costs
@@ -262,8 +239,8 @@ def layer_costs() -> tuple[LayerCost, ...]:
         if arch.learned_positions:  # the base Transformer's sinusoids set no length
             shapes.append((s.name, s.d_model, s.n_heads, s.n_heads, s.d_k))
             shapes[-1] += (arch.learned_positions, arch.source)
-    for c in windowed_out(published.DECODERS):
-        if c.max_context is not None and c.context_source is not None:
+    for c in published.DECODERS:  # a window (Mistral's) caps a query's keys: not n²
+        if c.sliding_window is None and c.max_context and c.context_source:
             shapes.append((c.name, c.d_model, c.n_heads, c.n_kv_heads, c.head_dim))
             shapes[-1] += (c.max_context, c.context_source)
     rows = []
@@ -288,6 +265,11 @@ class ScoreRank:
         """The heads' ranks as the page's table shows them: ``"16"`` or ``"15 to 16"``."""
         low, high = int(self.ranks.min()), int(self.ranks.max())
         return f"{low}" if low == high else f"{low} to {high}"
+
+    @property
+    def on_bound(self) -> bool:
+        """Whether every head's rank is the bound min(n, d_k)."""
+        return bool((self.ranks == self.bound).all())
 
 
 def score_ranks(
@@ -367,12 +349,6 @@ class Timings:
         return float(self.machine["load_average_1min"])
 
     @property
-    def quiet(self) -> bool:
-        """Whether the recorded load stayed within the machine's cores: if not, other
-        jobs shared them, and a ratio of two medians is not a measurement to headline."""
-        return self.load <= self.machine["cpu_count"]
-
-    @property
     def projection_range(self) -> tuple[float, float]:
         """Smallest and largest measured time of the rest of the layer (ms)."""
         rest = [r.projection_ms for r in self.rows]
@@ -411,14 +387,17 @@ def facts(
     t: Timings,
     ranks: tuple[ScoreRank, ...],
     bleu: list[float],
+    whole: LayerMultiplyAdds,
+    layers: tuple[LayerCost, ...],
 ) -> dict[str, Fact]:
-    """The facts the page states about counts, timings, ranks and Vaswani's BLEU.
+    """The facts the page states about counts, timings, ranks, Vaswani's BLEU and
+    the ``whole`` layer's multiply-adds (at the count table's shape, and ``layers``).
 
     ```python
-    from mha.pages.cost import facts, published_costs, score_ranks, sweep, timings
+    from mha.pages.cost import facts, page
 
-    rows, ranks = sweep(), score_ranks(d_model=16, heads=(1, 16), n=20)
-    found = facts(rows, published_costs(), timings(), ranks, [25.0, 24.0, 23.0])
+    p = page()
+    found = facts(p.rows, p.costs, p.timings, p.ranks, [25.0, 24.0], p.whole, p.layers)
     assert found["flat"].holds and not found["vaswani_heads"].holds
     ```
     """
@@ -429,12 +408,18 @@ def facts(
     low, high = t.projection_range
     apart = t.rows[-1].attention_q1_ms > t.rows[0].attention_q3_ms  # quartile ranges
     cores = t.machine["cpu_count"]
+    # a load past the cores: other jobs shared them, no ratio of medians to headline
+    quiet = t.load <= cores
     best = bleu.index(max(bleu))
-    spans = [(int(r.ranks.min()), int(r.ranks.max()), r.bound) for r in ranks]
+    mha = [
+        r
+        for r in layers
+        if r.n_heads == r.n_kv_heads and r.d_k * r.n_heads == r.d_model
+    ]
+    below = [r for r in layers if r.context < r.cost.crossover]
     return {
         "flat": Fact(
-            {(r.params, r.params_bias) for r in rows}
-            == {(4 * D_MODEL**2, 4 * D_MODEL**2 + 4 * D_MODEL)},
+            {(r.params, r.params_bias) for r in rows} == {FORMULA},
             f"params {sorted({r.params for r in rows})}",
         ),
         "shared_shape": Fact(
@@ -456,48 +441,28 @@ def facts(
             and len({r.multiply_adds for r in rows}) == 1,
             f"scores {[r.scores for r in rows]}",
         ),
-        "quiet": Fact(t.quiet, f"load average {t.load} on {cores} cores"),
+        "quiet": Fact(quiet, f"load average {t.load} on {cores} cores"),
         "growth_in_core": Fact(
             core > 0 and core > high - low and apart,
             f"core grows {core:.2f} ms; the rest spans {high - low:.2f} ms; the core's "
             f"quartile ranges {'do not overlap' if apart else 'overlap'}",
         ),
         "rest_flat": Fact(  # under load the page says only that it cannot tell
-            not t.quiet or high - low < core,
+            not quiet or high - low < core,
             f"rest spans {high - low:.2f} ms, core grows {core:.2f} ms, "
             f"load average {t.load} on {cores} cores",
         ),
-        "on_bound": Fact(all(a == b == c for a, b, c in spans), f"ranks {spans}"),
+        "on_bound": Fact(
+            all(r.on_bound for r in ranks),
+            f"ranks {[(r.ranks_text, r.bound) for r in ranks]}",
+        ),
         "vaswani_heads": Fact(
             0 < best < len(bleu) - 1 and bleu[0] < bleu[best] > bleu[-1],
             f"dev BLEU by heads {bleu}",
         ),
-    }
-
-
-def layer_facts(
-    seed: LayerMultiplyAdds, layers: tuple[LayerCost, ...]
-) -> dict[str, Fact]:
-    """The facts the page states about the whole layer's multiply-adds.
-
-    ```python
-    from mha.accounting import layer_multiply_adds
-    from mha.pages.cost import layer_costs, layer_facts
-
-    found = layer_facts(layer_multiply_adds(2000, 512, 8), layer_costs())
-    assert not found["projections_dominate"].holds
-    ```
-    """
-    mha = [
-        r
-        for r in layers
-        if r.n_heads == r.n_kv_heads and r.d_k * r.n_heads == r.d_model
-    ]
-    below = [r for r in layers if r.context < r.cost.crossover]
-    return {
         "projections_dominate": Fact(
-            seed.projections > 10 * seed.scores,
-            f"projections {seed.projections}, scores {seed.scores}",
+            whole.projections > 10 * whole.scores,
+            f"projections {whole.projections}, scores {whole.scores}",
         ),
         "crossover_2d": Fact(
             bool(mha) and all(r.cost.crossover == 2 * r.d_model for r in mha),
@@ -510,41 +475,19 @@ def layer_facts(
     }
 
 
-def layer_figures(layers: tuple[LayerCost, ...]) -> dict[str, Figure]:
-    """The whole layer's multiply-adds at every published model's context.
+def figures(
+    t: Timings, ranks: tuple[ScoreRank, ...], layers: tuple[LayerCost, ...]
+) -> dict[str, Figure]:
+    """The measured times, the score ranks and the whole layer's multiply-adds at
+    every published model's context; the alt texts say what they show.
 
     ```python
-    from mha.pages.cost import layer_costs, layer_figures
+    from mha.pages.cost import figures, layer_costs, score_ranks, timings
 
-    found = layer_figures(layer_costs())
-    assert "Qwen2.5 7B" in found["layer_split"].alt
-    ```
-    """
-    low, high = layers[0], layers[-1]
-    return {
-        "layer_split": Figure(
-            "cost.layer_split",
-            (layers,),
-            alt="One horizontal bar per published model, at its full context length, "
-            "split into the projections' share of the layer's multiply-adds and the "
-            f"share of the scores and weighted sum, from {low.share:.0%} for "
-            f"{low.name} to {high.share:.0%} for {high.name}; a dashed line marks "
-            "half, where the context equals the crossover.",
-            caption="Where one attention layer's multiply-adds go at each model's full "
-            "context: look at the blue part of each bar, the projections, which is the "
-            "larger part for every model whose context is under its crossover.",
-        ),
-    }
-
-
-def figures(t: Timings, ranks: tuple[ScoreRank, ...]) -> dict[str, Figure]:
-    """The measured times and the score ranks; the alt texts say what they show.
-
-    ```python
-    from mha.pages.cost import figures, score_ranks, timings
-
-    found = figures(timings(), score_ranks(d_model=16, heads=(1, 16), n=20))
+    ranks = score_ranks(d_model=16, heads=(1, 16), n=20)
+    found = figures(timings(), ranks, layer_costs())
     assert "on the dashed bound line" in found["score_ranks"].alt
+    assert "Qwen2.5 7B" in found["layer_split"].alt
     ```
     """
     first, last = t.rows[0], t.rows[-1]
@@ -554,7 +497,7 @@ def figures(t: Timings, ranks: tuple[ScoreRank, ...]) -> dict[str, Figure]:
         trend = "both rise" if core_rises else "the whole layer rises"
     heads = (last.n_heads, first.n_heads)
     steeper = t.ratio(*heads, "attention") > t.ratio(*heads)
-    on_bound = all(int(r.ranks.min()) == int(r.ranks.max()) == r.bound for r in ranks)
+    low, high = layers[0], layers[-1]
     return {
         "head_timings": Figure(
             "cost.head_timings",
@@ -575,7 +518,7 @@ def figures(t: Timings, ranks: tuple[ScoreRank, ...]) -> dict[str, Figure]:
             alt="Rank of each head's score matrix against d_k on log scales: "
             + (
                 "every head's rank sits exactly on the dashed bound line"
-                if on_bound
+                if all(r.on_bound for r in ranks)
                 else "the heads' ranks fall below the dashed bound line"
             )
             + f", falling from {ranks[0].bound} to {ranks[-1].bound} as the heads get "
@@ -583,5 +526,17 @@ def figures(t: Timings, ranks: tuple[ScoreRank, ...]) -> dict[str, Figure]:
             caption="Rank of each head's n × n score matrix against its width d_k: the "
             "dots sit on the dashed line min(n, d_k), so a narrower head can express "
             "fewer independent patterns.",
+        ),
+        "layer_split": Figure(
+            "cost.layer_split",
+            (layers,),
+            alt="One horizontal bar per published model, at its full context length, "
+            "split into the projections' share of the layer's multiply-adds and the "
+            f"share of the scores and weighted sum, from {low.share:.0%} for "
+            f"{low.name} to {high.share:.0%} for {high.name}; a dashed line marks "
+            "half, where the context equals the crossover.",
+            caption="Where one attention layer's multiply-adds go at each model's full "
+            "context: look at the blue part of each bar, the projections, which is the "
+            "larger part for every model whose context is under its crossover.",
         ),
     }

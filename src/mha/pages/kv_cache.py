@@ -1,12 +1,10 @@
 """The KV cache of published decoders, and what fits beside their weights:
-``docs/kv-cache.md``. Every size is computed from a model's layers, K/V heads and
-head width (``mha.data.published.DECODERS``), never from d_model: cache bytes =
-2 · layers · h_kv · head_dim · tokens · batch · bytes per value. "With full MHA" is the
-same model with h_kv = h. The weights' bytes are counted: ``counted_params`` adds up
-the model's parts from its shape (``mha.data.totals``, as the cost page counts them),
-not its nominal size ("7B"). The calculator's script (``docs/assets/js/kv-calculator.js``)
-is a port of ``what_fits`` and ``size_text`` (a browser test compares them);
-``calculator_view`` is what it shows before the script runs.
+``docs/kv-cache.md``. Every size comes from a model's layers, K/V heads and head width
+(``mha.data.published.DECODERS``), never d_model: 2 · layers · h_kv · head_dim · tokens
+· batch · bytes per value; "with full MHA" sets h_kv = h. Weights are the parameters
+counted from the model's shape (``mha.data.totals``), not its nominal size ("7B"). The
+calculator's script (``docs/assets/js/kv-calculator.js``) ports ``what_fits`` and
+``size_text`` (a browser test compares them); ``calculator_view`` is its first state.
 """
 
 from __future__ import annotations
@@ -16,6 +14,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
+from itertools import pairwise
 
 import numpy as np
 
@@ -30,7 +29,6 @@ from mha.data.published import (
     GQA_UPTRAIN_FRACTION,
     DecoderConfig,
     SpeedQuality,
-    decoder,
 )
 from mha.heads import repeat_kv
 from mha.support.page import Fact, Figure, Page
@@ -64,28 +62,38 @@ def page() -> Page:
     assert p.models["Falcon-7B"].saving == 71 and p.view["kv-kind"] == "GQA-8"
     ```
     """
-    rows = []  # the table of published models, in the order of DECODERS
-    for c in DECODERS:
-        per_token, mha = cache_bytes(c, 1), cache_bytes(c, 1, n_kv_heads=c.n_heads)
-        kind, width = attention_kind(c.n_heads, c.n_kv_heads), c.n_heads * c.head_dim
-        rows.append(Row(c, kind, per_token, mha, mha / per_token, width))
+    rows = [Row.of(c) for c in DECODERS]  # the table of published models
     models = {r.config.name: r for r in rows}
-    counted = {name: counted_params(name) for name in models}
+    counted = {name: totals.breakdown(name).total for name in models}
     c = models[CONTEXT_MODEL].config
-    start = Shape.of(CALCULATOR_MODEL)
     fits = {}  # sequences whose caches fit beside the weights: as published, with MHA
-    for d in map(decoder, FIT_MODELS):
-        free = max(EXAMPLE_MEMORY - counted_params(d.name) * BYTES_PER_VALUE, 0)
-        fits[d.name] = tuple(
-            free // cache_bytes(d, EXAMPLE_CONTEXT, n_kv_heads=h)
-            for h in (d.n_kv_heads, d.n_heads)
+    for shape in map(Shape.of, FIT_MODELS):  # as the calculator counts them
+        fits[shape.model] = tuple(
+            shape.fits(h).largest_batch for h in (shape.kv_heads, shape.query_heads)
         )
     tradeoff = tradeoffs(GQA_TABLE_1)
     mqa, gqa = tradeoff["MQA-XXL"], tradeoff["GQA-8-XXL"]
     naive = {}  # the trap: d_model / h as head width, and that width / the real one
-    for name in ("PaLM 540B", "Gemma 7B"):
-        d = models[name].config
-        naive[name] = (d.d_model // d.n_heads, d.d_model // d.n_heads / d.head_dim)
+    for d in (models[name].config for name in ("PaLM 540B", "Gemma 7B")):
+        naive[d.name] = (d.d_model // d.n_heads, d.d_model // d.n_heads / d.head_dim)
+    table = []  # the KV designs, cached as the calculator computes, against full MHA
+    for kv in KV_DESIGNS:
+        windows = [w for w in kv.windows if w is not None]
+        longest = Shape.of(kv.name, kv.max_context).fits().cache
+        mha = kv.mha_width * kv.n_layers * kv.max_context * BYTES_PER_VALUE
+        table.append(
+            {
+                "design": kv,
+                "width": kv.widths[0],
+                "local_layers": len(windows),
+                "window": windows[0] if windows else None,
+                "per_token": Shape.of(kv.name, 1).fits().cache,
+                "longest": size_text(longest),
+                "mha_longest": size_text(mha),
+                "share": longest / mha,
+            }
+        )
+    start = Shape.of(CALCULATOR_MODEL)
     return Page(
         rows=rows,
         models=models,
@@ -97,7 +105,7 @@ def page() -> Page:
             "published": cache_bytes(c, EXAMPLE_CONTEXT) / GIB,
             "mqa": cache_bytes(c, EXAMPLE_CONTEXT, n_kv_heads=1) / GIB,
             "longest": cache_bytes(c, CONTEXTS[-1], n_kv_heads=c.n_heads) / GIB,
-            "weights": counted_params(c.name) * BYTES_PER_VALUE / GIB,
+            "weights": counted[c.name] * BYTES_PER_VALUE / GIB,
         },
         longest=CONTEXTS[-1],
         counted=counted,
@@ -119,69 +127,10 @@ def page() -> Page:
         gqa_source=GQA_SOURCE,
         # where Ainslie et al. give speed and quality by model, time by groups
         cited={"table": 1, "figure": 6},
-        designs=designs(),
-        facts={
-            **facts(models, naive, fits, tradeoff, counted),
-            **design_facts(designs()),
-        },
+        designs=table,
+        facts=facts(models, naive, fits, tradeoff, counted, table),
         figures=figures(models, fits),
     )
-
-
-def designs() -> list[dict]:
-    """The rows of the KV-design table: each design's cache per token and at its
-    longest context, beside the same layers caching full multi-head K and V.
-
-    ```python
-    from mha.pages.kv_cache import designs
-
-    mla = designs()[0]
-    assert mla["per_token"] == (512 + 64) * 60 * 2 and mla["local_layers"] == 0
-    ```
-    """
-    rows = []
-    for d in KV_DESIGNS:
-        windows = [w for w in d.windows if w is not None]
-        longest = design_cache_bytes(d, d.max_context)
-        mha = d.mha_width * d.n_layers * d.max_context * BYTES_PER_VALUE
-        rows.append(
-            {
-                "design": d,
-                "width": d.widths[0],
-                "local_layers": len(windows),
-                "window": windows[0] if windows else None,
-                "per_token": design_cache_bytes(d, 1),
-                "longest": size_text(longest),
-                "mha_longest": size_text(mha),
-                "share": longest / mha,
-            }
-        )
-    return rows
-
-
-def design_facts(rows: list[dict]) -> dict[str, Fact]:
-    """The facts the design table's sentences state.
-
-    ```python
-    from mha.pages.kv_cache import design_facts, designs
-
-    rows = designs()
-    wide = [dict(rows[0], share=0.5)] + rows[1:]
-    assert not design_facts(wide)["mla_small"].holds
-    ```
-    """
-    mla = next(r for r in rows if r["design"].name == "DeepSeek-V2")
-    gemma = next(r for r in rows if r["design"].name == "Gemma 2 9B")
-    return {
-        "mla_small": Fact(
-            mla["share"] < 0.05 and mla["share"] == min(r["share"] for r in rows),
-            f"shares of full MHA: {[round(r['share'], 4) for r in rows]}",
-        ),
-        "half_local": Fact(
-            2 * gemma["local_layers"] == gemma["design"].n_layers,
-            f"{gemma['local_layers']} local of {gemma['design'].n_layers} layers",
-        ),
-    }
 
 
 def attention_kind(n_heads: int, n_kv_heads: int) -> str:
@@ -194,8 +143,7 @@ def attention_kind(n_heads: int, n_kv_heads: int) -> str:
     ```
     """
     n_heads = positive_int("n_heads", n_heads)
-    n_kv_heads = positive_int("n_kv_heads", n_kv_heads)
-    if n_heads % n_kv_heads:
+    if n_heads % positive_int("n_kv_heads", n_kv_heads):
         raise ValueError(
             f"n_kv_heads: expected a divisor of n_heads={n_heads}, got {n_kv_heads}"
         )
@@ -244,18 +192,12 @@ class Row:
     saving: float  # how many times smaller than full MHA the cache is (h / h_kv)
     query_width: int  # n_heads * head_dim, next to d_model
 
-
-def counted_params(name: str) -> int:
-    """The parameters of published decoder ``name``, counted part by part from its
-    shape (``mha.data.totals.breakdown``), not its nominal size.
-
-    ```python
-    from mha.pages.kv_cache import counted_params
-
-    assert counted_params("Llama-2 70B") == 68_976_648_192  # "70B"
-    ```
-    """
-    return totals.breakdown(name).total
+    @classmethod
+    def of(cls, c: DecoderConfig) -> Row:
+        """The row of published decoder ``c``."""
+        per_token, mha = cache_bytes(c, 1), cache_bytes(c, 1, n_kv_heads=c.n_heads)
+        kind = attention_kind(c.n_heads, c.n_kv_heads)
+        return cls(c, kind, per_token, mha, mha / per_token, c.n_heads * c.head_dim)
 
 
 def size_text(n_bytes: int) -> str:
@@ -298,11 +240,8 @@ class Fit:
     cache: int  # all layers, ``batch`` sequences of ``context`` tokens
     weights: int  # parameters × bytes per value
     memory: int
-    free: (
-        int  # memory left for the cache once the weights are in (0 if they do not fit)
-    )
-    # tokens a sequence that fit beside the weights, at the batch; None: no limit
-    longest_context: int | None
+    free: int  # memory left for the cache once the weights are in (0 if they do not)
+    longest_context: int | None  # at the batch; None: every layer windowed, no limit
     largest_batch: int  # sequences of the context that fit beside the weights
 
 
@@ -366,9 +305,8 @@ def what_fits(
 
     weights = params * itemsize
     free = max(memory - weights, 0)
-    per_token = batch * unit * layers  # while no window is full
     if not windowed or free < batch * sequence(window):
-        longest = free // per_token
+        longest = free // (batch * unit * layers)  # no window is full yet
     elif windowed == layers:
         longest = None  # every layer capped: any context fits
     else:
@@ -403,22 +341,14 @@ class Shape:
 
     @classmethod
     def of(cls, name: str, context: int = EXAMPLE_CONTEXT) -> Shape:
-        """The calculator's inputs as a published model fills them (batch 1, 16-bit)."""
+        """The calculator's inputs as a published model fills them (batch 1, 16-bit;
+        parameters counted for a published decoder, stated for a design row)."""
         c = calculator_models()[name]
         latent = c.widths[0] if c.widths[0] != 2 * c.n_kv_heads * c.head_dim else 0
         windows = [w for w in c.windows if w is not None]
-        shape = (c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim)
-        workload = (context, EXAMPLE_BATCH, BYTES_PER_VALUE)
-        return cls(
-            *shape,
-            *workload,
-            c.params,  # counted for a published decoder, stated for a design row
-            EXAMPLE_MEMORY_GIB,
-            c.name,
-            latent,
-            windows[0] if windows else 0,
-            len(windows),
-        )
+        shape = (c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, context)
+        rest = (EXAMPLE_BATCH, BYTES_PER_VALUE, c.params, EXAMPLE_MEMORY_GIB, c.name)
+        return cls(*shape, *rest, latent, windows[0] if windows else 0, len(windows))
 
     @property
     def memory(self) -> int:
@@ -436,18 +366,14 @@ class Shape:
         assert llama.fits(kv_heads=64).cache == 8 * llama.fits().cache  # MHA: 8x
         ```
         """
+        given = ("layers", "head_dim", "context", "batch", "itemsize", "params")
         return what_fits(
-            self.layers,
-            self.kv_heads if kv_heads is None else kv_heads,
-            self.head_dim,
-            self.context,
-            self.batch,
-            self.itemsize,
-            self.params,
-            self.memory,
-            self.latent if latent is None else latent,
-            self.window,
-            self.windowed_layers,
+            **{name: getattr(self, name) for name in given},
+            kv_heads=self.kv_heads if kv_heads is None else kv_heads,
+            memory=self.memory,
+            latent=self.latent if latent is None else latent,
+            window=self.window,
+            windowed_layers=self.windowed_layers,
         )
 
 
@@ -457,25 +383,11 @@ def _count(n: int | None, unit: str) -> str:
     return f"{n:,} {unit}" + ("" if n == 1 else "s")
 
 
-def as_design(c: DecoderConfig) -> KVDesign:
-    """A published decoder as a ``KVDesign``: K and V of its K/V heads in every
-    layer, capped by its sliding window if it has one.
-
-    ```python
-    from mha.data.published import decoder
-    from mha.pages.kv_cache import as_design
-
-    llama = as_design(decoder("Llama-2 70B"))
-    assert llama.widths == (2 * 8 * 128,) * 80 and llama.windows == (None,) * 80
-    ```
-    """
-    return from_decoder(c, attention_kind(c.n_heads, c.n_kv_heads))
-
-
 @functools.cache
 def calculator_models() -> dict[str, KVDesign]:
-    """The models the calculator offers: every published decoder, then the KV designs
-    of ``mha.data.kv_designs`` that are not among them (a design's row wins).
+    """The models the calculator offers: every published decoder (K and V of its K/V
+    heads in every layer, capped by its sliding window), then the KV designs of
+    ``mha.data.kv_designs`` that are not among them (a design's row wins).
 
     ```python
     from mha.pages.kv_cache import calculator_models
@@ -485,29 +397,11 @@ def calculator_models() -> dict[str, KVDesign]:
     assert models["Mistral 7B v0.1"].windows[0] == 4096
     ```
     """
-    models = {c.name: as_design(c) for c in DECODERS}
+    models = {
+        c.name: from_decoder(c, attention_kind(c.n_heads, c.n_kv_heads))
+        for c in DECODERS
+    }
     return models | {d.name: d for d in KV_DESIGNS}
-
-
-def design_cache_bytes(
-    d: KVDesign, context: int, batch: int = 1, itemsize: int = BYTES_PER_VALUE
-) -> int:
-    """The cache of a design, layer by layer: values per token times the tokens the
-    layer holds (its window caps them), times the batch and the bytes of a value.
-
-    ```python
-    from mha.data.kv_designs import design
-    from mha.pages.kv_cache import design_cache_bytes
-
-    assert design_cache_bytes(design("DeepSeek-V2"), 1) == (512 + 64) * 60 * 2
-    gemma = design("Gemma 2 9B")  # 21 local layers stop at 4,096 tokens
-    assert design_cache_bytes(gemma, 8192) == 4096 * 2 * (21 * 8192 + 21 * 4096)
-    ```
-    """
-    context = positive_int("context", context)
-    tokens = [context if w is None else min(context, w) for w in d.windows]
-    held = sum(width * n for width, n in zip(d.widths, tokens, strict=True))
-    return held * positive_int("batch", batch) * positive_int("itemsize", itemsize)
 
 
 def calculator_view(shape: Shape) -> dict[str, str]:
@@ -524,9 +418,9 @@ def calculator_view(shape: Shape) -> dict[str, str]:
     assert view["kv-kind"] == "GQA-8" and view["kv-warning"] == ""
     ```
     """
-    columns = {"given": shape.kv_heads, "mha": shape.query_heads, "mqa": 1}
     kind = attention_kind(shape.query_heads, shape.kv_heads)
-    view = {"kv-kind": "MLA" if shape.latent else kind}
+    view = {"kv-kind": "MLA" if shape.latent else kind, "kv-warning": ""}
+    columns = {"given": shape.kv_heads, "mha": shape.query_heads, "mqa": 1}
     for column, kv_heads in columns.items():
         fit = shape.fits(kv_heads, None if column == "given" else 0)
         view[f"kv-heads-{column}"] = f"{kv_heads:,}"
@@ -540,8 +434,7 @@ def calculator_view(shape: Shape) -> dict[str, str]:
         f"Weights: {size_text(fit.weights)} ({shape.params:,} parameters × "
         f"{shape.itemsize} bytes) in {size_text(fit.memory)} of memory, {room}"
     )
-    view["kv-warning"] = ""
-    c = None if shape.model is None else calculator_models()[shape.model]
+    c = calculator_models().get(shape.model)
     if c is not None and shape.context > c.max_context:
         view["kv-warning"] = (
             f"{shape.context:,} tokens is past the {c.max_context:,} tokens "
@@ -567,24 +460,15 @@ def calculator_json() -> str:
     """
     fields = ("layers", "query_heads", "kv_heads", "head_dim", "params")
     fields += ("latent", "window", "windowed_layers")
-    data = {
-        "default": {
-            "model": CALCULATOR_MODEL,
-            "context": EXAMPLE_CONTEXT,
-            "batch": EXAMPLE_BATCH,
-            "itemsize": BYTES_PER_VALUE,
-            "memory_gib": EXAMPLE_MEMORY_GIB,
-        },
-        "units": list(UNITS),
-        "gib": GIB,
-        "models": [],
-    }
+    opens = ("model", "context", "batch", "itemsize", "memory_gib")  # its first state
+    data = {"units": list(UNITS), "gib": GIB, "models": []}
+    data["default"] = {key: getattr(Shape.of(CALCULATOR_MODEL), key) for key in opens}
     for c in calculator_models().values():
-        source = {"title": c.context_source.title, "where": c.context_source.where}
-        shape = Shape.of(c.name)
+        shape, source = Shape.of(c.name), c.context_source
         model = {field: getattr(shape, field) for field in fields}
         model |= {"name": c.name, "max_context": c.max_context}
-        data["models"].append(model | {"context_source": source})
+        model["context_source"] = {"title": source.title, "where": source.where}
+        data["models"].append(model)
     text = json.dumps(data, sort_keys=True, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
@@ -627,27 +511,34 @@ def facts(
     fits: dict[str, tuple[int, int]],
     tradeoff: dict[str, Tradeoff],
     counted: dict[str, int],
+    designs: list[dict],
 ) -> dict[str, Fact]:
-    """The facts the page states about the published models, fits and the GQA paper
-    (``counted``: each model's parameters, counted from its shape).
+    """The facts the page states about the published models, fits, the GQA paper
+    and the KV designs (``counted``: each model's parameters, from its shape).
 
     ```python
     from mha.pages.kv_cache import facts, page
 
     p = page()
     fits = {**p.fits, "Llama-3 8B": (1, 1)}  # as if GQA fitted fewer sequences
-    assert not facts(p.models, p.naive, fits, p.tradeoff, p.counted)["fit_llama"].holds
+    found = facts(p.models, p.naive, fits, p.tradeoff, p.counted, p.designs)
+    assert not found["fit_llama"].holds and found["half_local"].holds
     ```
     """
-    names = ("Falcon-7B", "Llama-2 7B", "Llama-3 8B")
-    falcon, llama2, llama3 = (models[n].config for n in names)
+    falcon = models["Falcon-7B"].config
+    llama2, llama3 = models["Llama-2 7B"].config, models["Llama-3 8B"].config
     c = models[CONTEXT_MODEL].config
     longest = cache_bytes(c, CONTEXTS[-1], n_kv_heads=c.n_heads)
     weights = counted[c.name] * BYTES_PER_VALUE
     params2, params3 = counted[llama2.name], counted[llama3.name]
+    fit2, fit3 = fits[llama2.name], fits[llama3.name]
     mqa, gqa, large = (tradeoff[m] for m in ("MQA-XXL", "GQA-8-XXL", "MHA-Large"))
     recovered = (mqa.score_drop - gqa.score_drop) / mqa.score_drop
     palm, gemma = naive["PaLM 540B"][1], naive["Gemma 7B"][1]  # d_model/h over head_dim
+    seconds = (mqa.row.seconds_per_sample, gqa.row.seconds_per_sample)
+    scores = (mqa.row.average_score, gqa.row.average_score)
+    mla, gemma2 = designs[0], designs[1]  # DeepSeek-V2, Gemma 2 9B
+    layers = gemma2["design"].n_layers
     return {
         "falcon_trap": Fact(
             models["Falcon-7B"].saving == falcon.n_heads / falcon.n_kv_heads,
@@ -657,10 +548,10 @@ def facts(
         "fit_llama": Fact(
             (llama2.n_heads, llama2.head_dim) == (llama3.n_heads, llama3.head_dim)
             and 1 < params3 / params2 < 1.25
-            and fits[llama3.name][0] > fits[llama2.name][0],
+            and fit3[0] > fit2[0],
             f"heads/head_dim {llama2.n_heads}/{llama2.head_dim} vs "
             f"{llama3.n_heads}/{llama3.head_dim}, params {params2} vs "
-            f"{params3}, fits {fits[llama2.name]} vs {fits[llama3.name]}",
+            f"{params3}, fits {fit2} vs {fit3}",
         ),
         "llama70_absent": Fact(
             weights > EXAMPLE_MEMORY,
@@ -672,10 +563,8 @@ def facts(
             f"{gqa.score_drop}",
         ),
         "tradeoff_large": Fact(
-            large.row.seconds_per_sample
-            > max(mqa.row.seconds_per_sample, gqa.row.seconds_per_sample)
-            and large.row.average_score
-            < min(mqa.row.average_score, gqa.row.average_score),
+            large.row.seconds_per_sample > max(seconds)
+            and large.row.average_score < min(scores),
             f"MHA-Large {large.row}",
         ),
         "tradeoff_middle": Fact(
@@ -686,7 +575,33 @@ def facts(
         "palm_too_large": Fact(palm > 1, f"PaLM 540B: {palm}"),
         "gemma_trap": Fact(gemma != 1, f"Gemma 7B: {gemma}"),
         "gemma_too_small": Fact(gemma < 1, f"Gemma 7B: {gemma}"),
+        "mla_small": Fact(
+            mla["share"] < 0.05 and mla["share"] == min(r["share"] for r in designs),
+            f"shares of full MHA: {[round(r['share'], 4) for r in designs]}",
+        ),
+        "half_local": Fact(
+            2 * gemma2["local_layers"] == layers,
+            f"{gemma2['local_layers']} local of {layers} layers",
+        ),
     }
+
+
+def _sharing(h: int, h_kv: int) -> tuple[tuple[str, int, list[int]], str]:
+    """A panel of the head-sharing figure (the K/V head each of ``h`` query heads
+    reads, from ``repeat_kv`` itself: K/V head j holds j) and what its alt text says."""
+    kind = attention_kind(h, h_kv)  # validates: h_kv divides h
+    numbered = np.arange(h_kv, dtype=float).reshape(h_kv, 1, 1)
+    reads = [int(j) for j in repeat_kv(numbered, h // h_kv)[:, 0, 0]]
+    first = [i for i, j in enumerate(reads) if j == 0]
+    if h_kv == h:
+        said = "each query head has a line to its own K/V head"
+    elif h_kv == 1:
+        said = f"all {h} query heads share KV0"
+    else:
+        said = f"{h // h_kv} query heads share each K/V head (Q{first[0]} to "
+        said += f"Q{first[-1]} read KV0)"
+    heads = f"{h_kv} K/V head{'s' if h_kv > 1 else ''}"
+    return (kind, h_kv, reads), f"{kind}, {heads}: {said}"
 
 
 def figures(
@@ -701,26 +616,9 @@ def figures(
     assert "KV0" in found["head_sharing"].alt
     ```
     """
-    h, sharing, panels, said = 8, (8, 2, 1), [], []  # 8 query heads: MHA, GQA, MQA
-    for h_kv in sharing:
-        kind = attention_kind(h, h_kv)  # validates: h_kv divides h
-        # the K/V head each query head reads, from repeat_kv itself: K/V head j holds j
-        numbered = np.arange(h_kv, dtype=float).reshape(h_kv, 1, 1)
-        reads = [int(j) for j in repeat_kv(numbered, h // h_kv)[:, 0, 0]]
-        panels.append((kind, h_kv, reads))
-        first = [i for i, j in enumerate(reads) if j == 0]
-        said.append(
-            f"{kind}, {h_kv} K/V head{'s' if h_kv > 1 else ''}: "
-            + (
-                "each query head has a line to its own K/V head"
-                if h_kv == h
-                else f"all {h} query heads share KV0"
-                if h_kv == 1
-                else f"{h // h_kv} query heads share each K/V head (Q{first[0]} to "
-                f"Q{first[-1]} read KV0)"
-            )
-        )
-    panels.append(("MLA", 1, [0] * h))  # DeepSeek-V2: every head reads one latent
+    h, sharing = 8, (8, 2, 1)  # 8 query heads: MHA, GQA, MQA
+    panels, said = zip(*(_sharing(h, h_kv) for h_kv in sharing), strict=True)
+    panels += (("MLA", 1, [0] * h),)  # DeepSeek-V2: every head reads one latent
     c = models[CONTEXT_MODEL].config
     kv_heads = (c.n_heads, c.n_kv_heads, 1)  # MHA, as published, MQA
     lines = [
@@ -731,15 +629,14 @@ def figures(
         )
         for g in kv_heads
     ]
-    sizes = [cache_bytes(c, EXAMPLE_CONTEXT, n_kv_heads=g) for g in kv_heads]
-    ratios = [sizes[0] / sizes[1], sizes[1] / sizes[2]]
+    ratios = [a[-1] / b[-1] for (_, a), (_, b) in pairwise(lines)]  # of the lines
     bars = [(f"{n} ({models[n].kind})", *fits[n]) for n in FIT_MODELS]
     full = [f[1] for f in fits.values()]
     most = max(fits, key=lambda name: fits[name][0])
     return {
         "head_sharing": Figure(
             "kv_cache.head_sharing",
-            (h, tuple(panels)),
+            (h, panels),
             alt=f"Four panels of {h} query heads, Q0 to Q{h - 1}, drawn as circles "
             "above square K/V heads, with a line from each query head to the K/V head "
             "it reads. " + "; ".join(said) + "; MLA: all query heads read one cached "
