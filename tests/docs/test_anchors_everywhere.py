@@ -1,5 +1,5 @@
 """A missing anchor in any page of the real site fails the strict build at its file
-and line (issue 29).
+and line.
 
 The audit saw a missing anchor appended to index.md published while the same link
 in cricket.md was refused. Every form tried on the real site (``#x``, ``index.md#x``,

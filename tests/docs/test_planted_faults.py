@@ -1,6 +1,6 @@
 """Planted faults: one representative of each route a hand-typed number or a dead
 link used to reach the site, planted in a copy of a small site, refused by one
-`mkdocs build --strict` with its file and line (issue 29, part 6).
+`mkdocs build --strict` with its file and line.
 
 All plants share one build (each in its own page, so one failure does not hide
 another); the tests read its error list. If a rule of the guard weakens, the plant it
