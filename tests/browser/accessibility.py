@@ -39,9 +39,10 @@ _AXE = Axe()
 
 # For each code token (and each block's plain text): its colour, its font, and the
 # backgrounds of it and its ancestors from the root down, to be composited in Python.
-_TOKEN_COLOURS = """(code) => {
+_TOKEN_COLOURS = """([code, within]) => {
     const found = new Map();
-    for (const el of document.querySelectorAll(`${code} code, ${code} code *`)) {
+    const tokens = `${within} ${code} code, ${within} ${code} code *`;
+    for (const el of document.querySelectorAll(tokens)) {
         if (![...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()))
             continue;  // only elements that draw text themselves
         const style = getComputedStyle(el);
@@ -103,12 +104,13 @@ def contrast_ratio(foreground: str, layers: list[str]) -> float:
     return (light + 0.05) / (dark + 0.05)
 
 
-def code_contrast_violations(page: Page) -> list[str]:
-    """Code token colours on ``page`` below WCAG AA contrast, one line per colour."""
+def code_contrast_violations(page: Page, within: str = ":root") -> list[str]:
+    """Code token colours on ``page`` (in the elements ``within`` selects) below WCAG
+    AA contrast, one line per colour."""
     return [
         f"code contrast {ratio:.2f} < {MIN_CONTRAST}: {token['color']} "
         f"({token['example']}, e.g. {token['text']!r}) on {token['layers'][-1]}"
-        for token in page.evaluate(_TOKEN_COLOURS, CODE)
+        for token in page.evaluate(_TOKEN_COLOURS, [CODE, within])
         if (ratio := contrast_ratio(token["color"], token["layers"])) < MIN_CONTRAST
     ]
 
@@ -125,14 +127,17 @@ _PREPARE = """(code) => {
         rule.outsideCode = true;
     }
 }"""
-_RUN = "(options) => axe.run(document, options).then((results) => results.violations)"
+_RUN = """([within, options]) => axe.run(within ?? document, options)
+    .then((results) => results.violations)"""
 
 
-def _axe(page: Page, options: dict) -> list[str]:
+def _axe(page: Page, options: dict, within: str | None) -> list[str]:
     if not page.evaluate("() => typeof window.axe?.run === 'function'"):
         page.evaluate(_AXE.axe_script)
     page.evaluate(_PREPARE, CODE)
-    violations = page.evaluate(_RUN, {"resultTypes": ["violations"], **options})
+    violations = page.evaluate(
+        _RUN, [within, {"resultTypes": ["violations"], **options}]
+    )
     return [
         f"{violation['id']} ({violation['impact']}): {violation['help']}; "
         f"at {' '.join(node['target'])}: {node['failureSummary']}"
@@ -142,15 +147,19 @@ def _axe(page: Page, options: dict) -> list[str]:
     ]
 
 
-def blocking_violations(page: Page, rules: tuple[str, ...] | None = None) -> list[str]:
+def blocking_violations(
+    page: Page, rules: tuple[str, ...] | None = None, within: str | None = None
+) -> list[str]:
     """Serious or critical axe violations on ``page``, one line per element.
 
     ``rules`` limits the check to those axe rule ids; ``None`` runs every rule.
-    Colour contrast inside code blocks is checked by ``code_contrast_violations``.
+    ``within`` (a CSS selector) limits it to the elements it selects and what they
+    hold (a widget: axe's cost grows with the elements it looks at); ``None`` checks
+    the whole page. Colour contrast inside code blocks is checked by
+    ``code_contrast_violations``.
     """
-    found = _axe(
-        page, {} if rules is None else {"runOnly": {"type": "rule", "values": rules}}
-    )
+    options = {} if rules is None else {"runOnly": {"type": "rule", "values": rules}}
+    found = _axe(page, options, within)
     if rules is None or "color-contrast" in rules:
-        found += code_contrast_violations(page)
+        found += code_contrast_violations(page, within or ":root")
     return found
