@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import ast
 import json
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -17,6 +20,7 @@ from mha.support import measured
 from tests.bench.__main__ import OUT, benchmarks
 
 FOLDER = Path(__file__).parent / "bench"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_make_bench_runs_each_module_with_a_run_function():
@@ -66,3 +70,40 @@ def test_a_result_without_a_checksum_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(measured, "DATA_DIR", tmp_path)
     with pytest.raises(ValueError, match="carries no checksum"):
         measured.load_sealed("layer")
+
+
+def test_the_site_bench_counts_the_cpu_of_what_a_command_leaves_running():
+    """A command that exits at once, leaving a child that burns CPU for a while (as
+    Chromium's renderers outlive the browser tests): counted once adopted, not before.
+    In a process of its own: a subreaper adopts every orphan below it."""
+    script = textwrap.dedent(
+        """
+        import sys, time
+        from pathlib import Path
+        from tests.bench import site
+
+        burn = (
+            "import time\\nt = time.process_time()\\n"
+            "while time.process_time() - t < 0.5: pass"
+        )
+        spawn = f"import subprocess, sys; subprocess.Popen([sys.executable, '-c', {burn!r}])"
+        leaves = [sys.executable, "-c", spawn]
+        if sys.argv[1] == "adopt":
+            site.become_subreaper()
+        wall, cpu = site._finish(site._start(leaves, Path.cwd()), time.perf_counter())
+        print(cpu)
+        """
+    )
+    cpu = {
+        mode: float(
+            subprocess.run(
+                [sys.executable, "-c", script, mode],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+        )
+        for mode in ("adopt", "lose")
+    }
+    assert cpu["adopt"] >= 0.5 > cpu["lose"]
