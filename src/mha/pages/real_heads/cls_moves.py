@@ -30,11 +30,14 @@ def cls_shares(
     for text in texts:
         forward = model.forward(model.batch([text]))
         n = forward.hidden.shape[2]
+        shares = {}  # layer -> (1, h, n, n), computed once for all its heads
         for layer, head in heads:
             w = forward.weights[layer]  # (1, h, n, n)
-            norms = value_norms(model.layers[layer].attention, forward.hidden[layer])
-            shares = weighted_by_norm(w, norms)
+            if layer not in shares:
+                attention = model.layers[layer].attention
+                norms = value_norms(attention, forward.hidden[layer])
+                shares[layer] = weighted_by_norm(w, norms)
             weight += float(w[0, head, 1 : n - 1, 0].sum())
-            moved += float(shares[0, head, 1 : n - 1, 0].sum())
+            moved += float(shares[layer][0, head, 1 : n - 1, 0].sum())
             count += n - 2
     return weight / count, moved / count
