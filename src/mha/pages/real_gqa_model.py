@@ -177,10 +177,11 @@ def token_losses(logits: np.ndarray, targets) -> np.ndarray:
     assert np.allclose(losses, np.log(4))
     ```
     """
-    rows = np.asarray(logits, dtype=np.float64)
-    peak = rows.max(axis=-1, keepdims=True)
-    log_z = peak[:, 0] + np.log(np.exp(rows - peak).sum(axis=-1))
-    return log_z - rows[np.arange(len(rows)), np.asarray(targets)]
+    logits = np.asarray(logits)
+    peak = logits.max(axis=-1, keepdims=True).astype(np.float64)
+    shifted = np.subtract(logits, peak, dtype=np.float64)  # no float64 copy of logits
+    log_z = peak[:, 0] + np.log(np.exp(shifted, out=shifted).sum(axis=-1))
+    return log_z - logits[np.arange(len(logits)), np.asarray(targets)]
 
 
 def one_layer_at_a_time(
@@ -277,6 +278,7 @@ def _study(text: str, question: str, new_tokens: int, model_digest: str) -> Stud
     ids = model.encode(text)
     logits = model.logits(ids)  # (n, vocab); row i predicts token i + 1
     mha_logits = mha_model.logits(ids)
+    token_loss = token_losses(logits[:-1], ids[1:])
     layer_loss = one_layer_at_a_time(model, _to_mqa, text)
     return Study(
         config=model.config,
@@ -287,12 +289,12 @@ def _study(text: str, question: str, new_tokens: int, model_digest: str) -> Stud
         mqa=trace_cache(mqa_model, prompt, new_tokens),
         mha_max_logit_diff=float(np.abs(mha_logits - logits).max()),
         logit_scale=float(np.abs(logits).max()),
-        perplexity=smollm2.perplexity_of(logits[:-1], ids[1:]),
+        perplexity=float(np.exp(np.mean(token_loss))),  # as perplexity_of computes it
         mha_perplexity=smollm2.perplexity_of(mha_logits[:-1], ids[1:]),
         mqa_perplexity=mqa_model.perplexity(text),
         swapped_rope_perplexity=model.map_attention(swap_rope_pairing).perplexity(text),
         mqa_layer_perplexity=tuple(np.exp(layer_loss.mean(axis=1)).tolist()),
-        token_loss=token_losses(logits[:-1], ids[1:]),
+        token_loss=token_loss,
         mqa_layer_loss=layer_loss,
     )
 

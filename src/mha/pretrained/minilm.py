@@ -87,8 +87,9 @@ def gelu(x: np.ndarray) -> np.ndarray:
     t = z * kind(0.5)
     t += kind(1)
     np.reciprocal(t, out=t)
-    erfc = np.full_like(t, _ERFC_COEFFICIENTS[-1])  # Horner's rule, in place
-    for c in _ERFC_COEFFICIENTS[-2::-1]:
+    erfc = t * kind(_ERFC_COEFFICIENTS[-1])  # Horner's rule, in place
+    erfc += kind(_ERFC_COEFFICIENTS[-2])
+    for c in _ERFC_COEFFICIENTS[-3::-1]:
         erfc *= t
         erfc += kind(c)
     z *= z
@@ -145,13 +146,21 @@ class EncoderLayer:
     output_norm: LayerNorm
 
     def __call__(
-        self, x: np.ndarray, mask: np.ndarray, head_mask: np.ndarray | None
+        self, x: np.ndarray, valid: np.ndarray, head_mask: np.ndarray | None
     ) -> tuple[np.ndarray, np.ndarray]:
-        """``x (B, n, d_model) -> (x (B, n, d_model), weights (B, h, n, n))``."""
-        attended, weights = self.attention(x, mask=mask, head_mask=head_mask)
+        """``x (B, n, d_model) -> (x (B, n, d_model), weights (B, h, n, n))``.
+
+        ``valid (B, n)`` marks the real tokens: padding is masked out as keys, and
+        its rows skip the feed-forward (their outputs are never read).
+        """
+        attended, weights = self.attention(
+            x, mask=valid[:, None, None, :], head_mask=head_mask
+        )
         x = self.attention_norm(x + attended)
-        feed_forward = gelu(x @ self.w_in + self.b_in) @ self.w_out + self.b_out
-        return self.output_norm(x + feed_forward), weights
+        rows = x[valid]  # (real tokens, d_model): one matrix product, no padding
+        feed_forward = gelu(rows @ self.w_in + self.b_in) @ self.w_out + self.b_out
+        x[valid] = rows + feed_forward
+        return self.output_norm(x), weights
 
 
 @dataclass(frozen=True)
@@ -338,7 +347,8 @@ class MiniLM:
         head). To resume above layers that a mask leaves whole, pass ``start_layer``
         and ``layer_input (B, n, d_model)``, that layer's input from an earlier pass.
         Returns ``hidden (layers run + 1, B, n, d_model)`` and ``weights (layers run,
-        B, h, n, n)``; rows and columns past a sentence's length are padding.
+        B, h, n, n)``; rows and columns past a sentence's length are padding (never read:
+        its rows skip the feed-forward).
 
         ```python
         import numpy as np
@@ -379,10 +389,10 @@ class MiniLM:
                 f"layer_input: expected shape {(*batch.ids.shape, self.d_model)}, "
                 f"got {layer_input.shape}"
             )
-        mask = batch.mask
         x, hidden, weights = layer_input, [layer_input], []
         for i in range(start_layer, self.n_layers):
-            x, w = self.layers[i](x, mask, None if head_mask is None else head_mask[i])
+            layer_mask = None if head_mask is None else head_mask[i]
+            x, w = self.layers[i](x, batch.valid, layer_mask)
             hidden.append(x)
             weights.append(w)
         return Forward(np.stack(hidden), np.stack(weights))
