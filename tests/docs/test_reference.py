@@ -60,7 +60,9 @@ def test_reference_pages_render_the_docstrings(built_site: Path):
             "mha.attention.softmax",
             "mha.accounting.kv_cache_bytes",
         ],
-        "pages": ["mha.pages.cost.sweep", "mha.pages.exercises.check_split_heads"],
+        "pages": ["mha.pages.cost.sweep", "mha.pages.attention.batches.study"],
+        "pages-inside": ["mha.pages.exercises.check_split_heads"],
+        "pages-deep-dives": ["mha.pages.real_heads.pruning.study"],
         "examples": ["mha.worked.cricket.solve"],
         "figures": ["mha.figures.cost.head_timings"],
     }
