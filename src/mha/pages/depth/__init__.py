@@ -111,10 +111,8 @@ class Task:
 
 @functools.cache
 def task() -> Task:
-    """The induction task's numbers: chance and the exclusion baseline, the built
-    circuits (two layers; one layer for the commonest offsets, then for all), the
-    order-free guess on the task's and on uniform sequences, both shapes trained on
-    every seed (cached).
+    """The induction task's numbers: baselines, the built circuits, both shapes trained
+    on every seed (cached).
 
     ```python
     from mha.pages.depth import task

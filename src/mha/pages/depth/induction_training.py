@@ -4,9 +4,9 @@ Learned token and position embeddings of width ``D_MODEL``, causal attention lay
 added to the residual stream, a linear readout; no MLP, no normalisation. Every head
 has width ``D_K``, so ``Shape(1, 2)`` (one layer of two heads) and ``Shape(2, 1)``
 (two layers of one head) have the same attention weights, side by side or stacked.
-The loss is the cross-entropy at the scored positions of fresh
-``induction.sample`` batches; the backward pass is written out by hand and Adam
-(``toy_model.Adam``) steps every seed at once (a leading ``models`` axis).
+The loss is the cross-entropy at the scored positions of fresh ``induction.sample``
+batches; the backward pass is written out by hand and Adam (``toy_model.Adam``)
+steps every seed at once (a leading ``models`` axis).
 """
 
 from __future__ import annotations
