@@ -111,10 +111,8 @@ class Task:
 
 @functools.cache
 def task() -> Task:
-    """The induction task's numbers: chance and the exclusion baseline, the built
-    circuits (two layers; one layer for the commonest offsets, then for all), the
-    order-free guess on the task's and on uniform sequences, both shapes trained on
-    every seed (cached).
+    """The induction task's numbers: baselines, the built circuits, both shapes trained
+    on every seed (cached).
 
     ```python
     from mha.pages.depth import task
@@ -203,24 +201,22 @@ def _sink_groups(scan: Scan) -> dict:
     layers = np.arange(len(share))
     quiet = ratio < OUTSIZED
     jump = int(np.argmax(full[1:] / full[:-1]))
-    groups = {
+    groups = {"jump": f"L{jump}", "jump_to": float(full[jump + 1])}
+    chosen_by_name = {
         "quiet": quiet,
         "loud": ~quiet,
         "before": ~quiet & (layers < jump),
         "after": layers > jump,
     }
-    summary = {  # an empty group: no span, nan (no comparison holds)
-        name: {
+    for name, chosen in chosen_by_name.items():
+        # an empty group: no span, nan (no comparison holds)
+        stats = (np.min, np.max, np.mean) if chosen.any() else [lambda v: np.nan] * 3
+        groups[name] = {
             "span": _span(layers[chosen]) if chosen.any() else "",
-            **{
-                key: [float(f(v[chosen])) if chosen.any() else np.nan for f in stats]
-                for key, v in (("ratio", ratio), ("share", share))
-            },
+            "ratio": [float(f(ratio[chosen])) for f in stats],
+            "share": [float(f(share[chosen])) for f in stats],
         }
-        for name, chosen in groups.items()
-        for stats in [(np.min, np.max, np.mean)]
-    }
-    return {"jump": f"L{jump}", "jump_to": float(full[jump + 1]), **summary}
+    return groups
 
 
 def _below_even(scan: Scan) -> list[str]:

@@ -133,30 +133,24 @@ def sample(
     return Batch(tokens, targets_of(tokens))
 
 
-@dataclass(frozen=True)
-class Subspaces:
+class _Subspaces:
     """The built circuit's residual stream of ``d_model`` coordinates: one-hots (slices)
     of the ``token``, the ``prev`` token (written by layer 0), the predicted token
     (``out``, by layer 1) and the ``position``, and ``one``, a coordinate always 1;
     then zeros up to ``width``, if that is wider (a layer's heads must divide it)."""
 
-    vocab: int
-    length: int
-    width: int = 0
-
-    def __post_init__(self) -> None:  # frozen: the parts are set once, here
-        v, one = self.vocab, 3 * self.vocab + self.length
-        token, prev, out = (slice(i * v, (i + 1) * v) for i in range(3))
-        parts = {"token": token, "prev": prev, "out": out, "one": one}
-        d_model = max(one + 1, self.width)
-        vars(self).update(parts, position=slice(3 * v, one), d_model=d_model)
+    def __init__(self, vocab: int, length: int, width: int = 0) -> None:
+        self.vocab, self.length, v = vocab, length, vocab
+        self.token, self.prev, self.out = (slice(i * v, (i + 1) * v) for i in range(3))
+        self.position, self.one = slice(3 * v, 3 * v + length), 3 * v + length
+        self.d_model = max(self.one + 1, width)
 
 
 @dataclass(frozen=True)
 class Circuit:
     """Embedding, attention layers with residual adds, and a readout."""
 
-    space: Subspaces
+    space: _Subspaces
     layers: tuple[MultiHeadAttention, ...]
     unembed: np.ndarray  # (d_model, vocab): reads the out subspace
 
@@ -235,37 +229,29 @@ def build(vocab: int = VOCAB, length: int = LENGTH) -> Circuit:
             f"length: expected at most {int(SHARPNESS / RECENCY)} positions (so that "
             f"recency never outweighs a match), got {length}"
         )
-    s = Subspaces(vocab, length)
+    s = _Subspaces(vocab, length)
     d = s.d_model
     undo_scale = np.sqrt(d)  # attend divides scores by sqrt(d_k) = sqrt(d_model)
     eye_v = np.eye(vocab)
 
-    previous = MultiHeadAttention(d, 1)
-    previous.w_q = np.zeros((d, d))
+    previous, induction = MultiHeadAttention(d, 1), MultiHeadAttention(d, 1)
+    for layer in (previous, induction):
+        layer.w_q, layer.w_k, layer.w_v, layer.w_o = (
+            np.zeros((d, d)) for _ in range(4)
+        )
+        layer.w_v[s.token, s.token] = eye_v  # each reads the attended token's one-hot
     # query at position t (rows) points at key coordinate t - 1 (columns)
     previous.w_q[s.position, s.position] = np.eye(length, k=-1) * SHARPNESS * undo_scale
-    previous.w_k = np.zeros((d, d))
     previous.w_k[s.position, s.position] = np.eye(length)
-    previous.w_v = np.zeros((d, d))
-    previous.w_v[s.token, s.token] = eye_v  # the attended token's one-hot ...
-    previous.w_o = np.zeros((d, d))
-    previous.w_o[s.token, s.prev] = eye_v  # ... written into prev
+    previous.w_o[s.token, s.prev] = eye_v  # ... and writes it into prev
 
-    induction = MultiHeadAttention(d, 1)
-    induction.w_q = np.zeros((d, d))
     induction.w_q[s.token, s.prev] = eye_v * SHARPNESS * undo_scale
     induction.w_q[s.one, s.one] = undo_scale  # the query's constant 1 ...
-    induction.w_k = np.zeros((d, d))
     induction.w_k[s.prev, s.prev] = eye_v  # keys read prev: K-composition
     induction.w_k[s.position, s.one] = RECENCY * np.arange(length)  # ... meets j
-    induction.w_v = np.zeros((d, d))
-    induction.w_v[s.token, s.token] = eye_v
-    induction.w_o = np.zeros((d, d))
     induction.w_o[s.token, s.out] = eye_v  # the token after the match, into out
 
-    unembed = np.zeros((d, vocab))
-    unembed[s.out] = eye_v
-    return Circuit(s, (previous, induction), unembed)
+    return _circuit(s, previous, induction)
 
 
 def build_one_layer(
@@ -303,8 +289,8 @@ def build_one_layer(
         )
     n_heads = len(offsets) + 1
     # each head's query and key: the token's one-hot, then the position's
-    d_k = max(vocab + length, -(-Subspaces(vocab, length).d_model // n_heads))
-    s = Subspaces(vocab, length, width=n_heads * d_k)
+    d_k = max(vocab + length, -(-_Subspaces(vocab, length).d_model // n_heads))
+    s = _Subspaces(vocab, length, width=n_heads * d_k)
     d, undo_scale, t = s.d_model, np.sqrt(d_k), np.arange(length)
     eye_v = np.eye(vocab)
     # float32: the widest layer (a head for every offset) is 22 heads of 35
@@ -334,9 +320,14 @@ def build_one_layer(
         w_o[tok, s.out] = sign * eye_v
     layer = MultiHeadAttention(d, n_heads, dtype=np.float32)
     layer.w_q, layer.w_k, layer.w_v, layer.w_o = w_q, w_k, w_v, w_o
-    unembed = np.zeros((d, vocab), dtype=np.float32)
-    unembed[s.out] = eye_v
-    return Circuit(s, (layer,), unembed)
+    return _circuit(s, layer)
+
+
+def _circuit(space: _Subspaces, *layers: MultiHeadAttention) -> Circuit:
+    """The layers, with the readout of the ``out`` subspace in their dtype."""
+    unembed = np.zeros((space.d_model, space.vocab), dtype=layers[0].w_q.dtype)
+    unembed[space.out] = np.eye(space.vocab)
+    return Circuit(space, layers, unembed)
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,9 @@ Learned token and position embeddings of width ``D_MODEL``, causal attention lay
 added to the residual stream, a linear readout; no MLP, no normalisation. Every head
 has width ``D_K``, so ``Shape(1, 2)`` (one layer of two heads) and ``Shape(2, 1)``
 (two layers of one head) have the same attention weights, side by side or stacked.
-The loss is the cross-entropy at the scored positions of fresh
-``induction.sample`` batches; the backward pass is written out by hand and Adam
-(``toy_model.Adam``) steps every seed at once (a leading ``models`` axis).
+The loss is the cross-entropy at the scored positions of fresh ``induction.sample``
+batches; the backward pass is written out by hand and Adam (``toy_model.Adam``)
+steps every seed at once (a leading ``models`` axis).
 """
 
 from __future__ import annotations
@@ -39,9 +39,8 @@ class Shape:
     @property
     def name(self) -> str:
         """``"1 layer x 2 heads"``."""
-        layers = "layer" if self.n_layers == 1 else "layers"
-        heads = "head" if self.n_heads == 1 else "heads"
-        return f"{self.n_layers} {layers} x {self.n_heads} {heads}"
+        layers, heads = self.n_layers, self.n_heads
+        return f"{layers} layer{'s' * (layers != 1)} x {heads} head{'s' * (heads != 1)}"
 
     def attention_params(self) -> int:
         """Weights of all attention layers: 4 d_model (h d_k) per layer.
@@ -144,9 +143,8 @@ def loss_and_grads(
     d_x = _apply(d_logits, _t(params["unembed"]))
     for layer in reversed(range(shape.n_layers)):
         x, q, k, v, weights, heads = passes[layer]
-        w_o = params[f"w_o{layer}"]
         grads[f"w_o{layer}"] = _t(flat(merge_heads(heads))) @ flat(d_x)
-        d_heads = split_heads(_apply(d_x, _t(w_o)), shape.n_heads)
+        d_heads = split_heads(_apply(d_x, _t(params[f"w_o{layer}"])), shape.n_heads)
         # heads = A v, A = softmax(S), S = q kᵀ / √d_k: Σ_j A_ij dA_ij = d_heads_i · heads_i
         d_a = d_heads @ _t(v)
         d_v = _t(weights) @ d_heads
@@ -167,45 +165,6 @@ def _t(a: np.ndarray) -> np.ndarray:
     return np.swapaxes(a, -1, -2)
 
 
-def train(
-    shape: Shape,
-    seeds: Sequence[int],
-    steps: int,
-    batch_size: int,
-    learning_rate: float = LEARNING_RATE,
-) -> tuple[Params, np.ndarray]:
-    """Train one model per seed (its initial weights and its stream of batches), Adam's
-    step size falling linearly from ``learning_rate`` to zero: the weights, and the
-    loss of each step's fresh batch ``(steps, M)``.
-
-    ```python
-    from mha.pages.depth.induction_training import Shape, train
-
-    params, losses = train(Shape(1, 2), seeds=[3], steps=30, batch_size=16)
-    assert losses[-5:].mean() < losses[:5].mean()
-    ```
-    """
-    steps = positive_int("steps", steps)
-    batch_size = positive_int("batch_size", batch_size)
-    if not seeds:
-        raise ValueError("seeds: expected at least one seed, got none")
-    params = init_params(shape, seeds)
-    adam = Adam(params, [learning_rate] * len(seeds))
-    batches = [sample(steps * batch_size, np.random.default_rng([s, 3])) for s in seeds]
-    tokens = np.stack([b.tokens for b in batches])  # (M, steps*B, n)
-    targets = np.stack([b.targets for b in batches])
-    losses = np.empty((steps, len(seeds)))
-    peak = adam.lr.copy()
-    for step in range(steps):
-        rows = slice(step * batch_size, (step + 1) * batch_size)
-        losses[step], grads = loss_and_grads(
-            params, tokens[:, rows], targets[:, rows], shape
-        )
-        adam.lr = peak * (1 - step / steps)  # linear decay: late steps do not undo
-        adam.step(params, grads)
-    return params, losses
-
-
 @dataclass(frozen=True)
 class Trained:
     """How ``shape``'s models, one per seed, do after training."""
@@ -217,7 +176,9 @@ class Trained:
 def train_and_score(
     shape: Shape, seeds: Sequence[int], steps: int, batch_size: int, test: Batch
 ) -> Trained:
-    """``train`` every seed, then score each model on ``test`` (what a page caches).
+    """Train one model per seed (its initial weights and its stream of batches), Adam's
+    step size falling linearly from ``LEARNING_RATE`` to zero, then score each model
+    on ``test`` (what a page caches).
 
     ```python
     from mha.pages.depth.induction import sample
@@ -227,7 +188,21 @@ def train_and_score(
     assert result.accuracy.shape == (2,)
     ```
     """
-    params, _ = train(shape, seeds, steps, batch_size)
+    steps = positive_int("steps", steps)
+    batch_size = positive_int("batch_size", batch_size)
+    if not seeds:
+        raise ValueError("seeds: expected at least one seed, got none")
+    params = init_params(shape, seeds)
+    adam = Adam(params, [LEARNING_RATE] * len(seeds))
+    batches = [sample(steps * batch_size, np.random.default_rng([s, 3])) for s in seeds]
+    tokens = np.stack([b.tokens for b in batches])  # (M, steps*B, n)
+    targets = np.stack([b.targets for b in batches])
+    peak = adam.lr.copy()
+    for step in range(steps):
+        rows = slice(step * batch_size, (step + 1) * batch_size)
+        _, grads = loss_and_grads(params, tokens[:, rows], targets[:, rows], shape)
+        adam.lr = peak * (1 - step / steps)  # linear decay: late steps do not undo
+        adam.step(params, grads)
     tokens = np.broadcast_to(test.tokens, (len(seeds), *test.tokens.shape))
     predicted = _forward(params, tokens, shape)[-1].argmax(axis=-1)
     right = predicted == test.targets

@@ -185,57 +185,46 @@ def _scan() -> Scan:
     model = smollm2.load()
     sequences = repeated_sequences(model)
     p = passes()
-    n_layers, n_heads = model.config.n_layers, model.config.n_heads
-    induction_sum = np.zeros((n_layers, n_heads))
-    previous_sum = np.zeros((n_layers, n_heads))
-    first_token = np.zeros(n_layers)
-    stream = np.zeros(n_layers + 1)
-    attention = np.zeros(n_layers)
-    mlp = np.zeros(n_layers)
-    first_stream = np.zeros(n_layers + 1)
-    first, second = [], []
-    for b, ids in enumerate(sequences):
-        w = p.weights[:, b].astype(np.float64)  # (layers, heads, n, n)
-        induction_sum += induction_scores(w)
-        previous_sum += previous_token_scores(w)
-        first_token += w[:, :, 1:, 0].mean(axis=(1, 2))
-        stream += np.linalg.norm(p.stream[:, b, 1:], axis=-1).mean(axis=-1)
-        attention += p.attention_norm[:, b]
-        mlp += p.mlp_norm[:, b]
-        first_stream += np.linalg.norm(p.stream[:, b, 0], axis=-1)
-        logits = model.head(p.stream[-1, b])
-        first.append(_copy_loss(logits, ids, 0))
-        second.append(_copy_loss(logits, ids, 1))
-    k = len(sequences)
-    scores = induction_sum / k
+    w = p.weights.astype(np.float64)  # (layers, sequences, heads, n, n)
+    norms = np.linalg.norm(p.stream, axis=-1)  # (layers + 1, sequences, n)
+    losses = []
+    for final, ids in zip(p.stream[-1], sequences, strict=True):
+        logits = model.head(final)
+        losses.append([_copy_loss(logits, ids, 0), _copy_loss(logits, ids, 1)])
+    first, second = (float(np.mean(copy)) for copy in np.transpose(losses))
+    scores = _over_sequences(induction_scores(w))
     top = strongest(scores, N_ABLATED)
     rng = np.random.default_rng([SEED, 4])
-    others = [h for h in np.ndindex(n_layers, n_heads) if h not in set(top)]
+    others = [h for h in np.ndindex(scores.shape) if h not in set(top)]
     random_sets = np.array(
         [
             [others[i] for i in rng.choice(len(others), N_ABLATED, replace=False)]
             for _ in range(N_RANDOM_SETS)
         ]
     )
-    entering = p.stream  # (layers + 1, sequences, n, d_model)
-    n = sequences.shape[1]
     return Scan(
         induction=scores,
-        previous=previous_sum / k,
-        first_token=first_token / k,
-        uniform_first_token=float(np.mean(1 / np.arange(2, n + 1))),
-        stream_norm=stream / k,
-        attention_norm=attention / k,
-        mlp_norm=mlp / k,
-        first_stream_norm=first_stream / k,
-        loss_first=float(np.mean(first)),
-        loss_second=float(np.mean(second)),
-        loss_top=ablated_loss(model, sequences, top, entering),
+        previous=_over_sequences(previous_token_scores(w)),
+        first_token=_over_sequences(w[..., 1:, 0].mean(axis=(2, 3))),
+        uniform_first_token=float(np.mean(1 / np.arange(2, sequences.shape[1] + 1))),
+        stream_norm=_over_sequences(norms[..., 1:].mean(axis=-1)),
+        attention_norm=_over_sequences(p.attention_norm),
+        mlp_norm=_over_sequences(p.mlp_norm),
+        first_stream_norm=_over_sequences(norms[..., 0]),
+        loss_first=first,
+        loss_second=second,
+        loss_top=ablated_loss(model, sequences, top, p.stream),
         loss_random=np.array(
-            [ablated_loss(model, sequences, heads, entering) for heads in random_sets]
+            [ablated_loss(model, sequences, heads, p.stream) for heads in random_sets]
         ),
         random_sets=random_sets,
     )
+
+
+def _over_sequences(x: np.ndarray) -> np.ndarray:
+    """``(layers, sequences, ...)`` -> the mean over the sequences, in float64, summed
+    in their order."""
+    return np.ascontiguousarray(np.moveaxis(x, 1, 0), dtype=np.float64).mean(axis=0)
 
 
 def ablated_loss(
