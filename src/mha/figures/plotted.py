@@ -71,17 +71,30 @@ def plotted(fig: Figure | Sequence[Figure]) -> list[Panel]:
     assert np.allclose(panel.lines["even"], [[0, 1], [0.5, 0.5]])
     ```
     """
-    figures = [fig] if isinstance(fig, Figure) else list(fig)
-    if not all(isinstance(f, Figure) for f in figures):
+    return [_panel(ax) for ax in _axes(fig)]
+
+
+def _axes(fig: object) -> list[Axes]:
+    """The axes of ``fig`` (a figure or a list of them), in order, colour bars left
+    out; a TypeError naming the argument for anything else."""
+    figures = [fig] if isinstance(fig, Figure) else fig
+    if not (
+        isinstance(figures, Sequence) and all(isinstance(f, Figure) for f in figures)
+    ):
         raise TypeError(
             f"fig: expected a matplotlib Figure or a list of them, got {fig!r}"
         )
-    return [_panel(ax) for f in figures for ax in f.axes if not _is_colorbar(ax)]
+    return [ax for f in figures for ax in f.axes if not _is_colorbar(ax)]
+
+
+def _bar_patches(ax: Axes) -> set[int]:
+    """The ids of the patches ``ax``'s bar groups drew (read as bars, not patches)."""
+    return {id(p) for c in ax.containers if isinstance(c, BarContainer) for p in c}
 
 
 def _panel(ax: Axes) -> Panel:
     containers = [c for c in ax.containers if isinstance(c, BarContainer)]
-    in_bars = {id(p) for c in containers for p in c.patches}
+    in_bars = _bar_patches(ax)
     return Panel(
         bars={
             c.get_label(): np.array([_length(p, c.orientation) for p in c.patches])
@@ -162,22 +175,8 @@ def errorbars(fig: Figure | Sequence[Figure]) -> list[dict[str, np.ndarray]]:
             for c in ax.containers
             if isinstance(c, ErrorbarContainer)
         }
-        for f in _figures(fig)
-        for ax in f.axes
-        if not _is_colorbar(ax)
+        for ax in _axes(fig)
     ]
-
-
-def _figures(fig: object) -> list[Figure]:
-    """``fig`` as a list of figures, or a TypeError naming the argument."""
-    figures = [fig] if isinstance(fig, Figure) else fig
-    if not (
-        isinstance(figures, Sequence) and all(isinstance(f, Figure) for f in figures)
-    ):
-        raise TypeError(
-            f"fig: expected a matplotlib Figure or a list of them, got {fig!r}"
-        )
-    return list(figures)
 
 
 def _errorbar(container: ErrorbarContainer) -> np.ndarray:
@@ -204,13 +203,11 @@ def rectangles(fig: Figure | Sequence[Figure]) -> list[tuple[np.ndarray, np.ndar
     assert boxes.tolist() == [[2, 3, 1, 0.5]] and colours.tolist() == [[1, 0, 0, 1]]
     ```
     """
-    return [
-        _rectangles(ax) for f in _figures(fig) for ax in f.axes if not _is_colorbar(ax)
-    ]
+    return [_rectangles(ax) for ax in _axes(fig)]
 
 
 def _rectangles(ax: Axes) -> tuple[np.ndarray, np.ndarray]:
-    bars = {id(p) for c in ax.containers if isinstance(c, BarContainer) for p in c}
+    bars = _bar_patches(ax)
     drawn = [p for p in ax.patches if isinstance(p, Rectangle) and id(p) not in bars]
     boxes = [(*p.get_xy(), p.get_width(), p.get_height()) for p in drawn]
     colours = [p.get_facecolor() for p in drawn]
