@@ -37,8 +37,7 @@ def on_post_page(output, page, config, **kwargs):
     """Write the page's first figure as card.png beside it."""
     spec = getattr(page, "mha_first_figure", None)
     if spec is not None:
-        module, _, function = spec.draw.rpartition(".")
-        draw = getattr(importlib.import_module(f"mha.figures.{module}"), function)
+        draw = importlib.import_module("mha.figures").drawing(spec.draw)
         png = importlib.import_module("mha_site.social").card_png(draw, *spec.data)
         target = Path(page.file.abs_dest_path).parent / CARD
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -7,11 +7,14 @@ the content-hash cache (``mha.support.cache``), so a warm build draws nothing.
 """
 
 import importlib
+from collections.abc import Callable
+
+from matplotlib.figure import Figure
 
 from mha.figures.style import to_svg
 from mha.support.cache import cached
 
-__all__ = ["render", "to_svg"]
+__all__ = ["drawing", "render", "to_svg"]
 
 
 def render(name: str, alt: str, *args: object, **kwargs: object) -> str:
@@ -25,11 +28,24 @@ def render(name: str, alt: str, *args: object, **kwargs: object) -> str:
     assert svg.startswith('<svg role="img" aria-label="three bar groups"')
     ```
     """
+    return cached(_svg, drawing(name), alt, *args, **kwargs)
+
+
+def drawing(name: str) -> Callable[..., Figure | list[Figure]]:
+    """The figure function ``mha.figures.<name>``, named as a page's figure spec
+    names it: ``"<module>.<function>"``.
+
+    ```python
+    from mha.figures import drawing
+    from mha.figures.cricket import three_distributions
+
+    assert drawing("cricket.three_distributions") is three_distributions
+    ```
+    """
     module, _, function = name.rpartition(".")
     if not module:
         raise ValueError(f"name: expected 'module.function', got {name!r}")
-    draw = getattr(importlib.import_module(f"mha.figures.{module}"), function)
-    return cached(_svg, draw, alt, *args, **kwargs)
+    return getattr(importlib.import_module(f"mha.figures.{module}"), function)
 
 
 def _svg(draw, alt: str, *args: object, **kwargs: object) -> str:
