@@ -90,9 +90,12 @@ def _broken_html_links(files) -> list[str]:
         elif found is None:
             broken.append(f"{where}: no such file in docs/ (tried {candidates})")
         elif anchor and found.page is not None:
-            anchors = found.page.present_anchor_ids
-            if anchors is not None and anchor not in anchors:
-                broken.append(f"{where}: {found.src_uri} has no anchor #{anchor}")
+            present = found.page.present_anchor_ids
+            wrong = present is not None and _RUN["anchors"].missing(
+                found.src_uri, anchor, present
+            )
+            if wrong:
+                broken.append(f"{where}: {wrong}")
     return broken
 
 
