@@ -17,7 +17,7 @@ import numpy as np
 from mha.attention import causal_mask
 from mha.heads import split_heads
 from mha.layer import MultiHeadAttention
-from mha.support.formatting import significant
+from mha.support.formatting import significant, words
 from mha.support.page import Fact, Figure, Page
 from mha.support.validate import generator
 
@@ -46,15 +46,11 @@ def page() -> Page:
         relu=relu,
         linear_gap=f"{relu.linear_gap:.1e}",
         sink=sink,
-        sink_errors=_words([f"{significant(100 * e)}%" for e in sink.errors]),
-        sink_scales=_words([f"{beta:.0f}" for beta in sink.scales]),
+        sink_errors=words([f"{significant(100 * e)}%" for e in sink.errors]),
+        sink_scales=words([f"{beta:.0f}" for beta in sink.scales]),
         facts=facts(hull, bounds, relu, sink),
         figures=figures(hull),
     )
-
-
-def _words(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def facts(

@@ -1,7 +1,7 @@
 """How numbers are written in prose: the site-wide conventions in one place.
 
 Attention weights to 3 decimals, integers with comma thousands separators,
-percentages to 1 decimal.
+percentages to 1 decimal; a list of names as "a, b and c".
 """
 
 from __future__ import annotations
@@ -78,3 +78,19 @@ def vector(values: Iterable[float], places: int = 3) -> str:
     ```
     """
     return "[" + ", ".join(decimals(v, places) for v in np.ravel(values)) + "]"
+
+
+def words(items: Iterable[str]) -> str:
+    """Names as prose: "a", "a and b", "a, b and c".
+
+    ```python
+    from mha.support.formatting import words
+
+    assert words(["L17H3"]) == "L17H3"
+    assert words(["1", "2", "4"]) == "1, 2 and 4"
+    ```
+    """
+    items = list(items)
+    if not items:
+        raise ValueError("items: expected at least one name, got none")
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]

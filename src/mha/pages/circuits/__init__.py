@@ -25,6 +25,7 @@ from mha.pages.depth.repeated_tokens import N_ABLATED, Scan, strongest
 from mha.pretrained import smollm2
 from mha.pretrained.smollm2 import rms_norm
 from mha.support.cache import cached
+from mha.support.formatting import words
 from mha.support.page import Fact, Figure, Page
 
 SEED = 26
@@ -281,7 +282,7 @@ def _shared_keys(top: tuple[Head, ...], config: smollm2.Config) -> list[str]:
     groups: dict[tuple[int, int], list[str]] = {}
     for layer, head in sorted(top):
         groups.setdefault((layer, head // group), []).append(_name((layer, head)))
-    return [f"{', '.join(g[:-1])} and {g[-1]}" for g in groups.values() if len(g) > 1]
+    return [words(g) for g in groups.values() if len(g) > 1]
 
 
 def _offset_gap(composition: np.ndarray, top: tuple[Head, ...]) -> float:

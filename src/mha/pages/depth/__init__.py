@@ -23,7 +23,7 @@ from mha.pages.depth.induction_training import (
 )
 from mha.pages.depth.repeated_tokens import N_ABLATED, Scan, strongest
 from mha.support.cache import cached
-from mha.support.formatting import percent
+from mha.support.formatting import percent, words
 from mha.support.page import Fact, Figure, Page
 
 SEED = 18
@@ -60,15 +60,15 @@ def page() -> Page:
         d_k=D_K,
         d_model=D_MODEL,
         weights=SHAPES[0].attention_params(),
-        built_heads=_words([str(h) for h in BUILT_HEADS]),
+        built_heads=words([str(h) for h in BUILT_HEADS]),
         n_offsets=len(t.offsets),
         reach=REACH,
         half=r.HALF,
         sequences=r.N_SEQUENCES,
         ablated=N_ABLATED,
         random_sets=r.N_RANDOM_SETS,
-        one_accuracy=_words([percent(a) for a in t.one.accuracy]),
-        two_accuracy=_words([percent(a) for a in t.two.accuracy]),
+        one_accuracy=words([percent(a) for a in t.one.accuracy]),
+        two_accuracy=words([percent(a) for a in t.two.accuracy]),
         growth=float(s.stream_norm[-1] / s.stream_norm[1]),
         massive=float(np.max(_norm_ratio(s))),
         massive_layer=f"L{int(np.argmax(_norm_ratio(s)))}",
@@ -162,10 +162,6 @@ def task() -> Task:
     )
 
 
-def _words(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
 def _layers(indices) -> list[str]:
     return [f"L{i}" for i in indices]
 
@@ -181,7 +177,7 @@ def _span(layers) -> str:
     layers = [int(i) for i in layers]
     if len(layers) > 2 and layers == list(range(layers[0], layers[-1] + 1)):
         return f"L{layers[0]}–L{layers[-1]}"
-    return _words(_layers(layers))
+    return words(_layers(layers))
 
 
 def _norm_ratio(scan: Scan) -> np.ndarray:
@@ -315,7 +311,7 @@ def figures(task: Task, scan: Scan) -> dict[str, Figure]:
     ```
     """
     louder_layers = _louder(scan)
-    exception = f" except in {_words(louder_layers)}" if louder_layers else ""
+    exception = f" except in {words(louder_layers)}" if louder_layers else ""
     circuit = induction.build(6, len(EXAMPLE))
     _, weights = circuit.run(EXAMPLE[None])
     answers = circuit.predict(EXAMPLE[None])[0]
@@ -350,9 +346,9 @@ def figures(task: Task, scan: Scan) -> dict[str, Figure]:
             f"The built circuit's two heads on a short example: {len(EXAMPLE)} "
             f"positions over a vocabulary of {circuit.space.vocab} tokens. L0H0 looks "
             "one position back. L1H0, "
-            f"from the second {_words([str(EXAMPLE[t]) for t in scored])}, looks at "
+            f"from the second {words([str(EXAMPLE[t]) for t in scored])}, looks at "
             "the token that followed their first occurrence: "
-            f"{_words([str(answers[t]) for t in scored])}.",
+            f"{words([str(answers[t]) for t in scored])}.",
         ),
         "training": Figure(
             "depth.training",
@@ -372,7 +368,7 @@ def figures(task: Task, scan: Scan) -> dict[str, Figure]:
             (scan, top),
             f"Two heatmaps of {n_layers} layers by {n_heads} heads. The induction "
             "score is near zero almost everywhere and bright at a few heads of "
-            f"{_words(top_layers)}, brightest at L{top[0][0]}H{top[0][1]}; the "
+            f"{words(top_layers)}, brightest at L{top[0][0]}H{top[0][1]}; the "
             "previous-token score is bright at a few heads of earlier layers.",
             "Induction score (left) and previous-token score (right) of every head "
             "of SmolLM2, averaged over the repeated sequences; the strongest "

@@ -29,6 +29,7 @@ from mha.pages.real_heads.pruning import STEP, Pruning, literature_counts
 from mha.pretrained import minilm
 from mha.support import measured
 from mha.support.cache import cached
+from mha.support.formatting import words
 from mha.support.page import Fact, Figure, Page
 
 CRICKET, CAT = range(2)  # positions in Atlas.examples (SEEDS order)
@@ -193,8 +194,7 @@ def _name(layer: int, head: int) -> str:
 
 def _prose(layers: Sequence[int]) -> str:
     """Layer numbers as prose: ``[1, 2, 4]`` -> "1, 2 and 4"."""
-    words = [str(int(layer)) for layer in layers]
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+    return words([str(int(layer)) for layer in layers])
 
 
 @functools.cache
