@@ -51,10 +51,12 @@ def on_pre_build(config, **kwargs):
 def on_post_build(config, **kwargs):
     """After a full build, delete cached results that neither it nor a recent test
     run read. (The widgets' data is embedded in their pages.)"""
-    importlib.import_module("mha_site.prefetch").finish(_BUILD["ahead"])
+    prefetch = importlib.import_module("mha_site.prefetch")
+    prefetch.finish(_BUILD["ahead"])
     _BUILD["ahead"] = None
-    if not _BUILD["dirty"]:
-        importlib.import_module("mha.support.cache").prune(_BUILD["started"])
+    cache = importlib.import_module("mha.support.cache")
+    if not _BUILD["dirty"] and cache.prune(_BUILD["started"]):
+        prefetch.forget()  # what was computed ahead may be gone
 
 
 def _nav_files(nav: list) -> list[str]:

@@ -6,8 +6,12 @@ cache. ``start`` runs, in a child process, what the build will ask for: the give
 pages' ``page()`` and figures, last page first, and the notebooks, while the build
 renders from the first page. Whichever process reaches a study first computes it; the
 other waits for it and reads it from the cache (``mha.support.cache.cached`` locks
-each entry), so nothing is computed twice and a warm build starts nothing it needs.
-On a machine with one core nothing is started.
+each entry), so nothing is computed twice. When the child has computed everything, it
+leaves a marker named by the code it ran (``mha``'s code hash, the versions the cache
+keys hold, the notebooks and the pages): a later build of the same code is warm and
+starts no child, which would only read the cache again (about 6 CPU-seconds). A build
+that deletes cached results deletes the markers too (``forget``). On a machine with
+one core nothing is started.
 
 ```python
 from mha_site.prefetch import start
@@ -18,11 +22,16 @@ assert start([], []) is None  # nothing to compute: no process
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import os
+import shutil
 import subprocess
 import sys
+from importlib.metadata import version
 from pathlib import Path
+
+from mha.support import cache
 
 SRC = Path(__file__).resolve().parent.parent
 ONE_THREAD = {
@@ -37,10 +46,41 @@ def start(modules: list[str], notebooks: list[Path]) -> subprocess.Popen | None:
     given) in a child process; None when there is nothing to do or one core."""
     if not (modules or notebooks) or len(os.sched_getaffinity(0)) < 2:
         return None
+    arguments = [*(f"notebook:{n}" for n in notebooks), *modules]
+    done = marker(arguments)
+    if done.exists():
+        return None  # computed ahead for this very code: the cache holds it all
     path = os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])
     env = {**os.environ, **ONE_THREAD, "PYTHONPATH": path}
-    arguments = [*(f"notebook:{n}" for n in notebooks), *modules]
-    return subprocess.Popen([sys.executable, "-m", __name__, *arguments], env=env)
+    command = [sys.executable, "-m", __name__, f"--done={done}", *arguments]
+    return subprocess.Popen(command, env=env)
+
+
+def marker(arguments: list[str]) -> Path:
+    """The file the child leaves once it has computed ``arguments`` for this code:
+    named by ``mha``'s code hash, the versions in every cache key, the notebooks'
+    text and the arguments.
+
+    ```python
+    from mha_site.prefetch import marker
+
+    assert marker(["mha.pages.cost"]) != marker(["mha.pages.ffn"])
+    assert marker(["mha.pages.cost"]).parent.name == "computed-ahead"
+    ```
+    """
+    versions = [sys.version, version("numpy"), version("matplotlib")]  # as cache keys
+    digest = hashlib.sha256(" ".join([cache.code_hash(), *versions]).encode())
+    for argument in arguments:
+        digest.update(argument.encode())
+        if argument.startswith("notebook:"):
+            digest.update(Path(argument.removeprefix("notebook:")).read_bytes())
+    return cache.cache_dir() / "computed-ahead" / digest.hexdigest()
+
+
+def forget() -> None:
+    """Delete every marker: after cached results were deleted, the next build's
+    child computes what is missing again."""
+    shutil.rmtree(cache.cache_dir() / "computed-ahead", ignore_errors=True)
 
 
 def finish(process: subprocess.Popen | None, timeout: float = 60) -> None:
@@ -68,17 +108,26 @@ def compute(argument: str) -> None:
 
 
 def main(arguments: list[str]) -> None:
-    """Compute each argument; a failure is left for the build to report."""
+    """Compute each argument (after an optional ``--done=<marker>``, written when
+    every one succeeded); a failure is left for the build to report."""
+    done = None
+    if arguments and arguments[0].startswith("--done="):
+        done, arguments = Path(arguments[0].removeprefix("--done=")), arguments[1:]
+    failed = False
     for argument in arguments:
         try:
             compute(argument)
         except Exception as error:  # the build computes it again and says why
+            failed = True
             print(
                 f"[mha] computing ahead stopped at {argument} ({type(error).__name__}); "
                 "the build computes it itself",
                 file=sys.stderr,
                 flush=True,
             )
+    if done is not None and not failed:
+        done.parent.mkdir(parents=True, exist_ok=True)
+        done.touch()
 
 
 if __name__ == "__main__":

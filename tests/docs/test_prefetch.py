@@ -21,6 +21,31 @@ def test_what_the_child_computes_the_build_reads_from_the_cache(
     timings = json.loads((tmp_path / "timings.json").read_text())
     assert "mha.pages.cost.sweep" in timings  # computed by the child, in the cache
     assert list(tmp_path.glob("*.pickle"))
+    # the child marked this code as computed: the next build starts none ...
+    assert prefetch.marker(["mha.pages.cost"]).exists()
+    assert prefetch.start(["mha.pages.cost"], []) is None
+    # ... unless the code changed, or cached results were deleted since
+    monkeypatch.setattr(prefetch.cache, "code_hash", lambda: "edited")
+    assert not prefetch.marker(["mha.pages.cost"]).exists()
+    monkeypatch.undo()
+    monkeypatch.setenv("MHA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(prefetch.os, "sched_getaffinity", lambda pid: {0, 1})
+    prefetch.forget()
+    again = prefetch.start(["mha.pages.cost"], [])
+    assert again is not None and again.wait(120) == 0
+
+
+def test_a_child_that_failed_leaves_no_marker(tmp_path: Path) -> None:
+    done = tmp_path / "done"
+    pages = ["mha.pages.notation", "mha.pages.no_such_page"]
+    run = subprocess.run(
+        [prefetch.sys.executable, "-m", "mha_site.prefetch", f"--done={done}", *pages],
+        env={**prefetch.os.environ, "MHA_CACHE_DIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0 and not done.exists()
 
 
 def test_a_failure_is_left_to_the_build(tmp_path: Path) -> None:
