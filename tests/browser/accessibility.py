@@ -4,12 +4,14 @@ axe-core's script ships inside the axe-playwright-python wheel (``axe.min.js``),
 check fetches nothing. No rule is disabled: a violation is fixed in the site's CSS,
 templates or theme configuration.
 
-One rule is run differently on code. A highlighted code block holds thousands of
-tokens in a dozen colours, and axe's ``color-contrast`` lays out every one of them
-(about 20 s per colour scheme on the largest page). So axe checks contrast everywhere
-but inside ``.highlight`` blocks, and ``code_contrast_violations`` checks each
-distinct token colour there against the background it is drawn on, with the WCAG
-formula axe uses.
+One rule is run differently on code and on math. A highlighted code block holds
+thousands of tokens in a dozen colours, and axe's ``color-contrast`` lays out every
+one of them (about 20 s per colour scheme on the largest page); KaTeX sets an
+equation as dozens of spans in the colour of its paragraph (3,541 of the cost page's
+5,673 elements). So axe checks contrast everywhere but inside ``.highlight`` blocks
+and ``.katex`` math, and ``token_contrast_violations`` checks each distinct colour of
+the code's tokens and the math's glyphs against the background it is drawn on, with
+the WCAG formula axe uses (which takes a fifth off each page's colour checks).
 
 Each check is one ``axe.run`` (axe is injected once per loaded document): axe builds
 its model of the page (its flattened tree, and the layout grid both colour rules read)
@@ -33,16 +35,24 @@ BLOCKING_IMPACTS = frozenset({"serious", "critical"})
 COLOUR_RULES = ("color-contrast", "link-in-text-block")
 
 CODE = ".highlight"  # Pygments-highlighted code blocks
+MATH = ".katex"  # KaTeX's math (what it draws: .katex-html; .katex-mathml is hidden)
+# The text of each, checked by distinct colour instead of by axe, one kind at a time.
+TOKENS = {
+    "code": f"{CODE} code, {CODE} code *",
+    "math": f"{MATH} .katex-html, {MATH} .katex-html *",
+}
 MIN_CONTRAST = 4.5  # WCAG AA for text below 18.66 px bold or 24 px (code is smaller)
 
 _AXE = Axe()
 
-# For each code token (and each block's plain text): its colour, its font, and the
-# backgrounds of it and its ancestors from the root down, to be composited in Python.
-_TOKEN_COLOURS = """([code, within]) => {
+# For each code token or math glyph (and each block's plain text): its colour, its
+# font, and the backgrounds of it and its ancestors from the root down, to be
+# composited in Python.
+_TOKEN_COLOURS = """([tokens, within]) => {
     const found = new Map();
-    const tokens = `${within} ${code} code, ${within} ${code} code *`;
+    const scope = [...document.querySelectorAll(within)];
     for (const el of document.querySelectorAll(tokens)) {
+        if (!scope.some(s => s.contains(el))) continue;
         if (![...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()))
             continue;  // only elements that draw text themselves
         const style = getComputedStyle(el);
@@ -104,27 +114,28 @@ def contrast_ratio(foreground: str, layers: list[str]) -> float:
     return (light + 0.05) / (dark + 0.05)
 
 
-def code_contrast_violations(page: Page, within: str = ":root") -> list[str]:
-    """Code token colours on ``page`` (in the elements ``within`` selects) below WCAG
-    AA contrast, one line per colour."""
+def token_contrast_violations(page: Page, within: str = ":root") -> list[str]:
+    """Colours of code tokens and math glyphs on ``page`` (in the elements ``within``
+    selects) below WCAG AA contrast, one line per colour."""
     return [
-        f"code contrast {ratio:.2f} < {MIN_CONTRAST}: {token['color']} "
+        f"{kind} contrast {ratio:.2f} < {MIN_CONTRAST}: {token['color']} "
         f"({token['example']}, e.g. {token['text']!r}) on {token['layers'][-1]}"
-        for token in page.evaluate(_TOKEN_COLOURS, [CODE, within])
+        for kind, tokens in TOKENS.items()
+        for token in page.evaluate(_TOKEN_COLOURS, [tokens, within])
         if (ratio := contrast_ratio(token["color"], token["layers"])) < MIN_CONTRAST
     ]
 
 
-# Narrows color-contrast to the nodes outside code blocks, once per document (the
-# wrapped rule is marked).
-_PREPARE = """(code) => {
+# Narrows color-contrast to the nodes outside code blocks and math, once per document
+# (the wrapped rule is marked).
+_PREPARE = """(skipped) => {
     const rule = axe.utils.getRule("color-contrast");
-    if (!rule.outsideCode) {
+    if (!rule.outsideTokens) {
         const matches = rule.matches;
         rule.matches = function (node, virtualNode, context) {
-            return !node.closest(code) && matches.call(this, node, virtualNode, context);
+            return !node.closest(skipped) && matches.call(this, node, virtualNode, context);
         };
-        rule.outsideCode = true;
+        rule.outsideTokens = true;
     }
 }"""
 _RUN = """([within, options]) => axe.run(within ?? document, options)
@@ -134,7 +145,7 @@ _RUN = """([within, options]) => axe.run(within ?? document, options)
 def _axe(page: Page, options: dict, within: str | None) -> list[str]:
     if not page.evaluate("() => typeof window.axe?.run === 'function'"):
         page.evaluate(_AXE.axe_script)
-    page.evaluate(_PREPARE, CODE)
+    page.evaluate(_PREPARE, f"{CODE}, {MATH}")
     violations = page.evaluate(
         _RUN, [within, {"resultTypes": ["violations"], **options}]
     )
@@ -155,11 +166,11 @@ def blocking_violations(
     ``rules`` limits the check to those axe rule ids; ``None`` runs every rule.
     ``within`` (a CSS selector) limits it to the elements it selects and what they
     hold (a widget: axe's cost grows with the elements it looks at); ``None`` checks
-    the whole page. Colour contrast inside code blocks is checked by
-    ``code_contrast_violations``.
+    the whole page. Colour contrast inside code blocks and math is checked by
+    ``token_contrast_violations``.
     """
     options = {} if rules is None else {"runOnly": {"type": "rule", "values": rules}}
     found = _axe(page, options, within)
     if rules is None or "color-contrast" in rules:
-        found += code_contrast_violations(page, within or ":root")
+        found += token_contrast_violations(page, within or ":root")
     return found

@@ -7,8 +7,8 @@ import pytest
 from tests.browser.accessibility import (
     COLOUR_RULES,
     blocking_violations,
-    code_contrast_violations,
     contrast_ratio,
+    token_contrast_violations,
 )
 from tests.browser.chromium import require_chromium
 from tests.browser.conftest import NEW_PAGE
@@ -93,14 +93,23 @@ def test_contrast_ratio_follows_wcag() -> None:
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_a_faint_code_token_colour_is_caught(new_page: NEW_PAGE, scheme: str) -> None:
+def test_a_faint_code_token_or_math_colour_is_caught(
+    new_page: NEW_PAGE, scheme: str
+) -> None:
     page = new_page(color_scheme=scheme)
     page.goto("multi-head/")
     # the page as it is passes (axe's part is test_pages.py's, in both schemes)
-    assert code_contrast_violations(page.page) == []
+    assert token_contrast_violations(page.page) == []
     page.page.add_style_tag(
-        content=".highlight .kn { color: rgba(128, 128, 128, 0.3) !important; }"
+        content=".highlight .kn, .katex .mord { color: rgba(128, 128, 128, 0.3) "
+        "!important; }"
     )
     found = blocking_violations(page.page, COLOUR_RULES)
-    assert found and all(line.startswith("code contrast") for line in found)
-    assert "kn, e.g. 'import'" in found[0]
+    assert found and all(
+        line.startswith(("code contrast", "math contrast")) for line in found
+    )
+    assert any(
+        line.startswith("code contrast") and "kn, e.g. 'import'" in line
+        for line in found
+    )
+    assert any(line.startswith("math contrast") and "mord" in line for line in found)
