@@ -228,20 +228,6 @@ def payload_json(data: dict) -> str:
     )
 
 
-def minilm_payload(texts: Sequence[str], kinds: tuple, kind_names: tuple) -> dict:
-    """all-MiniLM-L6-v2's widget data on ``texts``, with the atlas's ``kinds``.
-
-    ```python
-    from mha.experiments.head_grid import minilm_payload
-
-    data = minilm_payload(["the cat sat ."], (("broad",) * 12,) * 6, ("broad",))
-    assert (data["layers"], data["heads"], data["causal"]) == (6, 12, False)
-    ```
-    """
-    grid = np.array(kinds, dtype=object)
-    return payload("all-MiniLM-L6-v2", minilm_sentences(texts), grid, kind_names, False)
-
-
 def smollm2_payload(texts: Sequence[str], model_digest: str) -> dict:
     """SmolLM2-135M-Instruct's widget data on ``texts``, its heads classified here;
     ``model_digest`` puts the model file in the cache key.

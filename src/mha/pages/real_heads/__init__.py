@@ -180,6 +180,13 @@ def atlas() -> Atlas:
     return cached(_compute, sentences(), SEEDS)
 
 
+def _payload(texts: Sequence[str], kinds: tuple) -> dict:
+    """The heads-grid widget's data on ``texts``, with the atlas's ``kinds``."""
+    grid = np.array(kinds, dtype=object)
+    found = head_grid.minilm_sentences(texts)
+    return head_grid.payload("all-MiniLM-L6-v2", found, grid, tuple(KINDS), False)
+
+
 def _name(layer: int, head: int) -> str:
     """A head's name, ``L<layer>H<head>``, both from 0."""
     return f"L{layer}H{head}"
@@ -211,9 +218,8 @@ def page() -> Page:
     worst = int(np.argmin(p.layer_cosine))
     strongest = ("sep", "punctuation", "same_word")
     kinds = tuple(tuple(row) for row in a.kinds)
-    data = cached(head_grid.minilm_payload, head_grid.texts(), kinds, tuple(KINDS))
     every = head_grid.Widget(  # every head on the corpus's short sentences
-        data,
+        cached(_payload, head_grid.texts(), kinds),
         label=f"Every head of all-MiniLM-L6-v2, {a.kinds.shape[0]} layers by "
         f"{a.kinds.shape[1]} heads: choose one to see its attention map",
         caption="A button per head, a row per layer, lettered and coloured by its kind "
@@ -346,7 +352,6 @@ def facts(
     shift = a.value("previous token") if counts["previous token"] else 0.0
     positional = a.layers("previous token") + a.layers("next token")
     broad0 = a.count_in_layer("broad", 0)
-    means = {s: a.statistics[s].mean(axis=1) for s in ("cls", "sep", "punctuation")}
     on_cls, elsewhere = a.parked()
     worst = int(np.argmin(p.layer_cosine))
     others = np.delete(p.layer_cosine, worst)
@@ -370,8 +375,8 @@ def facts(
         ),
         "parks_on_cls": Fact(
             (on_cls > elsewhere).all(),
-            "layer means: "
-            + ", ".join(f"{s} {np.round(m, 3).tolist()}" for s, m in means.items()),
+            f"layer means: on [CLS] {on_cls.round(3).tolist()}, on [SEP] and "
+            f"punctuation {elsewhere.round(3).tolist()}",
         ),
         "single_small": Fact(lowest > 0.95, f"lowest cosine {lowest:.3f}"),
         "borderline": Fact(moves <= 2, f"at most {moves} queries move"),
