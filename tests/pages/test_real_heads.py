@@ -17,8 +17,7 @@ from mha.experiments import head_grid
 from mha.experiments.corpus import CAT, CRICKET, TRIPLES, retrieval_queries
 from mha.experiments.value_norms import value_norms
 from mha.pages import real_heads as head_atlas
-from mha.pages.real_heads import pruning
-from mha.pages.real_heads.cls_moves import cls_shares
+from mha.pages.real_heads import cls_shares, pruning
 from mha.pretrained import minilm
 
 # --- the head atlas's logic on small inputs ------------------------------------------

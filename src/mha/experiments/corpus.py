@@ -1,10 +1,8 @@
 """Sentences written for this project, in triples, to probe a real model.
 
-Each triple is a sentence, a paraphrase in mostly different words, and a decoy that
-shares its key word (often in another sense: a river bank, a cricket duck). The head
-atlas reads every sentence; the retrieval task asks whether each sentence's and each
-paraphrase's nearest neighbour is its partner (a model matching words, not meanings,
-would pick the decoy). The first two triples open with the site's two seed sentences.
+Each triple: a sentence, a paraphrase in other words, and a decoy sharing its key word
+in another sense (a river bank, a cricket duck), which a model matching words would
+retrieve. The first two open with the site's two seed sentences.
 """
 
 from __future__ import annotations
@@ -96,8 +94,8 @@ def sentences() -> tuple[str, ...]:
 
 
 def retrieval_queries() -> tuple[tuple[int, int], ...]:
-    """``(query, answer)`` indices into ``sentences()``: each sentence finds its
-    paraphrase and each paraphrase its sentence. Decoys are never queries.
+    """``(query, answer)`` indices into ``sentences()``: each sentence and its
+    paraphrase find each other; decoys are never queries.
 
     ```python
     from mha.experiments.corpus import retrieval_queries

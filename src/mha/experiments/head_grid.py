@@ -1,12 +1,9 @@
 """Every head of a real model on a few short sentences, as data for the heads-grid widget.
 
-``docs/real-heads.md`` (all-MiniLM-L6-v2, 6 x 12 heads) and ``docs/real-gqa-model.md``
-(SmolLM2-135M-Instruct, 30 x 9 heads) embed ``payload(...)`` as JSON, and
-``docs/assets/js/model-heads.js`` draws it: it formats what it is given. Weights are
-8-bit integers, ``round(255 w)`` (an error of at most 1/510), in base64: for a causal
-model only the keys each query sees, row after row, head after head, layer after layer.
-Heads get kinds by the atlas's rule (``classify``, used by ``mha.pages.real_heads``);
-SmolLM2's from statistics that apply to a causal model (``causal_statistics``).
+The real-heads (all-MiniLM-L6-v2) and real-gqa-model (SmolLM2-135M-Instruct) pages embed
+``payload(...)`` as JSON, drawn by ``docs/assets/js/model-heads.js``: weights as 8-bit
+``round(255 w)`` in base64 (a causal model's: only the keys each query sees). Heads get
+kinds by the atlas's rule, ``classify``; SmolLM2's from ``causal_statistics``.
 """
 
 from __future__ import annotations
@@ -29,7 +26,7 @@ LEVELS = 255  # 8-bit weights: round(LEVELS * w)
 MAJORITY = 0.5  # a target kind needs at least half of the head's attention on average
 BROAD = 0.75  # a broad head's entropy is at least this fraction of the uniform one
 
-# a causal model's kinds: the statistic that defines each, as in the atlas
+# a causal model's kinds and the statistic that defines each
 CAUSAL_KINDS: dict[str, str] = {
     "previous token": "previous",
     "first token": "first",
@@ -61,8 +58,7 @@ class Sentence:
 
 
 def _short_texts(texts: Sequence[str], count: int, limit: int) -> tuple[str, ...]:
-    """The first ``count`` of ``texts`` with at most ``limit`` tokens in both models
-    (MiniLM's count includes [CLS] and [SEP])."""
+    """The first ``count`` of ``texts`` with at most ``limit`` tokens in both models."""
     encoder, decoder = minilm.load(), smollm2.load()
     sizes = ((len(encoder.batch([t]).tokens[0]), len(decoder.encode(t))) for t in texts)
     return tuple(t for t, n in zip(texts, sizes, strict=True) if max(n) <= limit)[
@@ -102,10 +98,9 @@ def minilm_sentences(texts: Sequence[str]) -> tuple[Sentence, ...]:
 
 
 def causal_statistics(sentences: Sequence[Sentence]) -> dict[str, np.ndarray]:
-    """Each head's ``(layers, heads)`` mean, over every query but each sentence's first
-    (which sees only itself), of its weight on the ``previous`` token, on the ``first``
-    (the sink that plays [CLS]'s part) and its ``spread``: the entropy as a fraction of
-    the uniform distribution's over the keys the query sees.
+    """Each head's ``(layers, heads)`` mean over every query but the first of its
+    weight on the ``previous`` token, on the ``first`` (the sink), and its ``spread``:
+    the entropy as a fraction of the uniform one over the keys the query sees.
 
     ```python
     import numpy as np
@@ -141,9 +136,9 @@ def causal_statistics(sentences: Sequence[Sentence]) -> dict[str, np.ndarray]:
 
 
 def classify(statistics: dict[str, np.ndarray], kinds: dict[str, str]) -> np.ndarray:
-    """The kind of every head, ``(layers, heads)`` strings, by the atlas's rule: the
-    target kind (``kinds`` maps each to its statistic) that gets ``MAJORITY`` of the
-    weight (the largest, if several), else ``broad`` (spread >= ``BROAD``) or ``mixed``.
+    """Every head's kind, ``(layers, heads)``: the target of ``kinds`` (kind ->
+    statistic) with ``MAJORITY`` of the weight (the largest), else ``broad`` (spread
+    >= ``BROAD``) or ``mixed``.
 
     ```python
     import numpy as np
@@ -170,8 +165,7 @@ def payload(
     causal: bool,
 ) -> dict:
     """The widget's data: the model, every head's kind, each sentence's tokens and
-    weights, 8-bit, row by row (a causal model's rows keep only the keys the query
-    sees), in base64.
+    weights (8-bit, base64).
 
     ```python
     import numpy as np
@@ -234,24 +228,9 @@ def payload_json(data: dict) -> str:
     )
 
 
-def minilm_payload(texts: Sequence[str], kinds: tuple, kind_names: tuple) -> dict:
-    """all-MiniLM-L6-v2's widget data on ``texts``, with the atlas's ``kinds``
-    (``(layers, heads)`` nested tuples of names).
-
-    ```python
-    from mha.experiments.head_grid import minilm_payload
-
-    data = minilm_payload(["the cat sat ."], (("broad",) * 12,) * 6, ("broad",))
-    assert (data["layers"], data["heads"], data["causal"]) == (6, 12, False)
-    ```
-    """
-    grid = np.array(kinds, dtype=object)
-    return payload("all-MiniLM-L6-v2", minilm_sentences(texts), grid, kind_names, False)
-
-
 def smollm2_payload(texts: Sequence[str], model_digest: str) -> dict:
-    """SmolLM2-135M-Instruct's widget data on ``texts`` (each token decoded alone),
-    its heads classified here; ``model_digest`` names the model file in the cache key.
+    """SmolLM2-135M-Instruct's widget data on ``texts``, its heads classified here;
+    ``model_digest`` puts the model file in the cache key.
 
     ```python
     from mha.experiments.head_grid import CAUSAL_KINDS, smollm2_payload
@@ -279,9 +258,7 @@ def smollm2_payload(texts: Sequence[str], model_digest: str) -> dict:
 
 @dataclass(frozen=True)
 class Widget:
-    """One page's widget: its data, accessible name, caption and no-script note; the
-    HTML the page prints (``data`` as JSON in a container named ``label``), its size
-    and its counts.
+    """One page's widget: its data, accessible name, caption and no-script note.
 
     ```python
     from mha.experiments.head_grid import Widget
@@ -299,7 +276,7 @@ class Widget:
 
     @property
     def html(self) -> str:
-        """The container, the JSON, ``note`` for readers without JavaScript, ``caption``."""
+        """The container, the JSON, the no-script ``note`` and the ``caption``."""
         return (
             f'<div class="mhg-figure"><div class="mha-heads" role="group" '
             f'aria-label="{html.escape(self.label)}">'

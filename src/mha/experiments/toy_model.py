@@ -1,11 +1,9 @@
 """One multi-head attention layer and a linear readout, trained in NumPy by hand.
 
-The model reads the one-hot tokens of ``mha.experiments.toy_task`` through the core's
-self-attention, then ``W_out (d_model, 2 * n_words)`` and two softmaxes (the previous
-token's word, the referenced token's). No residual path, MLP or layer norm: everything
-comes through attention. The backward pass is written out by hand (checked against
-finite differences in the tests); Adam updates the weights. Every parameter has a
-leading ``models`` axis, so one NumPy call advances several models at once.
+The toy task's one-hot tokens go through the core's self-attention, then ``W_out
+(d_model, 2 * n_words)`` and two softmaxes (the previous and the referenced word); no
+residual, MLP or norm. The backward pass is written out by hand, Adam updates the
+weights, and every parameter has a leading ``models`` axis: one call trains several.
 """
 
 from __future__ import annotations
@@ -26,8 +24,8 @@ ATTENTION_WEIGHTS = ("w_q", "w_k", "w_v", "w_o")
 
 
 def init_params(n_heads: int, seeds: Sequence[int], dtype: type = np.float32) -> Params:
-    """One fresh model per seed, stacked on a leading ``models`` axis: the core's
-    ``MultiHeadAttention`` draws the same matrices for every h from the same seed.
+    """One fresh model per seed, stacked on a ``models`` axis (the core's layer draws
+    the same matrices for every h from one seed).
 
     ```python
     import numpy as np
@@ -50,7 +48,7 @@ def init_params(n_heads: int, seeds: Sequence[int], dtype: type = np.float32) ->
 
 @dataclass(frozen=True)
 class Forward:
-    """A forward pass and what its backward pass needs (``M`` models, ``B`` sequences)."""
+    """A forward pass and what its backward needs (``M`` models, ``B`` sequences)."""
 
     x: np.ndarray  # (M, B, n, d_model) inputs
     q: np.ndarray  # (M, B, h, n, d_k)
@@ -92,8 +90,8 @@ def forward(params: Params, x: np.ndarray, n_heads: int) -> Forward:
 def loss_and_grads(
     params: Params, x: np.ndarray, targets: np.ndarray, n_heads: int
 ) -> tuple[np.ndarray, Params]:
-    """Mean cross-entropy of each model ``(M,)`` over sequences, positions and the two
-    ``targets (B, n, 2)`` or ``(M, B, n, 2)``, and its gradients, by backpropagation.
+    """Each model's mean cross-entropy ``(M,)`` on ``targets (B, n, 2)`` (or ``(M, B,
+    n, 2)``) and its gradients, by backpropagation.
 
     ```python
     import numpy as np
@@ -232,9 +230,8 @@ def train(
     steps: int,
     batch_size: int,
 ) -> tuple[Params, np.ndarray]:
-    """Train one model per ``(seeds[i], learning_rates[i])``, in float32: the weights,
-    and the loss of each step's fresh batch before its update ``(steps, M)``. A seed
-    fixes the initial weights and the stream of batches.
+    """Train one float32 model per ``(seeds[i], learning_rates[i])`` (a seed fixes the
+    weights and the batches): the weights and each step's loss ``(steps, M)``.
 
     ```python
     from mha.experiments.toy_model import train

@@ -1,12 +1,8 @@
 """The two-relation task: every token must fetch two words, found in two unrelated ways.
 
-Each of a sequence's ``N_POSITIONS`` tokens is a record: its position i, its **name**
-(one of ``NAMES``, at most once a sequence), the name it **refers to** (another token's,
-never its own nor its predecessor's) and its **word** (one of ``WORDS``). It must output
-the previous token's word (cyclically: a *positional* relation) and the referenced
-token's (a *content* relation, found by matching names). The two targets always differ,
-so one attention distribution cannot sit on both at full weight. A token is fed to the
-model as four one-hot blocks, ``[position | name | refers-to | word]``.
+Each token has a position, a distinct **name**, the name it **refers to** (never its own
+nor its predecessor's) and a **word**, fed as four one-hot blocks. It must output the
+previous token's word (positional, cyclic) and the referenced token's (by content).
 """
 
 from __future__ import annotations
@@ -80,8 +76,8 @@ class Batch:
 
 
 def generate(n: int, rng: np.random.Generator | None = None) -> Batch:
-    """``n`` random sequences: distinct names in a random order, references uniform
-    over the positions that are neither the token nor its predecessor, words uniform.
+    """``n`` random sequences: distinct names, references uniform over the positions
+    that are neither the token nor its predecessor, words uniform.
 
     ```python
     import numpy as np

@@ -1,8 +1,6 @@
-"""Attention weighted by what it moves: Kobayashi et al. (2020)'s norm-based view.
-
-A head's output at query t is ``sum_s a[t, s] f(x_s)``, with ``f(x) = (x W_V + b_V)
-W_O`` restricted to the head's rows of W_O. A large weight on a token whose ``f`` is
-small moves little: the share of ``a[t, s] |f(x_s)|`` says what actually moves.
+"""Attention weighted by what it moves (Kobayashi et al., 2020): a head's output is
+``sum_s a[t, s] f(x_s)``, ``f(x) = (x W_V + b_V) W_O`` (its rows of W_O), so a large
+weight on a small ``f`` moves little.
 """
 
 from __future__ import annotations
@@ -14,8 +12,8 @@ from mha.layer import MultiHeadAttention
 
 
 def value_norms(attention: MultiHeadAttention, x: np.ndarray) -> np.ndarray:
-    """``|f(x_s)|`` per head and token, ``(..., h, n)``: each token's value through the
-    head's rows of W_O, from the attention's input ``x (..., n, d_model)``.
+    """``|f(x_s)|`` per head and token ``(..., h, n)``, from the input ``x (..., n,
+    d_model)``.
 
     ```python
     import numpy as np
@@ -42,8 +40,8 @@ def value_norms(attention: MultiHeadAttention, x: np.ndarray) -> np.ndarray:
 
 
 def weighted_by_norm(weights: np.ndarray, norms: np.ndarray) -> np.ndarray:
-    """Each row of ``weights (..., h, n_q, n_k)`` times ``norms (..., h, n_k)``,
-    renormalised to sum to 1: the share of what each key moves.
+    """``weights (..., h, n_q, n_k)`` times ``norms (..., h, n_k)``, rows renormalised:
+    the share of what each key moves.
 
     ```python
     import numpy as np

@@ -1,8 +1,4 @@
-"""One head or many? The toy trained for every h at fixed d_model (``head_sweep``).
-
-Page: ``docs/one-head-or-many.md``. ``page()`` hands it the sweep's tables, the values
-its reading quotes, the facts its sentences state and its four figures.
-"""
+"""One head or many? The toy for every h at fixed d_model: ``docs/one-head-or-many.md``."""
 
 from __future__ import annotations
 
@@ -88,7 +84,7 @@ def _overlapping(s: Sweep) -> tuple[tuple[int, int], ...]:
 
 
 def _later_from(s: Sweep) -> int:
-    """The least h from which every doubling first crosses the line later (or never)."""
+    """The least h from which every doubling crosses the line later (or never)."""
     steps = [r.steps_to() or float("inf") for r in s.results]  # never 0: a window
     start = len(steps) - 1
     while start > 0 and steps[start - 1] < steps[start]:
@@ -103,8 +99,7 @@ def _paper_best(row: Sequence[vaswani2017.HeadsRow]) -> tuple[int, ...]:
 
 
 def facts(s: Sweep, row: Sequence[vaswani2017.HeadsRow]) -> dict[str, Fact]:
-    """The facts the page's sentences state about the sweep and the paper's ``row``
-    (Vaswani et al.'s Table 3, row A).
+    """The facts the page states about the sweep and the paper's ``row`` (Table 3 A).
 
     ```python
     import dataclasses
@@ -169,8 +164,7 @@ def facts(s: Sweep, row: Sequence[vaswani2017.HeadsRow]) -> dict[str, Fact]:
 
 
 def figures(s: Sweep, heads: tuple[int, ...] = HEATMAP_HEADS) -> dict[str, Figure]:
-    """The page's four figures (the heatmaps of the h in ``heads``); their captions
-    state what the page's facts check.
+    """The page's four figures (heatmaps of the h in ``heads``).
 
     ```python
     from mha.pages.one_head_or_many import figures

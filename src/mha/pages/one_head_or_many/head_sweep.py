@@ -1,10 +1,8 @@
 """The head-count sweep: the toy model trained for h = 1, 2, 4, ..., d_model heads.
 
-Every h has the same parameters (d_model is fixed), the same budget and the same
-tuning: one model per learning rate from the selection seed, the rate with the lowest
-validation loss kept; then one model per reporting seed with that rate, scored on a
-separate test set. ``sweep()`` reads it from the content-hash cache when the code and
-the configuration have not changed, and computes it otherwise.
+Every h has the same parameters, budget and tuning: the learning rate with the lowest
+validation loss (selection seed), then one model per reporting seed at that rate,
+scored on a separate test set.
 """
 
 from __future__ import annotations
@@ -31,7 +29,7 @@ CURVE_LEVEL = 0.01  # "learned": the smoothed training loss is below this (nats)
 
 @dataclass(frozen=True)
 class SweepConfig:
-    """Everything that decides the sweep's outcome (it is part of the cache key)."""
+    """Everything that decides the sweep's outcome (part of the cache key)."""
 
     heads: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
     learning_rates: tuple[float, ...] = (0.003, 0.01, 0.03, 0.1)
@@ -124,19 +122,18 @@ class HeadResult:
         return "never" if step is None else step
 
     def curve(self, window: int = CURVE_WINDOW) -> np.ndarray:
-        """Training loss, mean over the seeds; entry i the mean of steps i .. i + window - 1."""
+        """Training loss, mean over the seeds, as a running mean over ``window`` steps."""
         kernel = np.ones(window) / window
         return np.convolve(self.train_losses.mean(axis=1), kernel, mode="valid")
 
     def steps_to(self, level: float = CURVE_LEVEL) -> int | None:
-        """The first step (the window's last) at which ``curve()`` is below
-        ``level``; None if never."""
+        """The first step (the window's last) with ``curve()`` below ``level``, or None."""
         below = np.flatnonzero(self.curve() < level)
         return int(below[0]) + CURVE_WINDOW if below.size else None
 
     def roles(self, threshold: float = ROLE_THRESHOLD) -> np.ndarray:
-        """``(S, 3)`` head counts with at least ``threshold`` of their mean weight on
-        the previous token, on the referenced token, on neither."""
+        """``(S, 3)`` heads with ``threshold`` of their weight on the previous token,
+        on the referenced token, on neither."""
         previous = (self.attention_mass[..., 0] >= threshold).sum(axis=-1)
         referenced = (self.attention_mass[..., 1] >= threshold).sum(axis=-1)
         return np.stack(
@@ -161,8 +158,7 @@ class Sweep:
 
 
 def _attention_mass(params: Params, batch: Batch, n_heads: int) -> np.ndarray:
-    """``(M, h, 2)``: each head's mean weight on the previous and the referenced
-    token, over every query of ``batch``."""
+    """``(M, h, 2)``: each head's mean weight on the previous and referenced token."""
     weights = forward(params, batch.inputs(np.float32), n_heads).weights
     rows = np.arange(weights.shape[-2])  # (M, B, h, n, n) -> weight of query i on ...
     previous = weights[..., rows, batch.prev_positions]  # (M, B, h, n)
@@ -199,7 +195,7 @@ def _run_heads(config: SweepConfig, n_heads: int) -> HeadResult:
 
 
 def run(config: SweepConfig) -> Sweep:
-    """The sweep, computed (no cache): each h's rate chosen, then its seeds trained.
+    """The sweep, computed (no cache).
 
     ```python
     from mha.pages.one_head_or_many.head_sweep import SweepConfig, run

@@ -1,19 +1,15 @@
 """What all-MiniLM-L6-v2's 72 heads look at, and how many can go: ``docs/real-heads.md``.
 
-Each head's statistics are averaged over every word token of the corpus
-(``mha.experiments.corpus``) as a query ([CLS] and [SEP] are keys, not queries): its
-weight on the previous and next token, [CLS], [SEP], punctuation, other occurrences
-of its own word (``same_word``), and its entropy, in nats and as ``spread``, a fraction
-of log n. ``head_grid.classify`` names each head by the rule of ``KINDS``: a target
-that gets ``MAJORITY`` of its weight on average (the largest, if several), else
-``broad`` (spread >= ``BROAD``) or ``mixed``. The pruning studies are
-``mha.pages.real_heads.pruning``.
+Each head's statistics are averaged over the corpus's word tokens as queries; the
+heads are named by ``head_grid.classify`` with ``KINDS``; the pruning studies are in
+``pruning``.
 """
 
 from __future__ import annotations
 
 import functools
 import string
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -23,8 +19,8 @@ from mha.data import clark2019, michel2019, voita2019
 from mha.experiments import head_grid
 from mha.experiments.corpus import SEEDS, sentences
 from mha.experiments.head_grid import BROAD, MAJORITY, Sentence
+from mha.experiments.value_norms import value_norms, weighted_by_norm
 from mha.pages.real_heads import pruning
-from mha.pages.real_heads.cls_moves import cls_shares
 from mha.pages.real_heads.pruning import STEP, Pruning, literature_counts
 from mha.pretrained import minilm
 from mha.support import measured
@@ -52,9 +48,9 @@ STATISTICS = (*TARGETS, "entropy", "spread")
 def head_statistics(
     tokens: Sequence[Sequence[str]], weights: Sequence[np.ndarray]
 ) -> dict[str, np.ndarray]:
-    """Every statistic of ``STATISTICS`` per head, ``(layers, heads)`` each, averaged
-    over the word-token queries of all sentences: ``tokens[s]`` are sentence s's n
-    tokens, [CLS] first and [SEP] last, ``weights[s]`` its ``(layers, heads, n, n)``.
+    """Each of ``STATISTICS`` per head, ``(layers, heads)``, averaged over the word
+    queries: ``tokens[s]`` ([CLS] ... [SEP]) and ``weights[s] (layers, heads, n, n)``;
+    ``spread`` is the entropy as a fraction of log n.
 
     ```python
     import numpy as np
@@ -117,7 +113,7 @@ class Atlas:
     n_queries: int  # word tokens over the corpus
 
     def count(self, kind: str) -> int:
-        """How many heads are of ``kind`` (one of ``KINDS``)."""
+        """How many heads are of ``kind``."""
         if kind not in KINDS:
             raise ValueError(f"kind: expected one of {list(KINDS)}, got {kind!r}")
         return int((self.kinds == kind).sum())
@@ -127,8 +123,7 @@ class Atlas:
         return int((self.kinds[layer] == kind).sum())
 
     def parked(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per layer, the heads' mean weight on [CLS] and on [SEP] and punctuation
-        together (where a head parks its attention)."""
+        """Per layer, the mean weight on [CLS] and on [SEP] and punctuation together."""
         mean = {
             s: self.statistics[s].mean(axis=1) for s in ("cls", "sep", "punctuation")
         }
@@ -143,8 +138,7 @@ class Atlas:
         return [kind for kind in KINDS if self.count(kind)]
 
     def typical(self, kind: str) -> tuple[int, int]:
-        """The head of ``kind`` with the highest value of the statistic defining it
-        (for ``mixed``: the most focused, the lowest spread)."""
+        """The head of ``kind`` highest in its statistic (``mixed``: lowest spread)."""
         heads = [(int(i), int(j)) for i, j in np.argwhere(self.kinds == kind)]
         if not heads:
             raise ValueError(f"kind: no head is of kind {kind!r}")
@@ -158,13 +152,12 @@ class Atlas:
         return tuple(int(i) for i in np.unravel_index(values.argmax(), values.shape))
 
     def value(self, kind: str) -> float:
-        """The defining statistic (for ``mixed``: the spread) of ``kind``'s typical head."""
+        """The defining statistic (``mixed``: spread) of ``kind``'s typical head."""
         return float(self.statistics[KINDS[kind] or "spread"][self.typical(kind)])
 
 
 def _compute(texts: Sequence[str], seeds: Sequence[str]) -> Atlas:
-    """Run all-MiniLM-L6-v2 on ``texts`` and build the atlas (a second or two),
-    keeping ``seeds`` (a subset of ``texts``) whole for the heatmaps."""
+    """The atlas of ``texts``, keeping ``seeds`` (among them) whole for the heatmaps."""
     found = head_grid.minilm_sentences(texts)
     stats = head_statistics([s.tokens for s in found], [s.weights for s in found])
     examples = tuple(found[list(texts).index(text)] for text in seeds)
@@ -174,7 +167,7 @@ def _compute(texts: Sequence[str], seeds: Sequence[str]) -> Atlas:
 
 
 def atlas() -> Atlas:
-    """The atlas of the project's corpus, computed once per code version (cached).
+    """The atlas of the project's corpus (cached).
 
     ```python
     from mha.pages.real_heads import atlas
@@ -187,13 +180,20 @@ def atlas() -> Atlas:
     return cached(_compute, sentences(), SEEDS)
 
 
+def _payload(texts: Sequence[str], kinds: tuple) -> dict:
+    """The heads-grid widget's data on ``texts``, with the atlas's ``kinds``."""
+    grid = np.array(kinds, dtype=object)
+    found = head_grid.minilm_sentences(texts)
+    return head_grid.payload("all-MiniLM-L6-v2", found, grid, tuple(KINDS), False)
+
+
 def _name(layer: int, head: int) -> str:
-    """A head's name on this site, ``L<layer>H<head>``, both counted from 0."""
+    """A head's name, ``L<layer>H<head>``, both from 0."""
     return f"L{layer}H{head}"
 
 
 def _prose(layers: Sequence[int]) -> str:
-    """Layer numbers as prose: ``[1, 2, 4]`` -> "1, 2 and 4"."""
+    """Layer numbers as prose: "1, 2 and 4"."""
     return words([str(int(layer)) for layer in layers])
 
 
@@ -218,9 +218,8 @@ def page() -> Page:
     worst = int(np.argmin(p.layer_cosine))
     strongest = ("sep", "punctuation", "same_word")
     kinds = tuple(tuple(row) for row in a.kinds)
-    data = cached(head_grid.minilm_payload, head_grid.texts(), kinds, tuple(KINDS))
     every = head_grid.Widget(  # every head on the corpus's short sentences
-        data,
+        cached(_payload, head_grid.texts(), kinds),
         label=f"Every head of all-MiniLM-L6-v2, {a.kinds.shape[0]} layers by "
         f"{a.kinds.shape[1]} heads: choose one to see its attention map",
         caption="A button per head, a row per layer, lettered and coloured by its kind "
@@ -288,9 +287,38 @@ def page() -> Page:
     )
 
 
+def cls_shares(
+    texts: Sequence[str], heads: Sequence[tuple[int, int]]
+) -> tuple[float, float]:
+    """The mean weight of word queries on [CLS] in ``heads`` over ``texts``, and
+    [CLS]'s mean share of what those heads move (Kobayashi et al., 2020: weight times
+    the norm of the value through W_O, ``mha.experiments.value_norms``).
+
+    ```python
+    from mha.pages.real_heads import cls_shares
+
+    weight, moved = cls_shares(["The cat sat on the mat."], [(3, 0)])
+    assert 0 < weight < 1 and 0 < moved < 1
+    ```
+    """
+    if not heads:
+        raise ValueError("heads: expected at least one (layer, head), got none")
+    model = minilm.load()
+    weight = moved = count = 0
+    for text in texts:
+        run = model.forward(model.batch([text]))
+        n = run.hidden.shape[2]
+        for layer, head in heads:
+            w = run.weights[layer]  # (1, h, n, n)
+            norms = value_norms(model.layers[layer].attention, run.hidden[layer])
+            weight += float(w[0, head, 1 : n - 1, 0].sum())
+            moved += float(weighted_by_norm(w, norms)[0, head, 1 : n - 1, 0].sum())
+            count += n - 2
+    return weight / count, moved / count
+
+
 def cls_moved(a: Atlas) -> tuple[float, float]:
-    """The [CLS] heads' mean weight on [CLS] over the corpus, and [CLS]'s share of
-    what they move (weight times value norm), cached.
+    """``cls_shares`` of the atlas's [CLS] heads over the corpus, cached.
 
     ```python
     from mha.pages.real_heads import atlas, cls_moved
@@ -324,7 +352,6 @@ def facts(
     shift = a.value("previous token") if counts["previous token"] else 0.0
     positional = a.layers("previous token") + a.layers("next token")
     broad0 = a.count_in_layer("broad", 0)
-    means = {s: a.statistics[s].mean(axis=1) for s in ("cls", "sep", "punctuation")}
     on_cls, elsewhere = a.parked()
     worst = int(np.argmin(p.layer_cosine))
     others = np.delete(p.layer_cosine, worst)
@@ -348,8 +375,8 @@ def facts(
         ),
         "parks_on_cls": Fact(
             (on_cls > elsewhere).all(),
-            "layer means: "
-            + ", ".join(f"{s} {np.round(m, 3).tolist()}" for s, m in means.items()),
+            f"layer means: on [CLS] {on_cls.round(3).tolist()}, on [SEP] and "
+            f"punctuation {elsewhere.round(3).tolist()}",
         ),
         "single_small": Fact(lowest > 0.95, f"lowest cosine {lowest:.3f}"),
         "borderline": Fact(moves <= 2, f"at most {moves} queries move"),
@@ -387,13 +414,11 @@ def figures(a: Atlas, p: Pruning) -> dict[str, Figure]:
     ```
     """
     layers, heads = a.kinds.shape
-    per_layer = []
-    for layer in range(layers):
-        kinds, n = np.unique(a.kinds[layer], return_counts=True)
-        order = np.argsort(-n, kind="stable")
-        per_layer.append(
-            f"layer {layer}: " + ", ".join(f"{n[i]} {kinds[i]}" for i in order)
-        )
+    per_layer = [  # each layer's kinds, the most common first, ties by name
+        f"layer {i}: "
+        + ", ".join(f"{n} {k}" for k, n in Counter(sorted(row)).most_common())
+        for i, row in enumerate(a.kinds)
+    ]
     brightest = "; ".join(f"{s} {_name(*a.strongest(s))}" for s in TARGETS)
     papers = (
         (michel2019.BERT_PRUNABLE, michel2019.SHORT),

@@ -1,14 +1,10 @@
-"""Remove all-MiniLM-L6-v2's heads and measure what its sentence embeddings lose.
+"""Remove all-MiniLM-L6-v2's heads (the core's ``head_mask``, no retraining) and
+measure the corpus's embeddings: ``cosine`` to the unpruned ones (1 = unchanged) and
+``retrieval``, the share of retrieval queries whose nearest neighbour is their partner.
 
-A head is removed by zeroing its output before W_O (the core's ``head_mask``), at test
-time, with no retraining. A pruned model is measured on the sentences of
-``mha.experiments.corpus`` by ``cosine``, the mean cosine similarity between each
-sentence's pruned and unpruned embedding (1 = unchanged), and ``retrieval``, the share
-of the corpus's retrieval queries whose nearest neighbour (by cosine, among all the
-other sentences) is their partner. Three studies: each of the 72 heads alone; each
-layer's heads together; then heads removed one after another in the order of their
-single-head damage (1 - cosine), least damaging first, measured every ``STEP`` heads
-and at the shares that Michel et al. and Voita et al. report.
+Three studies: each head alone; each layer's heads together; heads removed one after
+another, least damaging (1 - cosine) first, measured every ``STEP`` heads and at the
+shares Michel et al. and Voita et al. report.
 """
 
 from __future__ import annotations
@@ -30,8 +26,8 @@ BATCH_SIZE = 12  # sentences per forward pass, grouped by length
 def retrieval_accuracy(
     embeddings: np.ndarray, queries: Sequence[tuple[int, int]]
 ) -> float:
-    """Share of ``(query, answer)`` pairs whose answer is the query's nearest neighbour
-    among the other rows of ``embeddings (B, d)``, unit vectors.
+    """Share of ``(query, answer)`` pairs whose answer is the query's nearest other
+    row of ``embeddings (B, d)`` (unit vectors).
 
     ```python
     import numpy as np
@@ -49,9 +45,8 @@ def retrieval_accuracy(
 
 
 class Evaluator:
-    """The corpus encoded once by the whole model, ready to be re-encoded pruned: the
-    sentences grouped by length (less padding), each group's layer inputs kept, so
-    a pruned pass reruns only the layers from the first pruned one up.
+    """The corpus encoded once, grouped by length, each layer's input kept: a pruned
+    pass reruns only the layers from the first pruned one up.
 
     ```python
     import numpy as np
@@ -157,7 +152,7 @@ def literature_counts(n_heads: int) -> tuple[int, ...]:
 
 
 def study(texts: Sequence[str], queries: Sequence[tuple[int, int]]) -> Pruning:
-    """Run the three studies on ``texts`` (about 60 passes over them).
+    """The three studies on ``texts`` (about 60 passes over them).
 
     ```python
     from mha.pages.real_heads.pruning import study
@@ -204,7 +199,7 @@ def study(texts: Sequence[str], queries: Sequence[tuple[int, int]]) -> Pruning:
 
 
 def pruning() -> Pruning:
-    """The studies on the project's corpus, computed once per code version (cached).
+    """The studies on the project's corpus (cached).
 
     ```python
     from mha.pages.real_heads.pruning import pruning
