@@ -52,6 +52,13 @@ def test_the_site_lock_holds_no_reference_library_and_no_regex():
     assert all(site[name] == reference[name] for name in shared)
 
 
+def test_the_site_lock_holds_what_lays_out_the_api_signatures():
+    """mkdocstrings lays out a long signature with Black or Ruff when either is
+    installed: the site's own lock holds one, or `make build` would publish another API
+    reference than the one the tests' build (whose toolchain has Ruff) checks."""
+    assert {"ruff", "black"} & set(_pins(ROOT / "requirements.lock"))
+
+
 def test_python_311_to_313_are_supported():
     """Both locks resolve for 3.13 (every pin has a 3.13 wheel: measured with
     ``pip install --dry-run --python-version 3.13 --only-binary=:all: --require-hashes``)."""
