@@ -4,12 +4,13 @@ A dirty build renders again only the pages whose source is newer than their outp
 so a prose edit under docs/ shows in about a second. Three things make that safe:
 
 - an edit to the code can change what pages print. An edit to modules of ``mha``
-  renders again the pages whose page module runs one of them (its imports, followed:
+  renders again the pages that run one of them: through their page module or the
+  code they show, a notebook's cells included (imports followed:
   ``mha.support.cache.dependencies``; an edit to a page's module renders that page,
-  an edit to the core every page), the notebooks and the API reference. Any other code
-  edit (the glue, the theme, the site's tooling, mkdocs.yml) clears the output, so
-  every page is built again. The core is imported afresh every build
-  (docs/_glue/macros.py);
+  an edit to the core every page that runs it), and the API reference pages that
+  document it. Any other code edit (the glue, the theme, the site's tooling,
+  mkdocs.yml) clears the output, so every page is built again. The core is imported
+  afresh every build (docs/_glue/macros.py);
 - an edit saved while a build runs is newer than that build's start but may be older
   than the page it wrote: the next build renders every page edited since the previous
   build started, so the edit is never dropped;
@@ -72,17 +73,25 @@ def mha_module(path: Path) -> str | None:
 
 def stale(files, config, edited: list[Path]) -> list:
     """The pages to render again after ``edited`` code: all of them (None) unless every
-    edited file is a module of ``mha``."""
+    edited file is a module of ``mha``; then those that run an edited module (their
+    page module, the module drawing their figures or the code they show imports it)
+    or document it (or, in the API reference, a package holding it)."""
     modules = {mha_module(path) for path in edited}
     if None in modules:
         return None
     cache = importlib.import_module("mha.support.cache")  # imported afresh this build
-    page_module = importlib.import_module("mha_site.pages").page_module
+    pages = importlib.import_module("mha_site.pages")
     found = []
     for file in files.documentation_pages():
-        module = page_module(file.src_uri)
-        if module is None or modules & set(cache.dependencies(module)):
-            found.append(file)  # notebooks and the API reference: always
+        text = Path(file.abs_src_path).read_text(encoding="utf-8")
+        shown = pages.documented(text)
+        names = {*pages.imported(text), *shown}
+        if module := pages.page_module(file.src_uri):
+            names |= {module, pages.figure_module(module)}
+        runs = {m for name in names for m in cache.dependencies(name)}
+        holds = any(m.startswith(f"{name}.") for name in shown for m in modules)
+        if modules & runs or holds:
+            found.append(file)
     return found
 
 

@@ -1,4 +1,5 @@
-"""Which module computes a page: ``docs/kv-cache.md`` is ``mha.pages.kv_cache``.
+"""Which module computes a page (``docs/kv-cache.md`` is ``mha.pages.kv_cache``), and
+which modules of ``mha`` a page runs or documents.
 
 ```python
 from mha_site.pages import page_module
@@ -12,7 +13,15 @@ assert page_module("notebooks/cricket_playground.py") is None
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
+
+# `from mha.x import y` and `import mha.x` in a page's code blocks or a notebook's cells
+_IMPORTS = re.compile(
+    r"^\s*(?:from\s+(mha(?:\.\w+)*)\s+import\s+([\w ,()]+)|import\s+(mha(?:\.\w+)*))",
+    re.M,
+)
+_DOCUMENTED = re.compile(r"^:::\s+(mha(?:\.\w+)*)", re.M)  # mkdocstrings
 
 
 def page_module(src_uri: str) -> str | None:
@@ -21,3 +30,50 @@ def page_module(src_uri: str) -> str | None:
         return None  # the API reference and notebooks print no page object
     name = "mha.pages." + Path(src_uri).stem.replace("-", "_")
     return name if importlib.util.find_spec(name) is not None else None
+
+
+def figure_module(module: str) -> str:
+    """The module that draws the figures of page module ``module``: each page's
+    figure specs name ``<page>.<function>``, drawn by ``mha.figures.<page>``.
+
+    ```python
+    from mha_site.pages import figure_module
+
+    assert figure_module("mha.pages.kv_cache") == "mha.figures.kv_cache"
+    ```
+    """
+    return "mha.figures." + module.removeprefix("mha.pages.")
+
+
+def imported(text: str) -> list[str]:
+    """The ``mha`` names a page's code blocks (or a notebook's cells) import: modules,
+    and ``module.name`` for each name imported from one.
+
+    ```python
+    from mha_site.pages import imported
+
+    code = "```python exec=\\"on\\"\\nfrom mha.worked import cricket\\nimport mha.heads\\n```"
+    assert imported(code) == ["mha.heads", "mha.worked", "mha.worked.cricket"]
+    ```
+    """
+    found = set()
+    for origin, names, module in _IMPORTS.findall(text):
+        found.add(origin or module)
+        found |= {f"{origin}.{name}" for name in re.findall(r"\w+", names)}
+    return sorted(found)
+
+
+def documented(text: str) -> list[str]:
+    """The modules an API reference page documents (``::: mha.x``), with their
+    submodules where it shows them.
+
+    ```python
+    from mha_site.pages import documented
+
+    assert documented("# Core\\n\\n::: mha.attention\\n\\n::: mha.heads\\n") == [
+        "mha.attention",
+        "mha.heads",
+    ]
+    ```
+    """
+    return _DOCUMENTED.findall(text)

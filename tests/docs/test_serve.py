@@ -8,6 +8,7 @@ is rendered by the next. (`make bench` times the real thing.)
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import os
 import re
@@ -45,6 +46,8 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     (code / "pages").mkdir(parents=True)
     for name in ("ffn.py", "cricket.py", "__init__.py"):
         (code / "pages" / name).write_text("x = 1\n")
+    (code / "figures").mkdir()
+    (code / "figures" / "ffn.py").write_text("x = 1\n")
     (tmp_path / "glue").mkdir()
     (tmp_path / "glue" / "hooks.py").write_text("x = 1\n")
     config.write_text("site_name: x\n")
@@ -69,7 +72,25 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     monkeypatch.setattr(hook, "CODE", [tmp_path / "src", tmp_path / "glue"])
     monkeypatch.setattr(hook, "CONFIG", config)
     files = SimpleNamespace(documentation_pages=lambda: pages)
-    return {"hook": hook, "code": code, "site_dir": site_dir, "files": files}
+    return {
+        "hook": hook,
+        "code": code,
+        "site_dir": site_dir,
+        "files": files,
+        "pages": pages,
+        "past": past,
+    }
+
+
+def _add_page(site: dict, name: str, text: str) -> None:
+    """Another built page of ``site``, its source ``text`` older than its output."""
+    source = site["code"].parent.parent / f"{name}.md"
+    source.write_text(text)
+    os.utime(source, (site["past"], site["past"]))
+    (site["site_dir"] / name).mkdir()
+    output = site["site_dir"] / name / "index.html"
+    output.write_text("built")
+    site["pages"].append(_page(f"reference/{name}.md", source, output))
 
 
 def _build(site: dict) -> list[str]:
@@ -91,6 +112,50 @@ def test_a_prose_edit_keeps_the_other_pages(site: dict):
 def test_a_page_module_edit_renders_the_pages_that_run_it(site: dict):
     (site["code"] / "pages" / "ffn.py").write_text("x = 2  # edited\n")
     assert _build(site) == ["ffn"]  # the cricket page does not import mha.pages.ffn
+
+
+def test_a_figure_module_edit_renders_the_page_whose_figures_it_draws(site: dict):
+    (site["code"] / "figures" / "ffn.py").write_text("x = 2  # edited\n")
+    assert _build(site) == ["ffn"]
+
+
+def test_each_page_names_figures_of_its_own_figure_module():
+    """What the rule above relies on: the figure specs of ``mha.pages.<page>`` name
+    ``<page>.<function>``, drawn by ``mha.figures.<page>`` (``figure_module``)."""
+    pages = ROOT / "src" / "mha" / "pages"
+    named = []
+    for path in pages.rglob("*.py"):
+        page = path.relative_to(pages).parts[0].removesuffix(".py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Figure":
+                assert isinstance(node.args[0], ast.Constant), f"{path}: {node.lineno}"
+                named.append((page, node.args[0].value.partition(".")[0]))
+    assert len(named) > 30 and all(page == drawn for page, drawn in named), named
+
+
+def test_a_page_whose_shown_code_imports_the_edited_module_is_rendered(site: dict):
+    cricket = Path(site["pages"][1].abs_src_path)
+    cricket.write_text('```python exec="on"\nfrom mha.pages.ffn import page\n```\n')
+    os.utime(cricket, (site["past"], site["past"]))
+    (site["code"] / "pages" / "ffn.py").write_text("x = 2  # edited\n")
+    assert _build(site) == ["cricket", "ffn"]
+
+
+@pytest.mark.parametrize(
+    ("edited", "rendered"),
+    [
+        ("figures/ffn.py", ["documents-figures", "ffn"]),  # a submodule it shows
+        ("pages/ffn.py", ["documents-ffn", "ffn"]),
+    ],
+)
+def test_the_api_reference_pages_documenting_the_edited_module_are_rendered(
+    site: dict, edited: str, rendered: list[str]
+):
+    _add_page(site, "documents-ffn", "::: mha.pages.ffn\n")
+    _add_page(site, "documents-figures", "::: mha.figures\n")
+    _add_page(site, "documents-heads", "::: mha.heads\n")
+    (site["code"] / edited).write_text("x = 2  # edited\n")
+    assert _build(site) == rendered
 
 
 def test_a_core_edit_renders_every_page(site: dict):
