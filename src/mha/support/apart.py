@@ -3,7 +3,7 @@ the arguments, with a time limit on each call.
 
 Each such process is forked from a server process, started once per calling process,
 that holds this module and NumPy and nothing of the caller's: a new process costs a
-fork, not an interpreter's start and NumPy's import (about 0.15 CPU-seconds).
+fork, not an interpreter's start and NumPy's import.
 
 The exercise checkers use it so that an answer cannot read the checker's expected
 values (they never leave the checker's process), cannot patch the checker's module
