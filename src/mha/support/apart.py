@@ -260,10 +260,9 @@ class _Server:
     def _start(self) -> None:
         import atexit
         import subprocess
+        import weakref
 
-        if self.socket is None:
-            atexit.register(self._end)
-        else:
+        if self.socket is not None:
             self.socket.close()
         mine, theirs = socket.socketpair()
         with theirs:
@@ -273,12 +272,13 @@ class _Server:
                 pass_fds=[theirs.fileno()],
             )
         self.socket = mine
-
-    def _end(self) -> None:
-        """Close its socket, so that it ends, and wait for it (its CPU time counts)."""
-        self.socket.close()
-        with contextlib.suppress(Exception):
-            self.process.wait(timeout=5)
+        # Its end: once this module is forgotten (`make serve` reloads mha), the
+        # socket closes and the server ends; at exit, it is ended and waited for, so
+        # that its CPU time counts as its caller's. (The callbacks hold nothing of
+        # this module, which they would keep alive.)
+        weakref.finalize(self, mine.close)
+        atexit.register(self.process.wait)
+        atexit.register(self.process.kill)  # first: atexit calls the last added first
 
 
 _SERVER = _Server()
