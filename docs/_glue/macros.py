@@ -160,7 +160,6 @@ def define_env(env):
     if not zensical:
         _fresh_core()
     formatting = importlib.import_module("mha.support.formatting")
-    render = importlib.import_module("mha.figures").render
 
     env.filter(formatting.decimals, "dec")
     env.filter(formatting.percent, "pct")
@@ -203,6 +202,8 @@ def define_env(env):
                 )
             )
         spec = figures[name]
+        # mha.figures (and Matplotlib with it) imported by the first figure drawn
+        render = importlib.import_module("mha.figures").render
         try:
             svg = render(spec.draw, spec.alt, *spec.data)
         except Exception as error:

@@ -1,5 +1,9 @@
-"""Call a reader's function apart: in a separate, freshly spawned Python process that
-receives only the arguments, with a time limit on each call.
+"""Call a reader's function apart: in a separate Python process that receives only
+the arguments, with a time limit on each call.
+
+Each such process is forked from a server process, started once per calling process,
+that holds this module and NumPy and nothing of the caller's: a new process costs a
+fork, not an interpreter's start and NumPy's import.
 
 The exercise checkers use it so that an answer cannot read the checker's expected
 values (they never leave the checker's process), cannot patch the checker's module
@@ -25,8 +29,11 @@ import io
 import marshal
 import os
 import pickle
+import signal
+import socket
 import struct
 import sys
+import threading
 import types
 from collections.abc import Callable
 
@@ -96,11 +103,11 @@ class Apart:
             raise TypeError(f"fn must be callable, got {type(fn).__name__}")
         if not time_limit > 0:
             raise ValueError(f"time_limit must be positive seconds, got {time_limit!r}")
-        import queue  # here and in _start, not above: the spawned process loads
-        # this module and needs neither these modules nor their import time
+        import queue  # here, not above: the server process loads this module and
+        # needs neither this module nor its import time
 
         self.fn, self.time_limit, self._empty = fn, float(time_limit), queue.Empty
-        self._process = None  # a subprocess.Popen once started
+        self._process: _Forked | None = None  # once started
         self._replies = queue.Queue()
         self._dead: str | None = None
 
@@ -152,15 +159,11 @@ class Apart:
         process, self._process = self._process, None
         if process is not None:
             process.kill()
-            process.wait()
             for pipe in (process.stdin, process.stdout):
                 with contextlib.suppress(OSError):
                     pipe.close()
 
     def _start(self) -> None:
-        import subprocess
-        import threading
-
         try:
             shipped = _shipped(self.fn)
         except Exception as error:  # a value it reads that pickle cannot carry
@@ -169,11 +172,8 @@ class Apart:
                 "it may read only numbers, strings, arrays, functions and modules"
             )
             raise Raised(self._dead) from error
-        self._process = subprocess.Popen(
-            [sys.executable, "-c", _boot()],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-        )
+        self._process = _Forked()
+        self._send(pickle.dumps(sys.path))  # the caller's import path, as it is now
         threading.Thread(
             target=_read_replies,
             args=(self._process.stdout, self._replies),
@@ -188,7 +188,7 @@ class Apart:
         self._process.stdin.flush()
 
     def _ended(self) -> str:
-        code = self._process.wait(timeout=self.time_limit)  # it closed its output
+        code = self._process.wait(self.time_limit)  # it closed its output
         return f"ended the process it ran in (exit code {code})"
 
     def _stop(self, why: str) -> None:
@@ -198,16 +198,158 @@ class Apart:
         raise Raised(why)
 
 
-def _boot() -> str:
-    """The spawned process's program: this module, loaded without the ``mha``
-    package (and so without NumPy, imported only if the function or its arguments
-    need it), then ``_serve()``."""
+class _Forked:
+    """A process forked by the server for one ``Apart``: ``stdin`` and ``stdout`` are
+    the pipes it reads calls from and writes replies to."""
+
+    def __init__(self) -> None:
+        theirs_in, self_in = os.pipe()
+        self_out, theirs_out = os.pipe()
+        try:
+            self.pid = _SERVER.fork(theirs_in, theirs_out)
+        finally:
+            os.close(theirs_in)
+            os.close(theirs_out)
+        self.stdin, self.stdout = os.fdopen(self_in, "wb"), os.fdopen(self_out, "rb")
+        self.code: int | None = None  # once waited for
+
+    def wait(self, time_limit: float) -> int:
+        """Its exit code (negative: the signal that ended it), killed if it has not
+        ended within ``time_limit`` seconds."""
+        if self.code is None:
+            self.code = _SERVER.wait(self.pid, time_limit)
+        return self.code
+
+    def kill(self) -> None:
+        if self.code is None:  # not yet waited for: its pid is still its own
+            with contextlib.suppress(OSError):  # the server was killed: nothing to ask
+                os.kill(self.pid, signal.SIGKILL)
+                self.wait(0.0)
+
+
+class _Server:
+    """The fork server of this process, started at the first call (and again if it
+    has ended): asked over a socket, it forks a process for each ``Apart``, and says
+    how each ended."""
+
+    ASK = struct.Struct("<cqd")  # b"f" fork, or b"w" wait for pid (within seconds)
+    ANSWER = struct.Struct("<q")  # the pid forked, or the exit code
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.process = self.socket = None
+
+    def fork(self, stdin: int, stdout: int) -> int:
+        with self.lock:
+            if self.process is None or self.process.poll() is not None:
+                self._start()
+            socket.send_fds(self.socket, [self.ASK.pack(b"f", 0, 0.0)], [stdin, stdout])
+            return self._answer()
+
+    def wait(self, pid: int, time_limit: float) -> int:
+        with self.lock:
+            self.socket.sendall(self.ASK.pack(b"w", pid, time_limit))
+            return self._answer()
+
+    def _answer(self) -> int:
+        answer = self.socket.recv(self.ANSWER.size, socket.MSG_WAITALL)
+        if len(answer) < self.ANSWER.size:
+            raise OSError("the fork server of mha.support.apart has ended")
+        return self.ANSWER.unpack(answer)[0]
+
+    def _start(self) -> None:
+        import atexit
+        import subprocess
+        import weakref
+
+        if self.socket is not None:
+            self.socket.close()
+        mine, theirs = socket.socketpair()
+        with theirs:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", _boot(f"_forking({theirs.fileno()})")],
+                stdin=subprocess.DEVNULL,
+                pass_fds=[theirs.fileno()],
+            )
+        self.socket = mine
+        # Its end: once this module is forgotten (`make serve` reloads mha), the
+        # socket closes and the server ends; at exit, it is ended and waited for, so
+        # that its CPU time counts as its caller's. (The callbacks hold nothing of
+        # this module, which they would keep alive.)
+        weakref.finalize(self, mine.close)
+        atexit.register(self.process.wait)
+        atexit.register(self.process.kill)  # first: atexit calls the last added first
+
+
+_SERVER = _Server()
+
+
+def _boot(call: str) -> str:
+    """The server process's program: this module, loaded without the ``mha``
+    package and with the caller's import path, then ``call``."""
     return (
         f"import sys, importlib.util as u; sys.path[:] = {sys.path!r}; "
         f"s = u.spec_from_file_location({__name__!r}, {__file__!r}); "
         "m = sys.modules[s.name] = u.module_from_spec(s); "
-        "s.loader.exec_module(m); m._serve()"
+        f"s.loader.exec_module(m); m.{call}"
     )
+
+
+def _forking(fd: int) -> None:
+    """The server process: fork a process running ``_serve()`` on the two pipes that
+    come with each request, or wait for one to end, until the caller's end closes."""
+    with contextlib.suppress(ImportError):
+        import numpy  # noqa: F401  (for the processes forked: most use it)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the caller's to handle
+    server = socket.socket(fileno=fd)
+    while True:
+        ask, fds, _, _ = socket.recv_fds(server, _Server.ASK.size, 2)
+        if len(ask) < _Server.ASK.size:
+            return  # the caller's process has ended
+        kind, pid, time_limit = _Server.ASK.unpack(ask)
+        if kind == b"f":
+            answer = os.fork()
+            if answer == 0:
+                server.close()
+                _forked(*fds)
+            for pipe in fds:
+                os.close(pipe)
+        else:
+            answer = _waited(pid, time_limit)
+        server.sendall(_Server.ANSWER.pack(answer))
+
+
+def _forked(stdin: int, stdout: int) -> None:
+    """A forked process: ``_serve()`` on the two pipes, then the end of the process."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    os.dup2(stdin, 0)
+    os.dup2(stdout, 1)
+    os.close(stdin)
+    os.close(stdout)
+    code = 0
+    try:
+        _serve()
+    except BaseException:  # never back into the server's loop
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def _waited(pid: int, time_limit: float) -> int:
+    """The exit code of ``pid``, killed if it has not ended within ``time_limit``."""
+    import time
+
+    deadline = time.monotonic() + time_limit
+    while (status := os.waitpid(pid, os.WNOHANG))[0] == 0:
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            status = os.waitpid(pid, 0)
+            break
+        time.sleep(0.005)
+    return os.waitstatus_to_exitcode(status[1])
 
 
 def _read_replies(stream: io.BufferedReader, replies: object) -> None:
@@ -226,11 +368,11 @@ def _receive(stream: io.BufferedReader) -> bytes | None:
     return message if len(message) == size else None
 
 
-# --- in the spawned process ----------------------------------------------------------
+# --- in the forked process -----------------------------------------------------------
 
 
 def _serve() -> None:
-    """The spawned process: rebuild the function, then answer each call in turn.
+    """The forked process: rebuild the function, then answer each call in turn.
 
     Its standard output is kept for the replies; what the function prints is sent
     back with each reply, and anything it writes to file descriptor 1 goes to stderr.
@@ -239,6 +381,7 @@ def _serve() -> None:
     os.dup2(2, 1)  # the function's own writes go to stderr, its reads find nothing
     with open(os.devnull, "rb") as nothing:
         os.dup2(nothing.fileno(), 0)
+    sys.path[:] = pickle.loads(_receive(stdin))
     first = _receive(stdin)
     try:
         fn, broken = _unshipped(first), None
@@ -358,7 +501,7 @@ class _Shipper(pickle.Pickler):
 
     def persistent_id(self, obj: object) -> str | None:
         """The rebuilding helpers by a tag: unpickled by name they would import the
-        ``mha`` package (and NumPy) into the spawned process."""
+        ``mha`` package into the forked process."""
         found = _REBUILDERS.get(getattr(obj, "__name__", None))
         return obj.__name__ if found is not None and found is obj else None
 
@@ -443,7 +586,7 @@ class _Receiver(pickle.Unpickler):
 
 
 def _unshipped(message: bytes) -> object:
-    """What ``_shipped`` sent, rebuilt in the spawned process."""
+    """What ``_shipped`` sent, rebuilt in the forked process."""
     return _Receiver(io.BytesIO(message)).load()
 
 

@@ -402,7 +402,9 @@ def cached_arrays(
 
     ``key`` must change whenever the result would (hash the inputs and the code that
     computes it). Only the latest entry of ``name`` is kept: storing a new key removes
-    the others. Arrays are ``.npy`` files, read back at disk speed, with no pickle.
+    the others. Arrays are ``.npy`` files, mapped into memory with no pickle and no
+    copy (a page is read when first used; processes share the pages), so they are
+    read-only, and so are those just computed: the same whether cached or not.
 
     ```python
     import os, tempfile
@@ -420,6 +422,7 @@ def cached_arrays(
     arrays, meta = cached_arrays("demo", "v1", compute)
     assert arrays["w"].tolist() == [0.0, 1.0, 2.0] and meta == {"note": "three"}
     assert len(calls) == 1  # computed once
+    assert not arrays["w"].flags.writeable and not first[0]["w"].flags.writeable
     del os.environ["MHA_CACHE_DIR"]
     ```
     """
@@ -427,9 +430,14 @@ def cached_arrays(
     entry = folder / key
     if (entry / "meta.json").exists():
         stored = json.loads((entry / "meta.json").read_text())
-        arrays = {k: np.load(entry / f"{k}.npy") for k in stored["arrays"]}
+        arrays = {
+            k: np.load(entry / f"{k}.npy", mmap_mode="r").view(np.ndarray)
+            for k in stored["arrays"]
+        }
         return arrays, stored["meta"]
     arrays, meta = compute()
+    for array in arrays.values():
+        array.flags.writeable = False
     tmp = None
     try:
         folder.mkdir(parents=True, exist_ok=True)
