@@ -26,7 +26,9 @@ from threadpoolctl import threadpool_limits
 
 from mha_site.links import PLACEHOLDER_SITE, Links, origin, resolve
 
-# The scheduling plugin's hooks take effect by being imported here.
+# The plugins' hooks take effect by being imported here: the run's CPU time, printed
+# beside its wall time, and how tests are handed to the workers.
+from tests.cpu_time import pytest_configure, pytest_terminal_summary  # noqa: F401
 from tests.xdist_schedule import (  # noqa: F401
     needs_site,
     pytest_collection_modifyitems,

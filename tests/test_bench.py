@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import json
+import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -80,6 +82,7 @@ def test_the_site_bench_counts_the_cpu_of_what_a_command_leaves_running():
         """
         import sys, time
         from pathlib import Path
+        from tests import cpu_time
         from tests.bench import site
 
         burn = (
@@ -89,7 +92,7 @@ def test_the_site_bench_counts_the_cpu_of_what_a_command_leaves_running():
         spawn = f"import subprocess, sys; subprocess.Popen([sys.executable, '-c', {burn!r}])"
         leaves = [sys.executable, "-c", spawn]
         if sys.argv[1] == "adopt":
-            site.become_subreaper()
+            cpu_time.become_subreaper()
         wall, cpu = site._finish(site._start(leaves, Path.cwd()), time.perf_counter())
         print(cpu)
         """
@@ -107,3 +110,50 @@ def test_the_site_bench_counts_the_cpu_of_what_a_command_leaves_running():
         for mode in ("adopt", "lose")
     }
     assert cpu["adopt"] >= 0.5 > cpu["lose"]
+
+
+def test_make_test_prints_its_cpu_time_with_what_it_left_running(tmp_path):
+    """The summary line of a run counts a process a test left running (an orphan
+    burning 0.5 CPU-s, as Chromium's renderers outlive the browser tests), against the
+    same run without it. The test returns once the orphan has ended."""
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.5: pass"
+    leave = (
+        "import subprocess, sys; "
+        f"print(subprocess.Popen([sys.executable, '-c', {burn!r}]).pid)"
+    )
+    ended = "open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[0] == 'Z'"
+    cpu = {}
+    for name, code in (("leaves", leave), ("waits", "print(0)")):
+        test = tmp_path / f"test_{name}.py"
+        test.write_text(
+            "import subprocess, sys, time\n\n\ndef test_it():\n"
+            f"    run = subprocess.run([sys.executable, '-c', {code!r}], "
+            "capture_output=True, text=True, check=True)\n"
+            "    pid = int(run.stdout)\n"
+            f"    while pid and not {ended}:\n"
+            "        time.sleep(0.05)\n"
+        )
+        options = ["-q", "-o", "addopts=", "-p", "no:cacheprovider"]
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                *options,
+                "-p",
+                "tests.cpu_time",
+                str(test),
+            ],
+            cwd=ROOT,
+            env={
+                **os.environ,
+                "PYTHONPATH": str(ROOT),
+                "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+            },
+            capture_output=True,
+            text=True,
+        )
+        found = re.search(r"wall [\d.]+ s, CPU ([\d.]+) s \(user \+ sys", run.stdout)
+        assert run.returncode == 0 and found, run.stdout[-2000:]
+        cpu[name] = float(found[1])
+    assert cpu["leaves"] - cpu["waits"] >= 0.4

@@ -15,7 +15,6 @@ time (user + sys of the command and everything it ran):
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import socket
@@ -25,6 +24,8 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+
+from tests.cpu_time import become_subreaper, reap_orphans
 
 ROOT = Path(__file__).resolve().parents[2]
 BUDGETS = {
@@ -97,42 +98,6 @@ def _start(command: list[str], clone: Path) -> subprocess.Popen:
     return process
 
 
-def become_subreaper() -> None:
-    """Adopt this process's orphaned descendants (Linux ``PR_SET_CHILD_SUBREAPER``).
-
-    A command's CPU time counts what it waited for; a process it leaves running is
-    re-parented, and its time is lost. Chromium's renderers outlive the browsers the
-    browser tests close, so ``make test`` would be undercounted. Adopted, they are
-    reaped by ``reap_orphans`` and counted.
-    """
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(36, 1, 0, 0, 0) != 0:  # 36: PR_SET_CHILD_SUBREAPER
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER) failed")
-
-
-def reap_orphans(grace: float = 10.0) -> float:
-    """CPU seconds (user + sys) of the adopted orphans that exit within ``grace``
-    seconds, each reaped; the commands of ``_start`` are left to ``_finish``."""
-    cpu, deadline = 0.0, time.monotonic() + grace
-    while True:
-        try:
-            found = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:
-            return cpu  # no children at all
-        if found is not None and found.si_pid not in _STARTED:
-            cpu += sum(os.wait4(found.si_pid, 0)[2][:2])  # ru_utime + ru_stime
-            continue
-        if time.monotonic() > deadline or not _orphans_left():
-            return cpu
-        time.sleep(0.1)
-
-
-def _orphans_left() -> bool:
-    """Whether a child of this process that it did not start is still alive."""
-    children = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
-    return bool({int(p) for p in children.read_text().split()} - _STARTED)
-
-
 def _finish(process: subprocess.Popen, started: float) -> tuple[float, float]:
     """Wall and CPU seconds (user + sys: the command, all it waited for and the
     orphans it left, see ``become_subreaper``)."""
@@ -142,7 +107,7 @@ def _finish(process: subprocess.Popen, started: float) -> tuple[float, float]:
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode:
         raise RuntimeError(f"{process.args} failed ({process.returncode})")
-    return wall, usage.ru_utime + usage.ru_stime + reap_orphans()
+    return wall, usage.ru_utime + usage.ru_stime + reap_orphans(keep=_STARTED)
 
 
 def _timed(command: list[str], clone: Path) -> tuple[float, float]:
