@@ -197,13 +197,21 @@ def _scan() -> Scan:
     model = smollm2.load()
     sequences = repeated_sequences(model)
     p = passes()
-    w = p.weights.astype(np.float64)  # (layers, sequences, heads, n, n)
+
+    def over_layers(score) -> np.ndarray:
+        """``score`` of each layer's weights ``(sequences, heads, n, n)``, taken in
+        float64 one layer at a time (not a 170 MB copy of them all), averaged over
+        the sequences."""
+        return _over_sequences(
+            np.stack([score(layer.astype(np.float64)) for layer in p.weights])
+        )
+
     norms = np.linalg.norm(p.stream, axis=-1)  # (layers + 1, sequences, n)
     first, second = (
         float(np.mean(_copy_losses(model, p.stream[-1], sequences, copy)))
         for copy in (0, 1)
     )
-    scores = _over_sequences(induction_scores(w))
+    scores = over_layers(induction_scores)
     top = strongest(scores, N_ABLATED)
     rng = np.random.default_rng([SEED, 4])
     others = [h for h in np.ndindex(scores.shape) if h not in set(top)]
@@ -215,8 +223,8 @@ def _scan() -> Scan:
     )
     return Scan(
         induction=scores,
-        previous=_over_sequences(previous_token_scores(w)),
-        first_token=_over_sequences(w[..., 1:, 0].mean(axis=(2, 3))),
+        previous=over_layers(previous_token_scores),
+        first_token=over_layers(lambda w: w[..., 1:, 0].mean(axis=(1, 2))),
         uniform_first_token=float(np.mean(1 / np.arange(2, sequences.shape[1] + 1))),
         stream_norm=_over_sequences(norms[..., 1:].mean(axis=-1)),
         attention_norm=_over_sequences(p.attention_norm),
