@@ -26,6 +26,7 @@ VOCAB = 12  # tokens 0 .. VOCAB - 1
 LENGTH = 23  # tokens per sequence
 SHARPNESS = 200.0  # attention score of a match; every other key scores 0 ...
 RECENCY = 4.0  # ... plus, in layer 1, this much per position: the latest match wins
+CHUNK = 250  # sequences per pass in score_one_layer
 
 
 @dataclass(frozen=True)
@@ -358,8 +359,10 @@ def score_one_layer(
     ```
     """
     circuit = build_one_layer(offsets, vocab, batch.tokens.shape[1])
-    stream, _ = circuit.run(batch.tokens)
-    logits = stream[-1] @ circuit.unembed
+    # CHUNK sequences at a time: the widest layer's arrays stay a few MB (measured:
+    # about a fifth less CPU time than one pass over 2000 sequences, the same logits)
+    chunks = np.array_split(batch.tokens, -(-len(batch.tokens) // CHUNK))
+    logits = np.concatenate([circuit.run(c)[0][-1] @ circuit.unembed for c in chunks])
     answers = np.where(logits.max(axis=-1) > 0.5, logits.argmax(axis=-1), -1)
     right = (answers == batch.targets)[batch.scored]
     covered = np.isin(offsets_of(batch.tokens)[batch.scored], offsets)
