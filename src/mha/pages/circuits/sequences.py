@@ -116,9 +116,13 @@ def second_copy_loss(
     """
     half = ids.shape[1] // 2
     queries = np.arange(half, 2 * half - 1)
+    rows = final[:, queries]  # (B, T - 1, d_model)
+    # the head as one product over every sequence's rows: one per sequence reads
+    # the whole 49152-token head each time (measured: 1.5 times the CPU)
+    logits = model.head(rows.reshape(-1, rows.shape[-1])).reshape(*rows.shape[:2], -1)
     losses = [
-        np.log(smollm2.perplexity_of(model.head(f[queries]), row[queries + 1]))
-        for f, row in zip(final, ids, strict=True)
+        np.log(smollm2.perplexity_of(scores, row[queries + 1]))
+        for scores, row in zip(logits, ids, strict=True)
     ]
     return float(np.mean(losses))
 
