@@ -254,11 +254,15 @@ def _minilm_offsets(
     texts: tuple[str, ...], layer: int, head: int, offsets: range
 ) -> np.ndarray:
     """MiniLM head ``(layer, head)``'s mean weight on the token d back, for d in
-    ``offsets``, over the word tokens of ``texts``."""
+    ``offsets``, over the word tokens of ``texts``. The encoder runs up to ``layer``
+    only: the layers above it do not change its weights."""
     model, sums = minilm.load(), np.zeros(len(offsets))
     for text in texts:
-        _, weights = model.attentions(text)
-        w = weights[layer, head, 1:-1, 1:-1].astype(np.float64)  # words only
+        batch = model.batch([text])
+        x = model.embed_tokens(batch)
+        for block in model.layers[: layer + 1]:
+            x, weights = block(x, batch.valid, None)
+        w = weights[0, head, 1:-1, 1:-1].astype(np.float64)  # words only
         sums += diagonal_means(w, offsets)
     return sums / len(texts)
 

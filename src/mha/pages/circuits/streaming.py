@@ -3,10 +3,10 @@
 Each query t reads either every earlier key (``full``), the last ``band`` keys only
 (``band``: a sliding window), or the last ``band`` keys and the first ``sinks`` tokens
 (``band + sinks``). Run as one whole-sequence pass per setting under its mask
-(``SmolLM2.logits(ids, mask=...)``): the tokens keep their positions, all inside
-SmolLM2's context, so no position is re-assigned as a cache that evicts tokens
-would have to. The settings differ only for queries t >= band; the perplexity is
-measured on those.
+(``SmolLM2.resume``): the tokens keep their positions, all inside SmolLM2's context,
+so no position is re-assigned as a cache that evicts tokens would have to. The
+settings differ only for queries t >= band; the perplexity is measured on those, and
+the head runs on those rows only.
 """
 
 from __future__ import annotations
@@ -75,8 +75,8 @@ def streaming(ids: tuple[int, ...], band: int, sinks: int) -> Streaming:
     ids = np.asarray(ids)
 
     def perplexity(mask: np.ndarray) -> float:
-        logits = model.logits(ids[:-1], mask=mask)
-        return smollm2.perplexity_of(logits[rows], ids[rows + 1])
+        final = model.resume(model.embed(ids[:-1]), 0, mask)[0]
+        return smollm2.perplexity_of(model.head(final[rows]), ids[rows + 1])
 
     return Streaming(
         n=n,

@@ -154,10 +154,13 @@ def own_token_ranks(
     ```
     """
     layers, rows = np.array(heads).T
-    w_v = folded.w_v[layers, rows // folded.group]  # (k, d_model, d_k)
-    written = (inputs @ w_v) @ (folded.w_o[layers, rows] @ unembed)  # (heads, k, k)
-    own = np.diagonal(written, axis1=-2, axis2=-1)[..., None]
-    return 1 + (written > own).sum(axis=-1)
+    w_v = folded.w_v[layers, rows // folded.group]  # (heads, d_model, d_k)
+    values, outputs = inputs @ w_v, folded.w_o[layers, rows] @ unembed
+    ranks = []
+    for v, o in zip(values, outputs, strict=True):  # one (k, k) at a time, not all
+        written = v @ o
+        ranks.append(1 + (written > np.diagonal(written)[:, None]).sum(axis=-1))
+    return np.stack(ranks)
 
 
 def rotations(rope: RotaryEmbedding, offsets: Sequence[int]) -> np.ndarray:
