@@ -10,8 +10,10 @@ each entry), so nothing is computed twice. When the child has computed everythin
 leaves a marker named by the code it ran (``mha``'s code hash, the versions the cache
 keys hold, the notebooks and the pages): a later build of the same code is warm and
 starts no child, which would only read the cache again (about 6 CPU-seconds). A build
-that deletes cached results deletes the markers too (``forget``). On a machine with
-one core nothing is started.
+that deletes cached results deletes the markers too (``forget``). Data alone (a model
+file, a data folder) is not in the marker's name: after such a change, the build
+computes what it needs itself, on one core. On a machine with one core nothing is
+started.
 
 ```python
 from mha_site.prefetch import start
