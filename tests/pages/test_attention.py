@@ -15,7 +15,7 @@ from mha.figures import attention as figures
 from mha.figures import to_svg
 from mha.pages import attention as scaling
 from mha.pages.attention import batches, cat_sat, dropout, facts, prefixes
-from mha.pretrained.smollm2 import perplexity_of
+from mha.pretrained.smollm2 import perplexity_of, token_losses
 from mha.support.formatting import decimals, thousands
 
 
@@ -335,9 +335,10 @@ def test_one_causal_pass_scores_every_prefix() -> None:
         and r.separate_tokens == r.n * (r.n + 1) // 2
     )
     assert r.largest_relative <= r.tolerance == 1e-5 and r.largest_difference > 0
-    # exp of the mean loss is the perplexity, as the model's own function computes it
+    # the losses are -log softmax at the target, and exp of their mean the perplexity
     logits, ids = np.random.default_rng(0).normal(size=(5, 7)), np.arange(5)
-    losses = prefixes._token_losses(logits, ids)
+    losses = token_losses(logits, ids)
+    assert np.allclose(losses, -np.log(softmax(logits)[np.arange(5), ids]))
     assert np.isclose(np.exp(losses.mean()), perplexity_of(logits, ids))
 
 

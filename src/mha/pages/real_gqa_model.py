@@ -165,25 +165,6 @@ def trace_cache(model: smollm2.SmolLM2, prompt: str, max_new_tokens: int) -> Cac
     )
 
 
-def token_losses(logits: np.ndarray, targets) -> np.ndarray:
-    """Each target's negative log-likelihood (nats) under ``logits (n, vocab)``: the
-    mean of them is the log of the perplexity.
-
-    ```python
-    import numpy as np
-    from mha.pages.real_gqa_model import token_losses
-
-    losses = token_losses(np.zeros((2, 4)), [1, 3])  # uniform over 4 tokens
-    assert np.allclose(losses, np.log(4))
-    ```
-    """
-    logits = np.asarray(logits)
-    peak = logits.max(axis=-1, keepdims=True).astype(np.float64)
-    shifted = np.subtract(logits, peak, dtype=np.float64)  # no float64 copy of logits
-    log_z = peak[:, 0] + np.log(np.exp(shifted, out=shifted).sum(axis=-1))
-    return log_z - logits[np.arange(len(logits)), np.asarray(targets)]
-
-
 def one_layer_at_a_time(
     model: smollm2.SmolLM2,
     change: Callable[[MultiHeadAttention], MultiHeadAttention],
@@ -225,7 +206,7 @@ def one_layer_at_a_time(
             caches = variant.new_caches(len(tokens))[layer:]
             for block, cache in zip(variant.blocks[layer:], caches, strict=True):
                 x = block(x, cache)
-            losses.append(token_losses(variant.head(x[0]), targets))
+            losses.append(smollm2.token_losses(variant.head(x[0]), targets))
     return np.array(losses)
 
 
@@ -278,7 +259,7 @@ def _study(text: str, question: str, new_tokens: int, model_digest: str) -> Stud
     ids = model.encode(text)
     logits = model.logits(ids)  # (n, vocab); row i predicts token i + 1
     mha_logits = mha_model.logits(ids)
-    token_loss = token_losses(logits[:-1], ids[1:])
+    token_loss = smollm2.token_losses(logits[:-1], ids[1:])
     layer_loss = one_layer_at_a_time(model, _to_mqa, text)
     return Study(
         config=model.config,

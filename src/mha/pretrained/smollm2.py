@@ -723,10 +723,34 @@ def chat_prompt(question: str) -> str:
     )
 
 
-def perplexity_of(logits: np.ndarray, targets: Sequence[int]) -> float:
-    """exp of the mean negative log-likelihood of ``targets`` under ``logits (n, vocab)``.
+def token_losses(logits: np.ndarray, targets: Sequence[int]) -> np.ndarray:
+    """Each target's negative log-likelihood (nats) under ``logits (n, vocab)``, in
+    float64 with the log-sum-exp trick (subtracting the peak converts: no float64
+    copy of ``logits``). Their mean is the log of the perplexity.
 
-    Computed in float64 with the log-sum-exp trick.
+    ```python
+    import numpy as np
+    from mha.pretrained.smollm2 import token_losses
+
+    losses = token_losses(np.zeros((2, 4), np.float32), [1, 3])  # uniform over 4
+    assert np.allclose(losses, np.log(4)) and losses.dtype == np.float64
+    ```
+    """
+    logits = np.asarray(logits)
+    if logits.ndim != 2 or logits.shape[0] != len(targets):
+        raise ValueError(
+            f"logits: expected shape ({len(targets)}, vocab), one row per target, "
+            f"got {logits.shape}"
+        )
+    peak = logits.max(axis=-1, keepdims=True).astype(np.float64)
+    shifted = np.subtract(logits, peak, dtype=np.float64)
+    log_z = peak[:, 0] + np.log(np.exp(shifted, out=shifted).sum(axis=-1))  # (n,)
+    return log_z - logits[np.arange(len(targets)), np.asarray(targets)]
+
+
+def perplexity_of(logits: np.ndarray, targets: Sequence[int]) -> float:
+    """exp of the mean negative log-likelihood of ``targets`` under ``logits (n, vocab)``
+    (``token_losses``).
 
     ```python
     import numpy as np
@@ -736,16 +760,7 @@ def perplexity_of(logits: np.ndarray, targets: Sequence[int]) -> float:
     assert np.isclose(perplexity_of(uniform, [1, 2, 3]), 10.0)
     ```
     """
-    logits = np.asarray(logits, dtype=np.float64)
-    if logits.ndim != 2 or logits.shape[0] != len(targets):
-        raise ValueError(
-            f"logits: expected shape ({len(targets)}, vocab), one row per target, "
-            f"got {logits.shape}"
-        )
-    peak = logits.max(axis=-1, keepdims=True)
-    log_z = peak[:, 0] + np.log(np.exp(logits - peak).sum(axis=-1))  # (n,)
-    chosen = logits[np.arange(len(targets)), targets]
-    return float(np.exp(np.mean(log_z - chosen)))
+    return float(np.exp(np.mean(token_losses(logits, targets))))
 
 
 def rms_norm(x: np.ndarray, weight: np.ndarray, eps: np.float32) -> np.ndarray:

@@ -52,14 +52,6 @@ class PrefixLosses:
         ]
 
 
-def _token_losses(logits: np.ndarray, targets: np.ndarray) -> np.ndarray:
-    """-log softmax(logits)[target] for each row, in float64 (log-sum-exp)."""
-    logits = np.asarray(logits, dtype=np.float64)
-    peak = logits.max(axis=-1)
-    log_z = peak + np.log(np.exp(logits - peak[:, None]).sum(axis=-1))
-    return log_z - logits[np.arange(len(targets)), targets]
-
-
 def compute(text: str, digest: str) -> PrefixLosses:
     """The n losses of ``text`` both ways (``digest`` names the weights, for the cache).
 
@@ -84,8 +76,8 @@ def compute(text: str, digest: str) -> PrefixLosses:
     )  # a new pass per prefix, its last row only
     return PrefixLosses(
         tokens=tuple(model.decode([i]) for i in ids),
-        one_pass=_token_losses(one_pass, targets),
-        separate=_token_losses(separate, targets),
+        one_pass=smollm2.token_losses(one_pass, targets),
+        separate=smollm2.token_losses(separate, targets),
         tolerance=TOLERANCE,
     )
 

@@ -103,18 +103,9 @@ def _copy_losses(
     # twice the CPU time, each reading the whole 49152-token head)
     logits = model.head(rows.reshape(-1, rows.shape[-1])).reshape(*rows.shape[:2], -1)
     return [
-        _loss(scores, ids[queries + 1])
+        float(np.mean(smollm2.token_losses(scores, ids[queries + 1])))
         for scores, ids in zip(logits, sequences, strict=True)
     ]
-
-
-def _loss(logits: np.ndarray, targets: np.ndarray) -> float:
-    """Mean cross-entropy (nats) of ``targets (k,)`` under ``logits (k, vocab)``, in
-    float64 (the subtraction of the peak converts; no float64 copy of ``logits``)."""
-    peak = logits.max(axis=-1, keepdims=True).astype(np.float64)
-    shifted = np.subtract(logits, peak, dtype=np.float64)
-    log_z = peak[:, 0] + np.log(np.exp(shifted, out=shifted).sum(axis=-1))
-    return float(np.mean(log_z - logits[np.arange(len(targets)), targets]))
 
 
 @dataclass(frozen=True)
