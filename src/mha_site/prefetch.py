@@ -30,7 +30,6 @@ import os
 import shutil
 import subprocess
 import sys
-from importlib.metadata import version
 from pathlib import Path
 
 from mha.support import cache
@@ -70,8 +69,7 @@ def marker(arguments: list[str]) -> Path:
     assert marker(["mha.pages.cost"]).parent.name == "computed-ahead"
     ```
     """
-    versions = [sys.version, version("numpy"), version("matplotlib")]  # as cache keys
-    digest = hashlib.sha256(" ".join([cache.code_hash(), *versions]).encode())
+    digest = hashlib.sha256(f"{cache.code_hash()} {cache.versions()}".encode())
     for argument in arguments:
         digest.update(argument.encode())
         if argument.startswith("notebook:"):

@@ -140,7 +140,7 @@ def cache_key(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> str:
     modules = sorted(
         {m for f in functions for m in _dependencies(getattr(f, "__module__", ""))}
     )
-    digest = hashlib.sha256(_versions().encode())
+    digest = hashlib.sha256(versions().encode())
     for module in modules:
         digest.update(module.encode())
         digest.update(_module_digest(module).encode())
@@ -233,7 +233,15 @@ def _tree_digest(path: Path) -> str:
     return hashlib.sha256(ast.dump(tree).encode()).hexdigest()
 
 
-def _versions() -> str:
+def versions() -> str:
+    """The versions every cache key holds: Python's, NumPy's and Matplotlib's.
+
+    ```python
+    from mha.support.cache import versions
+
+    assert versions().startswith("python ")
+    ```
+    """
     import matplotlib  # imported here: the cache itself draws nothing
 
     return f"python {sys.version_info[:3]} numpy {np.__version__} matplotlib {matplotlib.__version__}"
