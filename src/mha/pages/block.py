@@ -31,7 +31,10 @@ Sublayer = Callable[[np.ndarray], np.ndarray]
 SMOLLM2_TEXT = "The cat sat on the mat because it was warm."
 MINILM_TEXTS = ("the cat sat on the warm mat .", "a dog barked")  # two lengths: padding
 SMOLLM2_TOLERANCE = 1e-4  # relative to the largest logit, float32 through 30 blocks
-MINILM_TOLERANCE = 1e-6  # absolute, float32 through 6 layers
+# absolute, float32 through 6 layers: the output is at most about 5.5, where float32
+# steps by 4.8e-7, so 1e-5 allows some 20 steps (how many it takes depends on the
+# CPU's BLAS kernels and threads: 1.4e-6 on one machine)
+MINILM_TOLERANCE = 1e-5
 
 
 def pre_norm(
@@ -166,7 +169,7 @@ class Check:
     smollm2_layers: int
     smollm2_gap: float  # largest |logit ours - logit model| / largest |logit|
     smollm2_block_gap: (
-        float  # largest |block ours - Block| over the layers, one at a time
+        float  # largest |block ours - Block| / largest |Block|, per layer
     )
     minilm_tokens: tuple[int, ...]  # real tokens of each sentence of the batch
     minilm_layers: int
@@ -187,7 +190,7 @@ def study(smollm2_text: str, minilm_texts: tuple[str, ...], digest: str) -> Chec
     from mha.pretrained import smollm2
 
     check = study("Hello there", ("hi", "a dog barked"), smollm2.gguf_digest())
-    assert check.smollm2_gap < 1e-4 and check.minilm_gap < 1e-6
+    assert check.smollm2_gap < 1e-4 and check.minilm_gap < 1e-5
     ```
     """
     model = smollm2.load()
@@ -196,7 +199,8 @@ def study(smollm2_text: str, minilm_texts: tuple[str, ...], digest: str) -> Chec
     for block, cache in zip(model.blocks, model.new_caches(len(ids)), strict=True):
         stream.append(x)
         ours = smollm2_block(x, block)
-        block_gaps.append(np.abs(ours - block(x, cache)).max())  # the same input
+        own = block(x, cache)  # the model's block on the same input
+        block_gaps.append(np.abs(ours - own).max() / np.abs(own).max())
         x = ours
     stream.append(x)
     theirs = model.logits(ids)

@@ -350,8 +350,11 @@ def page() -> Page:
     p = page()
     assert p.group == 3 and p.cache_ratio == 3 and p.speed["n_products"] == 4 * 30 + 1
     assert p.every.n_heads == 270 and p.every.nbytes <= WIDGET_BYTES
-    # every fact holds but "target", which picks the sentence saying it is not met
-    assert all(f.holds for name, f in p.facts.items() if name != "target")
+    # every fact holds but the two that pick a sentence: whether the speed target is
+    # met, and whether the expanded model's logits are the original's to the last bit
+    # (they are on some CPUs, not on others)
+    picks = {"target", "logits_exact"}
+    assert all(f.holds for name, f in p.facts.items() if name not in picks)
     ```
     """
     r, bench = results(), measured.load("smollm2")
