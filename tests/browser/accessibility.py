@@ -1,8 +1,9 @@
 """Accessibility checks with axe-core, run inside a Playwright page.
 
 axe-core's script ships inside the axe-playwright-python wheel (``axe.min.js``), so a
-check fetches nothing. No rule is disabled: a violation is fixed in the site's CSS,
-templates or theme configuration.
+check fetches nothing. No rule is switched off to pass: a violation is fixed in the
+site's CSS, templates or theme configuration, and a rule run differently (below) is
+checked in another way in its place.
 
 One rule is run differently on code and on math. A highlighted code block holds
 thousands of tokens in a dozen colours, and axe's ``color-contrast`` lays out every
@@ -19,6 +20,16 @@ once per run, a large part of a run on a large page. So ``color-contrast`` runs 
 the other rules, its node filter (its ``matches``) narrowed to the nodes outside
 ``.highlight``: the nodes ``exclude: [".highlight"]`` left it, while every other rule
 still sees the whole page.
+
+A page's own visits (tests/browser/tour.py: every page, in both schemes) go one step
+further. There axe's ``color-contrast`` still lays out every text node, 3-6 s of a
+page's 4-8 s of checks on this site's pages, so ``page_violations`` runs every other
+rule and checks each distinct colour of the page's text (prose, code, math, widgets)
+the way ``token_contrast_violations`` checks code and math, in 0.2-0.5 s. What that
+leaves out, text drawn over a background that is not its ancestor's, is left to axe's
+own ``color-contrast``, which still runs on the widgets (their tests) and on the site's
+sidebars and one long page in each scheme (tests/browser/test_theme.py); a planted
+fault shows that both find the same text (tests/browser/test_checks.py).
 """
 
 from __future__ import annotations
@@ -42,6 +53,7 @@ TOKENS = {
     "math": f"{MATH} .katex-html, {MATH} .katex-html *",
 }
 MIN_CONTRAST = 4.5  # WCAG AA for text below 18.66 px bold or 24 px (code is smaller)
+LARGE_CONTRAST = 3.0  # WCAG AA for large text: at least 24 px, or 18.66 px and bold
 
 _AXE = Axe()
 
@@ -50,18 +62,28 @@ _AXE = Axe()
 # composited in Python.
 _TOKEN_COLOURS = """([tokens, within]) => {
     const found = new Map();
+    const below = new Map();  // an element's background and its ancestors', root first
+    const layers = (node) => {
+        if (!node) return [];
+        if (!below.has(node))
+            below.set(node, [...layers(node.parentElement),
+                             getComputedStyle(node).backgroundColor]);
+        return below.get(node);
+    };
     const scope = [...document.querySelectorAll(within)];
     for (const el of document.querySelectorAll(tokens)) {
         if (!scope.some(s => s.contains(el))) continue;
         if (![...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()))
             continue;  // only elements that draw text themselves
+        if (el instanceof SVGElement) continue;  // drawn in its fill, not its colour
+        if (!el.checkVisibility({opacityProperty: true, visibilityProperty: true}))
+            continue;  // nor text nobody sees (as axe): hidden, or fully transparent
+        const box = el.getBoundingClientRect();
+        if (box.right <= 0 || box.left >= innerWidth) continue;  // a drawer folded away
         const style = getComputedStyle(el);
-        const layers = [];
-        for (let node = el; node; node = node.parentElement)
-            layers.unshift(getComputedStyle(node).backgroundColor);
-        const key = [style.color, style.fontSize, style.fontWeight, ...layers].join("|");
+        const key = [style.color, style.fontSize, style.fontWeight, ...layers(el)].join("|");
         if (!found.has(key))
-            found.set(key, {color: style.color, layers, size: style.fontSize,
+            found.set(key, {color: style.color, layers: layers(el), size: style.fontSize,
                             weight: style.fontWeight, example: el.className || el.tagName,
                             text: el.textContent.trim().slice(0, 20)});
     }
@@ -114,16 +136,39 @@ def contrast_ratio(foreground: str, layers: list[str]) -> float:
     return (light + 0.05) / (dark + 0.05)
 
 
+def _needed(token: dict) -> float:
+    """The contrast WCAG AA asks of a token's text: less for large text."""
+    size, bold = float(token["size"].removesuffix("px")), int(token["weight"]) >= 700
+    return LARGE_CONTRAST if size >= 24 or (bold and size >= 18.66) else MIN_CONTRAST
+
+
+def _contrast_lines(page: Page, kinds: dict[str, str], within: str) -> list[str]:
+    return [
+        f"{kind} contrast {ratio:.2f} < {needed}: {token['color']} "
+        f"({token['example']}, e.g. {token['text']!r}) on {token['layers'][-1]}"
+        for kind, tokens in kinds.items()
+        for token in page.evaluate(_TOKEN_COLOURS, [tokens, within])
+        if (ratio := contrast_ratio(token["color"], token["layers"]))
+        < (needed := _needed(token))
+    ]
+
+
 def token_contrast_violations(page: Page, within: str = ":root") -> list[str]:
     """Colours of code tokens and math glyphs on ``page`` (in the elements ``within``
     selects) below WCAG AA contrast, one line per colour."""
-    return [
-        f"{kind} contrast {ratio:.2f} < {MIN_CONTRAST}: {token['color']} "
-        f"({token['example']}, e.g. {token['text']!r}) on {token['layers'][-1]}"
-        for kind, tokens in TOKENS.items()
-        for token in page.evaluate(_TOKEN_COLOURS, [tokens, within])
-        if (ratio := contrast_ratio(token["color"], token["layers"])) < MIN_CONTRAST
-    ]
+    return _contrast_lines(page, TOKENS, within)
+
+
+def page_violations(page: Page, rules: tuple[str, ...] | None = None) -> list[str]:
+    """Serious or critical findings on ``page``, one line per element or colour:
+    axe's ``rules`` (``None``: every rule) but ``color-contrast``, and in its place
+    the contrast of each distinct colour of text (every element that draws text) on
+    the backgrounds below it, as ``token_contrast_violations`` checks code and math."""
+    options: dict = {"rules": {"color-contrast": {"enabled": False}}}
+    if rules is not None:  # runOnly would run a rule it names, disabled or not
+        named = [rule for rule in rules if rule != "color-contrast"]
+        options["runOnly"] = {"type": "rule", "values": named}
+    return _axe(page, options, None) + _contrast_lines(page, {"text": "*"}, ":root")
 
 
 # Narrows color-contrast to the nodes outside code blocks and math, once per document

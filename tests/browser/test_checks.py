@@ -8,6 +8,7 @@ from tests.browser.accessibility import (
     COLOUR_RULES,
     blocking_violations,
     contrast_ratio,
+    page_violations,
     token_contrast_violations,
 )
 from tests.browser.chromium import require_chromium
@@ -77,6 +78,42 @@ def test_axe_catches_a_missing_alt_text_and_low_contrast(new_page: NEW_PAGE) -> 
     assert colour and all(
         line.startswith("color-contrast (serious)") for line in colour
     )
+    # and the page visits' check finds both, the contrast by distinct colour
+    visits = page_violations(page.page)
+    assert any(line.startswith("image-alt (critical)") for line in visits)
+    assert any(
+        line.startswith("text contrast") and "'faint'" in line for line in visits
+    )
+
+
+# Planted on a dark page: text below 4.5:1, large text below 3:1, large text above it,
+# and faint text nobody sees.
+PLANTED_TEXT = {
+    "faint": "color: #777; background: #666",
+    "large and faint": "color: #777; background: #666; font-size: 24px",
+    "large enough": "color: #999; background: #444; font-size: 24px",  # 3.41:1
+    "unseen": "color: #777; background: #666; opacity: 0",
+}
+
+
+def test_the_dark_check_finds_the_faint_text_axe_finds(new_page: NEW_PAGE) -> None:
+    page = new_page(color_scheme="dark")
+    page.goto("")
+    assert page_violations(page.page, COLOUR_RULES) == []
+    page.page.evaluate(
+        """(planted) => document.querySelector("article").insertAdjacentHTML(
+            "beforeend",
+            Object.entries(planted).map(([text, style]) =>
+                `<p style="${style}">${text}</p>`).join(""))""",
+        PLANTED_TEXT,
+    )
+    faint = {"'faint'", "'large and faint'"}
+    found = page_violations(page.page, COLOUR_RULES)
+    assert {line.split("e.g. ")[1].split(")")[0] for line in found} == faint
+    assert all(line.startswith("text contrast") for line in found)
+    axe = blocking_violations(page.page, ("color-contrast",), within="article")
+    expected = sorted(line.rpartition("Expected contrast ratio of ")[2] for line in axe)
+    assert expected == ["3:1", "4.5:1"]  # the same two, the large one held to 3:1
 
 
 def test_contrast_ratio_follows_wcag() -> None:

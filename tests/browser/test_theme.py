@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import material
+import pytest
 
-from tests.browser.accessibility import blocking_violations
+from tests.browser.accessibility import COLOUR_RULES, blocking_violations
 from tests.browser.conftest import NEW_PAGE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,3 +59,22 @@ def test_a_region_that_scrolls_sideways_can_be_focused(new_page: NEW_PAGE) -> No
         f"() => [...document.querySelectorAll({SCROLLING_REGIONS!r})]"
         ".every(el => el.scrollWidth > el.clientWidth || !el.hasAttribute('tabindex'))"
     )
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_finds_no_faint_text_on_a_desktop_page(
+    new_page: NEW_PAGE, scheme: str
+) -> None:
+    """The page tests check the contrast of each page's text by distinct colour
+    (`page_violations`), and the dark scheme on a phone, where the navigation and the
+    table of contents are folded away. Here axe's own ``color-contrast``, which finds
+    the background behind each text by layout, checks a long page at 1280 px in each
+    scheme: its sidebars open, its tables, notes, math and code.
+    """
+    page = new_page(color_scheme=scheme)
+    page.goto("cost/")
+    assert not page.problems()
+    links = page.page.locator(".md-sidebar a")
+    assert links.evaluate_all("els => els.filter(a => a.checkVisibility()).length") > 20
+    found = blocking_violations(page.page, COLOUR_RULES)
+    assert not found, f"axe, {scheme} scheme:\n" + "\n".join(found)

@@ -1,16 +1,18 @@
 """One tab per colour scheme, taken from page to page of the site by the page tests.
 
 Every page is visited in both colour schemes (`SiteTour.visit`: what
-tests/browser/test_pages.py reads, each scheme opened when first read) and measured at two widths (`SiteTour.measure`:
-what tests/browser/test_legibility.py reads). Each visit and each measurement loads
-the page afresh, in a tab that stays open from one page to the next: a new tab (or a
-new context) would start a new renderer, which costs more than the page's own load.
-Before each load the tab's site storage and cookies are cleared, so that no page sees
-what another stored.
+tests/browser/test_pages.py reads, each scheme opened when first read) and measured at
+two widths (`SiteTour.measure`: what tests/browser/test_legibility.py reads). The light
+visit is a desktop's (1280 px), the dark one a phone's (375 px): a reader meets both,
+and so a page loads twice, not three times. A measurement reuses the visit that holds
+the page at its width (the tab is made as tall as a measurement wants); otherwise it
+loads the page in the light tab. The dark scheme on a desktop, where the sidebars
+show, is checked once for the site (tests/browser/test_theme.py).
 
-A page is measured at 1280 px in its light visit when that is the page the tab
-holds, after the visit's checks (the tab is then made as tall as a measurement wants,
-as the width is the same); otherwise it is loaded for the measurement.
+Each load is in a tab that stays open from one page to the next: a new tab (or a new
+context) would start a new renderer, which costs more than the page's own load. Before
+each load the tab's site storage and cookies are cleared, so that no page sees what
+another stored.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Literal
 
 from playwright.sync_api import Browser, BrowserContext, Page
 
-from tests.browser.accessibility import COLOUR_RULES, blocking_violations
+from tests.browser.accessibility import COLOUR_RULES, page_violations
 from tests.browser.legibility import measure
 from tests.browser.recording import (
     RecordedPage,
@@ -34,8 +36,13 @@ from tests.browser.rendering import MathReport, math_report
 
 Scheme = Literal["light", "dark"]
 
-VISIT_VIEWPORT = {"width": 1280, "height": 720}  # Playwright's default
 MEASURE_HEIGHT = 900  # px: the height of the screen a page is measured on
+# each scheme's visit: a desktop in light mode (Playwright's default size), a phone in
+# dark mode
+VISIT_VIEWPORTS: dict[Scheme, dict[str, int]] = {
+    "light": {"width": 1280, "height": 720},
+    "dark": {"width": 375, "height": MEASURE_HEIGHT},
+}
 
 
 @dataclass(frozen=True)
@@ -43,8 +50,8 @@ class SchemeVisit:
     """What one page did in one colour scheme."""
 
     recorded: RecordedPage
-    violations: list[str]  # serious/critical axe findings: every rule in light mode,
-    # the colour rules in dark mode
+    violations: list[str]  # `page_violations`: of every rule in light mode, of the
+    # colour rules in dark mode (on a phone)
     math: MathReport | None  # how its math was rendered (light mode)
 
 
@@ -79,7 +86,7 @@ class Visit:
 
     @property
     def dark_violations(self) -> list[str]:
-        """Serious/critical axe findings of the colour rules (dark)."""
+        """Serious/critical findings of the colour rules (dark, on a phone)."""
         return self.tour.seen("dark", self.path).violations
 
 
@@ -122,7 +129,8 @@ class SiteTour:
     @contextmanager
     def recorded(self, scheme: Scheme, path: str) -> Iterator[RecordedPage]:
         """``path`` loaded in the ``scheme`` tab, its console and requests recorded."""
-        page = self.ready(scheme, VISIT_VIEWPORT)
+        viewport = VISIT_VIEWPORTS[scheme]
+        page = self.ready(scheme, viewport)
         try:
             with recording(page, self.base_url) as recorded:
                 recorded.goto(path)
@@ -130,7 +138,7 @@ class SiteTour:
         except BaseException:
             self.discard(scheme)  # a page that failed leaves its tab to no other
             raise
-        self.holds[scheme] = (path, VISIT_VIEWPORT["width"])
+        self.holds[scheme] = (path, viewport["width"])
 
     def visit(self, path: str) -> Visit:
         """The page at ``path``, opened in each colour scheme when first read."""
@@ -142,19 +150,21 @@ class SiteTour:
             with self.recorded(scheme, path) as recorded:
                 if scheme == "light":
                     math = math_report(recorded.page)
-                    violations = blocking_violations(recorded.page)
+                    violations = page_violations(recorded.page)
                 else:
                     math = None
-                    violations = blocking_violations(recorded.page, COLOUR_RULES)
+                    violations = page_violations(recorded.page, COLOUR_RULES)
             self.visits[scheme, path] = SchemeVisit(recorded, violations, math)
         return self.visits[scheme, path]
 
     def measure(self, path: str, width: int) -> dict:
-        """The page at ``path`` measured (once) on a light screen ``width`` px wide."""
+        """The page at ``path`` measured (once) on a screen ``width`` px wide: in the
+        tab whose visit holds it at that width, else loaded in the light tab."""
         if (path, width) not in self.reports:
             viewport = {"width": width, "height": MEASURE_HEIGHT}
-            if self.holds.get("light") == (path, width):
-                page = self.tabs["light"]
+            held = [s for s, held in self.holds.items() if held == (path, width)]
+            if held:
+                page = self.tabs[held[0]]
                 page.set_viewport_size(viewport)
             else:
                 page = self.ready("light", viewport)
