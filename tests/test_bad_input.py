@@ -455,6 +455,7 @@ RELATED = {
     "n_heads": {"d_model", "x", "w", "n_kv_heads"},
     "n_groups": {"w"},
     "n_kv_heads": {"n_heads"},
+    "n": {"lengths"},  # padding_mask: a valid but small n leaves lengths too long
 }
 
 
