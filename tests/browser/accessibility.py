@@ -81,9 +81,10 @@ _TOKEN_COLOURS = """([tokens, within]) => {
         const box = el.getBoundingClientRect();
         if (box.right <= 0 || box.left >= innerWidth) continue;  // a drawer folded away
         const style = getComputedStyle(el);
-        const key = [style.color, style.fontSize, style.fontWeight, ...layers(el)].join("|");
+        const under = layers(el);
+        const key = [style.color, style.fontSize, style.fontWeight, ...under].join("|");
         if (!found.has(key))
-            found.set(key, {color: style.color, layers: layers(el), size: style.fontSize,
+            found.set(key, {color: style.color, layers: under, size: style.fontSize,
                             weight: style.fontWeight, example: el.className || el.tagName,
                             text: el.textContent.trim().slice(0, 20)});
     }

@@ -2,8 +2,7 @@
 
 Each page is measured once at 1280 px and once at 375 px wide (tests/browser/tour.py:
 in the page's light visit at 1280 px and its dark one at 375 px, when
-tests/browser/test_pages.py runs too). In
-each visit the browser measures the smallest text of every figure and widget as the reader sees it:
+tests/browser/test_pages.py runs too). In each visit the browser measures the smallest text of every figure and widget as the reader sees it:
 font size times the SVG's on-screen scale (its screen CTM). At 1280 px it must be at
 least ``DESKTOP_PX``, at 375 px at least ``PHONE_PX`` (``mha.figures.style``). Every
 figure is a ``<figure>`` whose visible caption starts "Figure 1.", "Figure 2.", ... in

@@ -1,8 +1,8 @@
 """Every page of the built site, opened in headless Chromium from 127.0.0.1.
 
 Each page is visited once in the light colour scheme on a desktop (1280 px) and once in
-the dark one on a phone (375 px); the tests below read what those visits recorded. Select one page with ``-k``, e.g.
-``.venv/bin/pytest tests/browser -k cricket``.
+the dark one on a phone (375 px); the tests below read what those visits recorded.
+Select one page with ``-k``, e.g. ``.venv/bin/pytest tests/browser -k cricket``.
 """
 
 from __future__ import annotations

@@ -162,9 +162,9 @@ class SiteTour:
         tab whose visit holds it at that width, else loaded in the light tab."""
         if (path, width) not in self.reports:
             viewport = {"width": width, "height": MEASURE_HEIGHT}
-            held = [s for s, held in self.holds.items() if held == (path, width)]
-            if held:
-                page = self.tabs[held[0]]
+            holding = [s for s, held in self.holds.items() if held == (path, width)]
+            if holding:
+                page = self.tabs[holding[0]]
                 page.set_viewport_size(viewport)
             else:
                 page = self.ready("light", viewport)
