@@ -65,10 +65,12 @@ def _clone(folder: Path) -> Path:
 
 
 def _env(clone: Path) -> dict[str, str]:
-    """The clone's own code and caches; the installed venv's packages."""
+    """The clone's own code and caches; the installed venv's packages. As the
+    Makefile, with Python's bytecode written (PYTHONDONTWRITEBYTECODE unset)."""
     cache = clone / ".cache"
+    environ = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     return {
-        **os.environ,
+        **environ,
         "PYTHONPATH": str(clone / "src"),
         "MHA_CACHE_DIR": str(cache / "results"),
         "MPLCONFIGDIR": str(cache / "matplotlib"),

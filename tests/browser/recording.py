@@ -3,7 +3,8 @@
 Every browser test opens its pages in a `local_context` and records them with
 `recording` (a test's page is a `recorded_tab`), so each one also checks the site's
 promise to work offline: a request to any origin other than the local server is
-recorded and aborted (it never leaves the machine).
+recorded, and fails in the browser (its flags, tests/browser/chromium.py: it never
+leaves the machine).
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from playwright.sync_api import (
     Page,
     Request,
     Response,
-    Route,
 )
 
 # Requests that never leave the page itself.
@@ -73,20 +73,12 @@ def is_local(url: str, base_url: str) -> bool:
 
 
 def local_context(browser: Browser, base_url: str, **options: object) -> BrowserContext:
-    """A browser context on ``base_url`` where any request to another origin is aborted.
+    """A browser context on ``base_url``, in a ``browser`` launched with
+    ``CHROMIUM_ARGS``, where a request to any other origin fails in the browser.
 
     ``options`` are Playwright's context options (``color_scheme``, ``viewport``).
     """
-    context = browser.new_context(base_url=base_url, **options)
-
-    def on_route(route: Route) -> None:
-        if is_local(route.request.url, base_url):
-            route.continue_()
-        else:
-            route.abort("blockedbyclient")
-
-    context.route("**/*", on_route)
-    return context
+    return browser.new_context(base_url=base_url, **options)
 
 
 @contextmanager

@@ -32,7 +32,7 @@ def test_recording_catches_errors_and_other_hosts(new_page: NEW_PAGE) -> None:
     page = new_page()
     page.goto("")
     assert not page.problems()
-    # The request is aborted by the page's route before it reaches any network.
+    # The request fails at the browser's closed proxy before it reaches any network.
     page.page.evaluate(
         """async () => {
             console.error("planted error");
