@@ -25,11 +25,15 @@ A page's own visits (tests/browser/tour.py: every page, in both schemes) go one 
 further. There axe's ``color-contrast`` still lays out every text node, 3-6 s of a
 page's 4-8 s of checks on this site's pages, so ``page_violations`` runs every other
 rule and checks each distinct colour of the page's text (prose, code, math, widgets)
-the way ``token_contrast_violations`` checks code and math, in 0.2-0.5 s. What that
+the way ``token_contrast_violations`` checks code and math, in 0.2-0.5 s. And axe's
+other colour rule, ``link-in-text-block`` (a link in a sentence, not underlined or
+otherwise styled apart, must stand 3:1 from the text around it), is checked the same
+way, by distinct pair of colours: the dark visit then needs no axe run at all (one
+costs 0.5-0.9 s for that rule alone, most of it axe's model of the page). What that
 leaves out, text drawn over a background that is not its ancestor's, is left to axe's
-own ``color-contrast``, which still runs on the widgets (their tests) and on the site's
-sidebars and one long page in each scheme (tests/browser/test_theme.py); a planted
-fault shows that both find the same text (tests/browser/test_checks.py).
+own colour rules, which still run on the widgets (their tests) and on the site's
+sidebars and one long page in each scheme (tests/browser/test_theme.py); planted
+faults show that both find the same text and links (tests/browser/test_checks.py).
 """
 
 from __future__ import annotations
@@ -120,20 +124,25 @@ def _luminance(rgb: tuple[float, ...]) -> float:
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
 
-def contrast_ratio(foreground: str, layers: list[str]) -> float:
-    """WCAG contrast of the CSS colour ``foreground`` drawn on ``layers`` (root first).
+def contrast_ratio(
+    foreground: str, layers: list[str], other: str | None = None
+) -> float:
+    """WCAG contrast of the CSS colour ``foreground`` drawn on ``layers`` (root first)
+    against the layers themselves, or against ``other`` drawn on them.
 
     ```python
     from tests.browser.accessibility import contrast_ratio
 
     assert round(contrast_ratio("rgb(0, 0, 0)", ["rgb(255, 255, 255)"]), 1) == 21.0
+    assert contrast_ratio("rgb(0, 0, 0)", ["rgb(0, 0, 0)"], "rgb(0, 0, 0)") == 1.0
     ```
     """
     background = (255.0, 255.0, 255.0, 1.0)  # the canvas under the root
     for layer in layers:
         background = _over(_rgba(layer), background)
     text = _over(_rgba(foreground), background)
-    light, dark = sorted((_luminance(text), _luminance(background)), reverse=True)
+    against = background if other is None else _over(_rgba(other), background)
+    light, dark = sorted((_luminance(text), _luminance(against)), reverse=True)
     return (light + 0.05) / (dark + 0.05)
 
 
@@ -154,6 +163,79 @@ def _contrast_lines(page: Page, kinds: dict[str, str], within: str) -> list[str]
     ]
 
 
+# For each link in a block of text that is styled like the text around it (as axe's
+# link-in-text-block selects them): its colour, the text's, and the backgrounds below.
+_LINK_COLOURS = """() => {
+    const found = new Map();
+    const inline = (el) => getComputedStyle(el).display.startsWith("inline");
+    const differ = (link, block) => {  // axe's test of a link styled apart
+        const a = getComputedStyle(link), b = getComputedStyle(block);
+        const drawn = (side) => a.getPropertyValue(`${side}-style`) !== "none"
+            && parseFloat(a.getPropertyValue(`${side}-width`)) > 0
+            && !/rgba\\(.*, 0\\)$/.test(a.getPropertyValue(`${side}-color`));
+        return a.backgroundImage !== "none"
+            || ["border-bottom", "border-top", "outline"].some(drawn)
+            || a.fontFamily.split(",")[0] !== b.fontFamily.split(",")[0]
+            || ["text-decoration-line", "text-decoration-style", "font-weight",
+                "font-style", "font-size"].some(
+                    (p) => a.getPropertyValue(p) !== b.getPropertyValue(p));
+    };
+    // axe's test of a link in a block of text: in the run of the block's text that
+    // holds the link (between block-level children), more text than in its widgets
+    const WIDGETS = "a[href], [role=link], button, input, select, textarea";
+    const inText = (block, link) => {
+        let text = "", widgets = "", seen = 0;  // 0: before the link, 1: after, 2: done
+        const walk = (node) => {
+            if (seen === 2) return;
+            if (node.nodeType === 3) text += node.nodeValue;
+            if (node.nodeType !== 1) return;
+            if (node === link) seen = 1;
+            if (node !== block && (!inline(node) || ["BR", "HR"].includes(node.nodeName))) {
+                if (seen === 0) text = widgets = "";
+                else seen = 2;
+                return;
+            }
+            if (node !== block && node.matches(WIDGETS)) widgets += node.textContent;
+            else node.childNodes.forEach(walk);
+        };
+        walk(block);
+        const squeeze = (words) => words.replace(/\\s+/g, " ").trim();
+        return squeeze(text).length > squeeze(widgets).length;
+    };
+    for (const link of document.querySelectorAll("a[href], [role=link]")) {
+        const own = link.innerText.trim();
+        if (!own || getComputedStyle(link).display !== "inline") continue;
+        if (!link.checkVisibility({opacityProperty: true, visibilityProperty: true}))
+            continue;
+        let block = link.parentElement;
+        while (block && inline(block)) block = block.parentElement;
+        if (!block || !inText(block, link)) continue;
+        if (differ(link, block)) continue;
+        const layers = [];
+        for (let el = link; el; el = el.parentElement)
+            layers.unshift(getComputedStyle(el).backgroundColor);
+        const color = getComputedStyle(link).color;
+        const text = getComputedStyle(block).color;
+        const key = [color, text, ...layers].join("|");
+        if (!found.has(key)) found.set(key, {color, text, layers, example: own.slice(0, 20)});
+    }
+    return [...found.values()];
+}"""
+LINK_CONTRAST = 3.0  # WCAG 1.4.1, as axe: a link told apart by colour alone
+
+
+def link_contrast_violations(page: Page) -> list[str]:
+    """Links in a block of text on ``page`` that only their colour tells apart, with
+    less than 3:1 contrast to the text around them: one line per pair of colours."""
+    return [
+        f"link contrast {ratio:.2f} < {LINK_CONTRAST}: {link['color']} in text of "
+        f"{link['text']} (e.g. {link['example']!r}) on {link['layers'][-1]}"
+        for link in page.evaluate(_LINK_COLOURS)
+        if (ratio := contrast_ratio(link["color"], link["layers"], link["text"]))
+        < LINK_CONTRAST
+    ]
+
+
 def token_contrast_violations(page: Page, within: str = ":root") -> list[str]:
     """Colours of code tokens and math glyphs on ``page`` (in the elements ``within``
     selects) below WCAG AA contrast, one line per colour."""
@@ -162,14 +244,22 @@ def token_contrast_violations(page: Page, within: str = ":root") -> list[str]:
 
 def page_violations(page: Page, rules: tuple[str, ...] | None = None) -> list[str]:
     """Serious or critical findings on ``page``, one line per element or colour:
-    axe's ``rules`` (``None``: every rule) but ``color-contrast``, and in its place
+    axe's ``rules`` (``None``: every rule) but its two colour rules, and in their place
     the contrast of each distinct colour of text (every element that draws text) on
-    the backgrounds below it, as ``token_contrast_violations`` checks code and math."""
-    options: dict = {"rules": {"color-contrast": {"enabled": False}}}
+    the backgrounds below it, as ``token_contrast_violations`` checks code and math,
+    and of each link's colour to its text's (``link_contrast_violations``). With only
+    the colour rules asked for, axe is not run."""
+    off = {rule: {"enabled": False} for rule in COLOUR_RULES}
+    options: dict = {"rules": off}
     if rules is not None:  # runOnly would run a rule it names, disabled or not
-        named = [rule for rule in rules if rule != "color-contrast"]
+        named = [rule for rule in rules if rule not in COLOUR_RULES]
         options["runOnly"] = {"type": "rule", "values": named}
-    return _axe(page, options, None) + _contrast_lines(page, {"text": "*"}, ":root")
+    found = _axe(page, options, None) if rules is None or named else []
+    return (
+        found
+        + _contrast_lines(page, {"text": "*"}, ":root")
+        + link_contrast_violations(page)
+    )
 
 
 # Narrows color-contrast to the nodes outside code blocks and math, once per document

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.browser.accessibility import (
     COLOUR_RULES,
     blocking_violations,
     contrast_ratio,
+    link_contrast_violations,
     page_violations,
     token_contrast_violations,
 )
@@ -114,6 +117,40 @@ def test_the_dark_check_finds_the_faint_text_axe_finds(new_page: NEW_PAGE) -> No
     axe = blocking_violations(page.page, ("color-contrast",), within="article")
     expected = sorted(line.rpartition("Expected contrast ratio of ")[2] for line in axe)
     assert expected == ["3:1", "4.5:1"]  # the same two, the large one held to 3:1
+
+
+# The colours of a link and of the text of the block it is in.
+_LINK_AND_TEXT = """(selector) => {
+    const link = document.querySelector(selector);
+    let block = link.parentElement;
+    while (getComputedStyle(block).display.startsWith("inline"))
+        block = block.parentElement;
+    return [getComputedStyle(link).color, getComputedStyle(block).color];
+}"""
+
+
+def test_the_link_check_finds_the_links_axe_finds(new_page: NEW_PAGE) -> None:
+    """Without their underline (docs/assets/css/site.css), the theme's links stand
+    under 3:1 from the text around them: the dark visits' check (no axe run) finds
+    the same links as axe's link-in-text-block, by their pair of colours."""
+    page = new_page(color_scheme="dark")
+    page.goto("")  # the home page: 22 links in its text, in two colours of text
+    assert link_contrast_violations(page.page) == []
+    page.page.add_style_tag(
+        content=".md-typeset a { text-decoration: none !important; }"
+    )
+    ours = link_contrast_violations(page.page)
+    assert ours and all(line.startswith("link contrast") for line in ours)
+    assert page_violations(page.page, COLOUR_RULES) == ours
+    axe = blocking_violations(page.page, ("link-in-text-block",))
+    assert axe and all(line.startswith("link-in-text-block (serious)") for line in axe)
+    at = re.compile(r"; at (.+?): ")  # the element axe names
+    axe_pairs = {
+        tuple(page.page.evaluate(_LINK_AND_TEXT, at.search(line)[1])) for line in axe
+    }
+    colours = re.compile(r": (rgba?\(.+?\)) in text of (rgba?\(.+?\)) \(e\.g\.")
+    our_pairs = {colours.search(line).groups() for line in ours}
+    assert our_pairs == axe_pairs
 
 
 def test_contrast_ratio_follows_wcag() -> None:

@@ -51,7 +51,7 @@ class SchemeVisit:
 
     recorded: RecordedPage
     violations: list[str]  # `page_violations`: of every rule in light mode, of the
-    # colour rules in dark mode (on a phone)
+    # colour rules in dark mode (on a phone, where no axe run is needed)
     math: MathReport | None  # how its math was rendered (light mode)
 
 
