@@ -244,17 +244,17 @@ def token_contrast_violations(page: Page, within: str = ":root") -> list[str]:
 
 def page_violations(page: Page, rules: tuple[str, ...] | None = None) -> list[str]:
     """Serious or critical findings on ``page``, one line per element or colour:
-    axe's ``rules`` (``None``: every rule) but its two colour rules, and in their place
-    the contrast of each distinct colour of text (every element that draws text) on
-    the backgrounds below it, as ``token_contrast_violations`` checks code and math,
-    and of each link's colour to its text's (``link_contrast_violations``). With only
-    the colour rules asked for, axe is not run."""
-    off = {rule: {"enabled": False} for rule in COLOUR_RULES}
-    options: dict = {"rules": off}
-    if rules is not None:  # runOnly would run a rule it names, disabled or not
-        named = [rule for rule in rules if rule not in COLOUR_RULES]
+    axe's ``rules`` (``None``: every rule) but ``color-contrast``, and in its place the
+    contrast of each distinct colour of text (every element that draws text) on the
+    backgrounds below it, as ``token_contrast_violations`` checks code and math; and
+    of each link's colour to its text's (``link_contrast_violations``), in place of
+    axe's ``link-in-text-block`` where only the colour rules are asked for, so that
+    axe is not run at all."""
+    options: dict = {"rules": {"color-contrast": {"enabled": False}}}
+    named = None if rules is None else [r for r in rules if r not in COLOUR_RULES]
+    if named is not None:  # runOnly would run a rule it names, disabled or not
         options["runOnly"] = {"type": "rule", "values": named}
-    found = _axe(page, options, None) if rules is None or named else []
+    found = _axe(page, options, None) if named is None or named else []
     return (
         found
         + _contrast_lines(page, {"text": "*"}, ":root")
