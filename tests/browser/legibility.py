@@ -64,7 +64,11 @@ MEASURE = r"""
     .filter((e) => e.scrollWidth > e.clientWidth + 1)
     .map((e) => e.textContent.trim().slice(0, 60));
   // a table hides a column when a cell's text ends past the visible part of its
-  // scrolling wrapper (overflow made of padding alone hides nothing)
+  // scrolling wrapper (overflow made of padding alone hides nothing); a table folded
+  // in a <details> is measured open, as its reader sees it (folded, it is not laid
+  // out, and its wrapper's edge can read 0)
+  const folded = [...document.querySelectorAll("details:not([open])")];
+  for (const details of folded) details.open = true;
   const hiddenCells = [...document.querySelectorAll(".md-typeset__scrollwrap")]
     .flatMap((wrap) => {
       const edge = wrap.getBoundingClientRect().right;
@@ -74,6 +78,7 @@ MEASURE = r"""
         return [...text.getClientRects()].some((r) => r.width && r.right > edge + 1);
       }).map((cell) => cell.textContent.trim().slice(0, 40));
     });
+  for (const details of folded) details.open = false;
   // a display of equations set side by side (\qquad) that was broken into lines as
   // one run of math: one equation's name can end a line, its definition start the next
   const runTogether = [...document.querySelectorAll(".md-typeset .mha-math-wrap .katex")]

@@ -20,9 +20,12 @@ import pytest
 from playwright.sync_api import Browser
 
 from mha.figures.style import DESKTOP_PX, PHONE_PX
+from tests.browser.accessibility import page_violations
 from tests.browser.legibility import MEASURE
+from tests.browser.legibility import measure as measure_page
+from tests.browser.recording import local_context
 from tests.browser.site_pages import nav_pages
-from tests.browser.tour import SiteTour
+from tests.browser.tour import MEASURE_HEIGHT, SiteTour
 
 WIDTHS = {1280: DESKTOP_PX, 375: PHONE_PX}  # viewport width: smallest text allowed
 PAGES = nav_pages()
@@ -127,3 +130,24 @@ def test_a_tiny_font_and_a_missing_caption_fail(browser: Browser) -> None:
         "figure-2: no visible caption 'Figure 2. ...'",
         "figure-3: text 'tiny' is 5.00 px, under 7 px",
     ]
+
+
+def test_a_table_folded_in_details_is_measured_open(
+    browser: Browser, site_url: str
+) -> None:
+    """The cricket page folds a worked example's table in a <details>. After an axe
+    run and a change of height, Chromium leaves it unlaid (its wrapper's edge reads
+    0 px, and each of its cells counted as hidden): the measurement opens folded
+    details, as a reader does, and closes them again."""
+    context = local_context(browser, site_url, viewport={"width": 1280, "height": 720})
+    try:
+        page = context.new_page()
+        page.goto("cricket/")
+        closed = "() => [...document.querySelectorAll('details')].filter(d => !d.open)"
+        assert page.evaluate(f"{closed}.length") == 1
+        page_violations(page)
+        page.set_viewport_size({"width": 1280, "height": MEASURE_HEIGHT})
+        assert measure_page(page)["tables"] == []
+        assert page.evaluate(f"{closed}.length") == 1
+    finally:
+        context.close()
