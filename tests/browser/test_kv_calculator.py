@@ -137,8 +137,12 @@ def open_calculator(new_page, size=(1280, 800), scheme: str = "light"):
     return seen
 
 
+# Each output's text as the reader sees it (innerText), all in one call to the page.
+_SHOWN = "(ids) => ids.map((id) => document.getElementById(id).innerText.trim())"
+
+
 def shown(page) -> dict[str, str]:
-    return {name: page.locator(f"#{name}").inner_text().strip() for name in OUTPUTS}
+    return dict(zip(OUTPUTS, page.evaluate(_SHOWN, OUTPUTS), strict=True))
 
 
 def expected(shape: Shape) -> dict[str, str]:
