@@ -62,19 +62,25 @@ LARGE_CONTRAST = 3.0  # WCAG AA for large text: at least 24 px, or 18.66 px and 
 
 _AXE = Axe()
 
-# For each code token or math glyph (and each block's plain text): its colour, its
-# font, and the backgrounds of it and its ancestors from the root down, to be
-# composited in Python.
-_TOKEN_COLOURS = """([tokens, within]) => {
-    const found = new Map();
-    const below = new Map();  // an element's background and its ancestors', root first
+# In the page: `layers(node)`, the backgrounds of a node and its ancestors from the
+# root down (each element's looked up once), to be composited in Python.
+_LAYERS = """
+    const below = new Map();
     const layers = (node) => {
         if (!node) return [];
         if (!below.has(node))
             below.set(node, [...layers(node.parentElement),
                              getComputedStyle(node).backgroundColor]);
         return below.get(node);
-    };
+    };"""
+
+# For each code token or math glyph (and each block's plain text): its colour, its
+# font, and the backgrounds below it (`_LAYERS`).
+_TOKEN_COLOURS = (
+    """([tokens, within]) => {
+    const found = new Map();"""
+    + _LAYERS
+    + """
     const scope = [...document.querySelectorAll(within)];
     for (const el of document.querySelectorAll(tokens)) {
         if (!scope.some(s => s.contains(el))) continue;
@@ -95,6 +101,7 @@ _TOKEN_COLOURS = """([tokens, within]) => {
     }
     return [...found.values()];
 }"""
+)
 
 _RGBA = re.compile(r"rgba?\(([\d.]+),\s*([\d.]+),\s*([\d.]+)(?:,\s*([\d.]+))?\)")
 
@@ -166,8 +173,11 @@ def _contrast_lines(page: Page, kinds: dict[str, str], within: str) -> list[str]
 
 # For each link in a block of text that is styled like the text around it (as axe's
 # link-in-text-block selects them): its colour, the text's, and the backgrounds below.
-_LINK_COLOURS = """() => {
-    const found = new Map();
+_LINK_COLOURS = (
+    """() => {
+    const found = new Map();"""
+    + _LAYERS
+    + """
     const inline = (el) => getComputedStyle(el).display.startsWith("inline");
     const differ = (link, block) => {  // axe's test of a link styled apart
         const a = getComputedStyle(link), b = getComputedStyle(block);
@@ -210,18 +220,17 @@ _LINK_COLOURS = """() => {
             continue;
         let block = link.parentElement;
         while (block && inline(block)) block = block.parentElement;
-        if (!block || !inText(block, link)) continue;
-        if (differ(link, block)) continue;
-        const layers = [];
-        for (let el = link; el; el = el.parentElement)
-            layers.unshift(getComputedStyle(el).backgroundColor);
+        if (!block || !inText(block, link) || differ(link, block)) continue;
         const color = getComputedStyle(link).color;
         const text = getComputedStyle(block).color;
-        const key = [color, text, ...layers].join("|");
-        if (!found.has(key)) found.set(key, {color, text, layers, example: own.slice(0, 20)});
+        const under = layers(link);
+        const key = [color, text, ...under].join("|");
+        if (!found.has(key))
+            found.set(key, {color, text, layers: under, example: own.slice(0, 20)});
     }
     return [...found.values()];
 }"""
+)
 LINK_CONTRAST = 3.0  # WCAG 1.4.1, as axe: a link told apart by colour alone
 
 
