@@ -3,8 +3,8 @@
 A cold build spends most of its time in a few studies (the pruning study, the depth
 page's scan, the real model's study, the notebooks), each kept in the content-hash
 cache. ``start`` runs, in a child process, what the build will ask for: the given
-pages' ``page()`` and figures, last page first, and the notebooks, while the build
-renders from the first page. Whichever process reaches a study first computes it; the
+pages' ``page()``, figures and cards, last page first, and the notebooks, while the
+build renders from the first page. Whichever process reaches a study first computes it; the
 other waits for it and reads it from the cache (``mha.support.cache.cached`` locks
 each entry), so nothing is computed twice. When the child has computed everything, it
 leaves a marker named by the code it ran (``mha``'s code hash, the versions the cache
@@ -33,6 +33,7 @@ import sys
 from pathlib import Path
 
 from mha.support import cache
+from mha_site.social import card_png
 
 SRC = Path(__file__).resolve().parent.parent
 ONE_THREAD = {
@@ -96,15 +97,21 @@ def finish(process: subprocess.Popen | None, timeout: float = 60) -> None:
 
 
 def compute(argument: str) -> None:
-    """Compute one page module's page and figures, or one ``notebook:<path>``."""
+    """Compute one page module's page, figures and card (its first figure as a PNG,
+    ``mha_site.social.card_png``), or one ``notebook:<path>``."""
     if argument.startswith("notebook:"):
         notebooks = importlib.import_module("mha_site.notebooks")
         notebooks.executed(Path(argument.removeprefix("notebook:")))
         return
-    render = importlib.import_module("mha.figures").render
+    figures = importlib.import_module("mha.figures")
     page = importlib.import_module(argument).page()
     for spec in page.figures.values():
-        render(spec.draw, spec.alt, *spec.data)
+        figures.render(spec.draw, spec.alt, *spec.data)
+    # The card shows the page's first figure, which page modules declare first; where
+    # one does not, the build draws that card itself, at the end of its own work.
+    first = next(iter(page.figures.values()), None)
+    if first is not None:
+        card_png(figures.drawing(first.draw), *first.data)
 
 
 def main(arguments: list[str]) -> None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from mha_site import prefetch
+from tests.docs.test_facts import PAGES, page_object
 
 
 def test_what_the_child_computes_the_build_reads_from_the_cache(
@@ -20,6 +22,7 @@ def test_what_the_child_computes_the_build_reads_from_the_cache(
     assert child is not None and child.wait(120) == 0
     timings = json.loads((tmp_path / "timings.json").read_text())
     assert "mha.pages.cost.sweep" in timings  # computed by the child, in the cache
+    assert "mha_site.social._png" in timings  # and the page's card
     assert list(tmp_path.glob("*.pickle"))
     # the child marked this code as computed: the next build starts none ...
     assert prefetch.marker(["mha.pages.cost"]).exists()
@@ -64,3 +67,16 @@ def test_one_core_starts_no_second_process(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(prefetch.os, "sched_getaffinity", lambda pid: {0})
     assert prefetch.start(["mha.pages.cost"], []) is None
     prefetch.finish(None)  # nothing to wait for
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_the_child_draws_the_card_the_page_shows(page: Path, built_site: Path) -> None:
+    """The child draws the card of the figure a page module declares first: the
+    figure the page shows first. (After the build: its studies are in the cache.)"""
+    shown = re.search(r"""figure\(\s*["']([^"']+)["']""", page.read_text("utf-8"))
+    declared = list(page_object(page).figures)
+    assert (shown and shown[1]) == (declared[0] if declared else None), (
+        f"{page.name} shows {shown and shown[1]!r} first; its module declares "
+        f"{declared[:1]} first: declare it first, so that the build's second "
+        "process draws its card"
+    )

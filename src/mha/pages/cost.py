@@ -478,8 +478,9 @@ def facts(
 def figures(
     t: Timings, ranks: tuple[ScoreRank, ...], layers: tuple[LayerCost, ...]
 ) -> dict[str, Figure]:
-    """The measured times, the score ranks and the whole layer's multiply-adds at
-    every published model's context; the alt texts say what they show.
+    """The whole layer's multiply-adds at every published model's context, the
+    measured times and the score ranks, in the page's order; the alt texts say what
+    they show.
 
     ```python
     from mha.pages.cost import figures, layer_costs, score_ranks, timings
@@ -499,6 +500,18 @@ def figures(
     steeper = t.ratio(*heads, "attention") > t.ratio(*heads)
     low, high = layers[0], layers[-1]
     return {
+        "layer_split": Figure(
+            "cost.layer_split",
+            (layers,),
+            alt="One horizontal bar per published model, at its full context length, "
+            "split into the projections' share of the layer's multiply-adds and the "
+            f"share of the scores and weighted sum, from {low.share:.0%} for "
+            f"{low.name} to {high.share:.0%} for {high.name}; a dashed line marks "
+            "half, where the context equals the crossover.",
+            caption="Where one attention layer's multiply-adds go at each model's full "
+            "context: look at the blue part of each bar, the projections, which is the "
+            "larger part for every model whose context is under its crossover.",
+        ),
         "head_timings": Figure(
             "cost.head_timings",
             (t,),
@@ -526,17 +539,5 @@ def figures(
             caption="Rank of each head's n × n score matrix against its width d_k: the "
             "dots sit on the dashed line min(n, d_k), so a narrower head can express "
             "fewer independent patterns.",
-        ),
-        "layer_split": Figure(
-            "cost.layer_split",
-            (layers,),
-            alt="One horizontal bar per published model, at its full context length, "
-            "split into the projections' share of the layer's multiply-adds and the "
-            f"share of the scores and weighted sum, from {low.share:.0%} for "
-            f"{low.name} to {high.share:.0%} for {high.name}; a dashed line marks "
-            "half, where the context equals the crossover.",
-            caption="Where one attention layer's multiply-adds go at each model's full "
-            "context: look at the blue part of each bar, the projections, which is the "
-            "larger part for every model whose context is under its crossover.",
         ),
     }
