@@ -4,9 +4,9 @@ A cold build spends most of its time in a few studies (the pruning study, the de
 page's scan, the real model's study, the notebooks), each kept in the content-hash
 cache. ``start`` runs, in a child process, what the build will ask for: the given
 pages' ``page()``, figures and cards, last page first, and the notebooks, while the
-build renders from the first page. Whichever process reaches a study first computes it; the
-other waits for it and reads it from the cache (``mha.support.cache.cached`` locks
-each entry), so nothing is computed twice. When the child has computed everything, it
+build renders from the first page. Whichever process reaches a study first computes
+it; the other waits for it and reads it from the cache (``mha.support.cache.cached``
+locks each entry), so nothing is computed twice. When the child has computed everything, it
 leaves a marker named by the code it ran (``mha``'s code hash, the versions the cache
 keys hold, the notebooks and the pages): a later build of the same code is warm and
 starts no child, which would only read the cache again (about 6 CPU-seconds). A build
