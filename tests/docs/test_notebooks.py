@@ -139,3 +139,23 @@ def test_a_notebook_runs_again_only_when_the_code_it_imports_changes(
     monkeypatch.setattr(notebooks.cache, "code_digest", lambda modules: "other code")
     notebooks.executed(source)
     assert len(runs) == 2  # the code it imports changed: executed again
+
+
+def test_the_notebook_plugin_finds_the_notebooks_without_reading_a_page(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """mkdocs-jupyter reads a Markdown page with jupytext to ask whether it is a
+    notebook, twice a build, unless mkdocs.yml ignores ``*.md`` (our notebooks are .py)."""
+    import jupytext
+    from mkdocs.config import load_config
+    from mkdocs.structure.files import get_files
+
+    read = []  # (a raising stand-in would not do: the plugin catches what it raises)
+    monkeypatch.setattr(
+        jupytext, "read", lambda path, *args, **kwargs: read.append(path)
+    )
+    config = load_config(str(ROOT / "mkdocs.yml"))
+    plugin = config.plugins["mkdocs-jupyter"]
+    found = [f.abs_src_path for f in get_files(config) if plugin.should_include(f)]
+    assert sorted(map(Path, found)) == NOTEBOOKS
+    assert not read, f"mkdocs-jupyter read {len(read)} pages, e.g. {read[0]}"
