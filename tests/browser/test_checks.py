@@ -7,6 +7,7 @@ import re
 import pytest
 
 from tests.browser.accessibility import (
+    BLOCKING_IMPACTS,
     COLOUR_RULES,
     blocking_violations,
     contrast_ratio,
@@ -87,6 +88,34 @@ def test_axe_catches_a_missing_alt_text_and_low_contrast(new_page: NEW_PAGE) -> 
     assert any(
         line.startswith("text contrast") and "'faint'" in line for line in visits
     )
+
+
+def test_a_rule_left_out_finds_nothing_that_blocks(new_page: NEW_PAGE) -> None:
+    """axe's rules of "minor" or "moderate" impact are not run (accessibility._RUN):
+    on a page planted with their faults, and one that blocks, axe with every rule
+    finds them all, none of them blocking, and blocks on what the checks find."""
+    page = new_page()
+    page.goto("")
+    page.page.evaluate(
+        """() => {
+            document.querySelector("article").insertAdjacentHTML("beforeend",
+                '<h5>levels skipped</h5><h3></h3>'  // heading-order, empty-heading
+                + '<img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=">');  // image-alt
+            document.body.insertAdjacentHTML("beforeend",
+                '<p>outside every landmark</p><main>a second main</main>');
+        }"""
+    )
+    checked = blocking_violations(page.page)  # injects axe, leaves the rules out
+    every_rule = page.page.evaluate(
+        """() => axe.run(document, {resultTypes: ["violations"]}).then((results) =>
+            results.violations.map((v) => [v.id, v.impact, v.nodes.length]))"""
+    )
+    blocking = {rule: n for rule, impact, n in every_rule if impact in BLOCKING_IMPACTS}
+    not_blocking = {rule for rule, impact, _ in every_rule if rule not in blocking}
+    planted = {"heading-order", "empty-heading", "region", "landmark-no-duplicate-main"}
+    assert planted <= not_blocking
+    assert blocking == {"image-alt": 1}
+    assert [line.split(" ")[0] for line in checked] == ["image-alt"]
 
 
 # Planted on a dark page: text below 4.5:1, large text below 3:1, large text above it,
