@@ -7,7 +7,6 @@ so a broken notebook fails `make test` as well as the build.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -22,19 +21,11 @@ import yaml
 from mha_site import notebooks
 from mha_site.notebooks import source_notebook
 from tests.conftest import ROOT
+from tests.docs.glue import glue
 from tests.docs.test_build import CONFIG
 
 NOTEBOOKS = sorted((ROOT / "docs" / "notebooks").glob("*.py"))
 RANDOM_ID = re.compile(r'id="cell-id=[0-9a-f]{8}')
-
-
-def _hooks():
-    spec = importlib.util.spec_from_file_location(
-        "site_hooks", ROOT / "docs" / "_glue" / "hooks.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_there_are_notebooks_and_each_is_in_the_nav():
@@ -53,8 +44,10 @@ def test_the_notebook_source_runs(path: Path, capsys):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_the_download_is_an_ipynb_with_numbered_cells(path: Path):
     notebook = source_notebook(path)
-    text = _hooks()._ipynb(notebook)
-    assert text == _hooks()._ipynb(source_notebook(path))  # the same bytes every build
+    text = glue("hooks")._ipynb(notebook)
+    assert text == glue("hooks")._ipynb(
+        source_notebook(path)
+    )  # the same bytes every build
     notebook = json.loads(text)
     assert notebook["nbformat"] == 4
     assert [c["id"] for c in notebook["cells"]] == [

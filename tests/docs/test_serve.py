@@ -9,25 +9,17 @@ is rendered by the next. (`make bench` times the real thing.)
 from __future__ import annotations
 
 import ast
-import importlib.util
 import os
 import re
 import time
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
+from types import SimpleNamespace
 
 import pytest
 
+from tests.docs.glue import glue
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _serve_hook() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "serve_hook", ROOT / "docs" / "_glue" / "serve.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _page(src_uri: str, source: Path, output: Path) -> SimpleNamespace:
@@ -40,7 +32,7 @@ def _page(src_uri: str, source: Path, output: Path) -> SimpleNamespace:
 def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     """A built site of two real pages (ffn, cricket), and code last changed before
     it: the hook's code folders point at a copy, the page modules are the real ones."""
-    hook = _serve_hook()
+    hook = glue("serve")
     hook._SERVE.update(started=None, previous=None)
     code, config = tmp_path / "src" / "mha", tmp_path / "mkdocs.yml"
     (code / "pages").mkdir(parents=True)
@@ -189,7 +181,7 @@ def test_an_edit_saved_during_a_build_is_rendered_by_the_next(tmp_path: Path):
     """The page was edited after the previous build started but before that build
     wrote it: its output is newer than its source, which a dirty build alone would
     skip. The next build deletes that output, so the page is rendered again."""
-    hook = _serve_hook()
+    hook = glue("serve")
     source, output = tmp_path / "page.md", tmp_path / "site" / "page" / "index.html"
     other, other_output = tmp_path / "other.md", tmp_path / "site" / "other.html"
     output.parent.mkdir(parents=True)
@@ -210,7 +202,7 @@ def test_an_edit_saved_during_a_build_is_rendered_by_the_next(tmp_path: Path):
 
 
 def test_while_serving_a_macro_error_is_shown_in_the_page_not_a_hung_server():
-    hook = _serve_hook()
+    hook = glue("serve")
     macros = SimpleNamespace(config={"on_error_fail": True})
     config = SimpleNamespace(plugins={"macros": macros})
     hook.on_startup(command="build", dirty=False)

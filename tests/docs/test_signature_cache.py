@@ -2,25 +2,21 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 from markupsafe import Markup
 from mkdocstrings_handlers.python._internal import rendering
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.docs.glue import glue
+
 LONG = "(query: np.ndarray, key: np.ndarray, value: np.ndarray, mask: None = None)"
 
 
 def test_a_signature_is_formatted_once_for_each_line_length(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    spec = importlib.util.spec_from_file_location(
-        "signatures_hook", ROOT / "docs" / "_glue" / "signatures.py"
-    )
-    hook = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(hook)
+    hook = glue("signatures")
     monkeypatch.setattr(hook, "CACHE", tmp_path)
     asked = []
 

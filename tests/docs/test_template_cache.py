@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import jinja2
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.docs.glue import glue
 
 
 def test_a_template_is_compiled_once_and_again_after_an_edit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    spec = importlib.util.spec_from_file_location(
-        "templates_hook", ROOT / "docs" / "_glue" / "templates.py"
-    )
-    hook = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(hook)
+    hook = glue("templates")
     monkeypatch.setattr(hook, "CACHE", tmp_path / "cache")
     compiled = []
     compile_ = jinja2.Environment.compile
