@@ -24,8 +24,10 @@ Formatter = Callable[[str, int], str]
 def kept(format_code: Formatter) -> Formatter:
     """``format_code``, its results kept in ``CACHE`` by a hash of what it was given."""
 
+    ruff = version("ruff")  # read once: a lookup in the installed packages
+
     def formatted(code: str, line_length: int) -> str:
-        given = f"ruff {version('ruff')}\n{line_length}\n{code}"
+        given = f"ruff {ruff}\n{line_length}\n{code}"
         path = CACHE / hashlib.sha256(given.encode()).hexdigest()
         if path.is_file():
             return path.read_text(encoding="utf-8")
