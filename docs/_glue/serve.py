@@ -17,9 +17,14 @@ so a prose edit under docs/ shows in about a second. Three things make that safe
 - while serving, a build error (a fact that no longer holds, a failing macro) is shown
   in the page itself, and the terminal says it, instead of failing the build (which
   leaves `mkdocs serve` waiting for a build that never comes). `make build` stays strict.
+
+And a build never starts another: once serving, Python writes no compiled files. The
+build after a code edit imports the edited module again, and its new compiled file
+in src/**/__pycache__, a watched folder, made the server build a second time.
 """
 
 import importlib
+import os
 import sys
 import time
 from pathlib import Path
@@ -46,6 +51,15 @@ def on_config(config, **kwargs):
     if _SERVE["serving"] and "macros" in config.plugins:
         config.plugins["macros"].config["on_error_fail"] = False
     return config
+
+
+def on_serve(server, config, builder, **kwargs):
+    """From the first build on, no compiled file is written: not by this process, nor
+    by the processes it starts (a notebook's kernel). The modules not edited since
+    are still read from the compiled files the first build wrote."""
+    sys.dont_write_bytecode = True
+    os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+    return server
 
 
 def on_pre_build(config, **kwargs):

@@ -9,8 +9,11 @@ is rendered by the next. (`make bench` times the real thing.)
 from __future__ import annotations
 
 import ast
+import importlib
 import os
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -211,3 +214,26 @@ def test_while_serving_a_macro_error_is_shown_in_the_page_not_a_hung_server():
     hook.on_startup(command="serve", dirty=True)
     hook.on_config(config)
     assert not macros.config["on_error_fail"]
+
+
+def test_while_serving_no_compiled_file_is_written_to_start_another_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """After a code edit the build imports the edited module again, and a notebook's
+    kernel may too: a compiled file written beside it, in a folder the server
+    watches, would start one more build."""
+    hook = glue("serve")
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "")
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE")
+    monkeypatch.syspath_prepend(tmp_path)
+    monkeypatch.delitem(sys.modules, "edited_module", raising=False)
+    (tmp_path / "edited_module.py").write_text("x = 1\n")
+    server = object()
+    assert hook.on_serve(server, config=None, builder=None) is server
+    importlib.import_module("edited_module")  # the next build
+    monkeypatch.delitem(sys.modules, "edited_module")
+    subprocess.run(  # a kernel the build starts
+        [sys.executable, "-c", "import edited_module"], cwd=tmp_path, check=True
+    )
+    assert not (tmp_path / "__pycache__").exists()
