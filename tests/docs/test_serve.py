@@ -19,6 +19,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from mkdocs.livereload import LiveReloadServer
 
 from tests.docs.glue import glue
 
@@ -229,11 +230,61 @@ def test_while_serving_no_compiled_file_is_written_to_start_another_build(
     monkeypatch.syspath_prepend(tmp_path)
     monkeypatch.delitem(sys.modules, "edited_module", raising=False)
     (tmp_path / "edited_module.py").write_text("x = 1\n")
-    server = object()
-    assert hook.on_serve(server, config=None, builder=None) is server
+    config = _config(tmp_path)
+    server = _server(config)
+    assert hook.on_serve(server, config=config, builder=None) is server
     importlib.import_module("edited_module")  # the next build
     monkeypatch.delitem(sys.modules, "edited_module")
     subprocess.run(  # a kernel the build starts
         [sys.executable, "-c", "import edited_module"], cwd=tmp_path, check=True
     )
     assert not (tmp_path / "__pycache__").exists()
+
+
+def _server(config: SimpleNamespace) -> LiveReloadServer:
+    """The server `mkdocs serve` makes, watching what it watches before the hook
+    (not started)."""
+    server = LiveReloadServer(
+        builder=lambda: None, host="127.0.0.1", port=0, root=config.docs_dir
+    )
+    server.watch(config.docs_dir)
+    server.watch(config.config_file_path)
+    return server
+
+
+def _config(folder: Path) -> SimpleNamespace:
+    """docs/ and mkdocs.yml in ``folder``; the theme's folder, not watched."""
+    (folder / "docs").mkdir()
+    (folder / "docs" / "page.md").write_text("prose")
+    (folder / "mkdocs.yml").write_text("site_name: x\n")
+    theme = SimpleNamespace(dirs=[str(folder / "theme")])
+    return SimpleNamespace(
+        docs_dir=str(folder / "docs"),
+        config_file_path=str(folder / "mkdocs.yml"),
+        theme=theme,
+    )
+
+
+@pytest.mark.parametrize("edited", ["docs/page.md", "mkdocs.yml"])
+def test_while_serving_an_edit_is_looked_for_five_times_a_second(
+    tmp_path: Path, edited: str
+):
+    """mkdocs polls every half second; the hook moves what it watches to an observer
+    that polls every POLL_SECONDS, which the server starts, and an edit is seen."""
+    hook = glue("serve")
+    config = _config(tmp_path)
+    server = _server(config)
+    assert server.observer.timeout == 0.5  # if mkdocs changes this, look again
+    hook.on_serve(server, config=config, builder=None)
+    assert server.observer.timeout == hook.POLL_SECONDS < 0.5
+    server.observer.start()
+    try:
+        time.sleep(2 * hook.POLL_SECONDS)  # its first look
+        (tmp_path / edited).write_text("edited")
+        deadline = time.monotonic() + 10
+        while not server._want_rebuild and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        server.observer.stop()
+        server.observer.join()
+    assert server._want_rebuild, f"the edit of {edited} was not seen"
