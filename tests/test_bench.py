@@ -8,6 +8,7 @@ detects accidents, not intent: whoever means to forge a result can recompute it.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import os
 import re
@@ -32,6 +33,21 @@ def test_make_bench_runs_each_module_with_a_run_function():
         tree = ast.parse((FOLDER / f"{name}.py").read_text())
         functions = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
         assert "run" in functions, f"tests/bench/{name}.py has no run()"
+
+
+def test_a_result_is_written_in_the_repository_that_ran_the_bench(tmp_path: Path):
+    """Not in the folder of the mha Python imports: a clone that shares this venv
+    imports this clone's mha, and its bench must write in its own folder, beside
+    the commit its provenance names."""
+    other = tmp_path / "other-clone"
+    copy = other / "tests" / "bench" / "__main__.py"
+    copy.parent.mkdir(parents=True)
+    copy.write_text((FOLDER / "__main__.py").read_text())
+    spec = importlib.util.spec_from_file_location("other_bench_main", copy)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert other / "src" / "mha" / "data" / "bench" == module.OUT
+    assert measured.DATA_DIR.resolve() == OUT  # here, the folder the pages read
 
 
 def test_no_benchmark_imports_torch_at_module_level():

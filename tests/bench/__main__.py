@@ -18,11 +18,14 @@ import sys
 from pathlib import Path
 
 import tests.bench
-from mha.support.measured import DATA_DIR
 from mha_site.bench import machine, seal
 
 ROOT = Path(__file__).resolve().parents[2]
-OUT = DATA_DIR
+# This repository's data folder, beside the commit the provenance names: not the
+# folder of the mha that Python imports, which in a venv shared by two clones is
+# the other clone's (a bench of an older commit, run in a clone of it, once wrote
+# over the result of main's).
+OUT = ROOT / "src" / "mha" / "data" / "bench"
 
 
 def benchmarks() -> list[str]:
