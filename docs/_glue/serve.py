@@ -63,9 +63,10 @@ def on_config(config, **kwargs):
 def on_serve(server, config, builder, **kwargs):
     """From the first build on, no compiled file is written: not by this process, nor
     by the processes it starts (a notebook's kernel). The modules not edited since
-    are still read from the compiled files the first build wrote. And the folders
-    watched so far (docs/, mkdocs.yml; src/ comes next) move to an observer that
-    polls every ``POLL_SECONDS``: the server starts it, and any watched later."""
+    are still read from the compiled files the first build wrote. And what mkdocs
+    watches so far (docs/, mkdocs.yml) moves to an observer that polls every
+    ``POLL_SECONDS``; src/, watched after this hook, is put on it too, and the server
+    starts it."""
     sys.dont_write_bytecode = True
     os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
     watched = []
