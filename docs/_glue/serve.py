@@ -1,7 +1,7 @@
 """mkdocs hook for `make serve` (`mkdocs serve --dirty`): no edit dropped, no hung server.
 
 A dirty build renders again only the pages whose source is newer than their output,
-so a prose edit under docs/ shows in about a second. Three things make that safe:
+so a prose edit under docs/ shows within two seconds. Three things make that safe:
 
 - an edit to the code can change what pages print. An edit to modules of ``mha``
   renders again the pages that run one of them: through their page module or the
