@@ -29,9 +29,11 @@ _BUILD = {"dirty": False, "started": 0.0, "builds": 0, "ahead": None}
 
 def on_startup(command, dirty, **kwargs):
     """Remember whether builds are dirty (`make serve` rebuilds one page at a time);
-    name a failing executed block by its page and line."""
+    name a failing executed block by its page and line; keep each executed block's
+    output by content hash."""
     _BUILD["dirty"] = dirty
     importlib.import_module("mha_site.blocks").install()
+    importlib.import_module("mha_site.block_cache").install()
 
 
 def on_pre_build(config, **kwargs):
