@@ -138,6 +138,16 @@ def test_a_cold_computation_shows_its_progress(tmp_path, monkeypatch, capsys):
     assert set(timings) == {"builtins.abs"}
 
 
+def test_two_studies_timed_at_once_keep_both_timings(tmp_path, monkeypatch):
+    """The build's two processes time their studies in one timings.json: a study that
+    ends while another is running keeps its timing when the other ends."""
+    monkeypatch.setenv("MHA_CACHE_DIR", str(tmp_path))
+    with cache._progress("first"), cache._progress("second"):
+        pass  # "second" (as the other process's) ends while "first" runs
+    timings = json.loads((tmp_path / "timings.json").read_text())
+    assert set(timings) == {"first", "second"}
+
+
 def _failing(errno: int, message: str):
     def fail(*args, **kwargs):
         raise OSError(errno, message)

@@ -17,6 +17,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 from mkdocs.plugins import event_priority
+from mkdocs.structure.files import Files
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT / "src") not in sys.path:
@@ -37,17 +38,29 @@ def on_startup(command, dirty, **kwargs):
 
 
 def on_pre_build(config, **kwargs):
-    """The first build of a run computes its studies on two cores: a second process
-    works from the last page of the nav while this one renders from the first."""
+    """Note when the build started, and which build of the run it is."""
     _BUILD["started"] = time.time()
     _BUILD["builds"] += 1
+
+
+def on_files(files, config, **kwargs):
+    """Render the pages in ``mha_site.prefetch.build_order``: those that compute
+    nothing first, then the others in the nav's order. The first build of a run
+    computes their studies on two cores: a second process works from the last of
+    these pages back while this one renders from the first."""
+    prefetch = importlib.import_module("mha_site.prefetch")
+    nav = _nav_files(config["nav"])
+    # the notebooks too, which are pages only once mkdocs-jupyter's on_files has run
+    pages = {
+        f.src_uri: f for f in files if f.src_uri in nav or f.is_documentation_page()
+    }
+    order = prefetch.build_order(list(pages), nav)
+    others = [file for file in files if file.src_uri not in pages]
     if _BUILD["builds"] == 1:
-        page_module = importlib.import_module("mha_site.pages").page_module
-        files = _nav_files(config["nav"])
-        modules = [m for m in map(page_module, files) if m]
-        notebooks = [Path(config["docs_dir"], f) for f in files if _notebook(f)]
-        start = importlib.import_module("mha_site.prefetch").start
-        _BUILD["ahead"] = start(modules[::-1], notebooks)
+        docs = config["docs_dir"]
+        ahead = [prefetch.work(page, docs) for page in reversed(order)]
+        _BUILD["ahead"] = prefetch.start([a for a in ahead if a is not None])
+    return Files([*(pages[page] for page in order), *others])
 
 
 def on_post_build(config, **kwargs):

@@ -2,23 +2,25 @@
 
 A cold build spends most of its time in a few studies (the pruning study, the depth
 page's scan, the real model's study, the notebooks), each kept in the content-hash
-cache. ``start`` runs, in a child process, what the build will ask for: the given
-pages' ``page()``, figures and cards, last page first, and the notebooks, while the
-build renders from the first page. Whichever process reaches a study first computes
-it; the other waits for it and reads it from the cache (``mha.support.cache.cached``
-locks each entry), so nothing is computed twice. When the child has computed everything, it
-leaves a marker named by the code it ran (``mha``'s code hash, the versions the cache
-keys hold, the notebooks and the pages): a later build of the same code is warm and
-starts no child, which would only read the cache again (about 6 CPU-seconds). A build
-that deletes cached results deletes the markers too (``forget``). Data alone (a model
-file, a data folder) is not in the marker's name: after such a change, the build
-computes what it needs itself, on one core. On a machine with one core nothing is
-started.
+cache. The build renders its pages in ``build_order``: first the pages that compute
+nothing (the API reference), then the others in the nav's order. ``start`` runs, in a
+child process, what those pages will ask for (each page module's ``page()``, figures
+and card, and each notebook, ``work``), from the last page back, so the two processes
+meet once: before they meet, neither asks for a study the other is computing. Whichever
+reaches a study first computes it; the other waits for it and reads it from the cache
+(``mha.support.cache.cached`` locks each entry), so nothing is computed twice. When the
+child has computed everything, it leaves a marker named by the code it ran (``mha``'s
+code hash, the versions the cache keys hold, the notebooks and the pages): a later
+build of the same code is warm and starts no child, which would only read the cache
+again (about 6 CPU-seconds). A build that deletes cached results deletes the markers
+too (``forget``). Data alone (a model file, a data folder) is not in the marker's name:
+after such a change, the build computes what it needs itself, on one core. On a
+machine with one core nothing is started.
 
 ```python
 from mha_site.prefetch import start
 
-assert start([], []) is None  # nothing to compute: no process
+assert start([]) is None  # nothing to compute: no process
 ```
 """
 
@@ -33,6 +35,7 @@ import sys
 from pathlib import Path
 
 from mha.support import cache
+from mha_site.pages import page_module
 from mha_site.social import card_png
 
 SRC = Path(__file__).resolve().parent.parent
@@ -43,12 +46,50 @@ ONE_THREAD = {
 }
 
 
-def start(modules: list[str], notebooks: list[Path]) -> subprocess.Popen | None:
-    """Start computing ``notebooks`` then ``modules`` (page modules, in the order
-    given) in a child process; None when there is nothing to do or one core."""
-    if not (modules or notebooks) or len(os.sched_getaffinity(0)) < 2:
+def build_order(pages: list[str], nav: list[str]) -> list[str]:
+    """``pages`` (paths under docs/) in the order the build renders them: those for
+    which ``work`` finds nothing to compute, then the others; each group in ``nav``'s
+    order, with pages outside the nav after it.
+
+    ```python
+    from mha_site.prefetch import build_order
+
+    nav = ["index.md", "cost.md", "reference/core.md"]
+    pages = ["cost.md", "reference/core.md", "index.md"]
+    assert build_order(pages, nav) == ["reference/core.md", "index.md", "cost.md"]
+    ```
+    """
+
+    def key(page: str) -> tuple[bool, int]:
+        place = nav.index(page) if page in nav else len(nav)
+        return work(page) is not None, place
+
+    return sorted(pages, key=key)
+
+
+def work(page: str, docs_dir: Path = Path("docs")) -> str | None:
+    """What the child computes for ``docs_dir/<page>``: the page's module (its
+    ``page()``, figures and card), ``notebook:<path>`` for a notebook, or None for a
+    page that computes nothing.
+
+    ```python
+    from mha_site.prefetch import work
+
+    assert work("cost.md") == "mha.pages.cost"
+    assert work("notebooks/mha_in_a_few_lines.py").startswith("notebook:")
+    assert work("reference/core.md") is None
+    ```
+    """
+    if page.startswith("notebooks/") and page.endswith(".py"):
+        return f"notebook:{Path(docs_dir, page)}"
+    return page_module(page)
+
+
+def start(arguments: list[str]) -> subprocess.Popen | None:
+    """Start computing ``arguments`` (what ``work`` returns, in the order given) in a
+    child process; None when there is nothing to do or one core."""
+    if not arguments or len(os.sched_getaffinity(0)) < 2:
         return None
-    arguments = [*(f"notebook:{n}" for n in notebooks), *modules]
     done = marker(arguments)
     if done.exists():
         return None  # computed ahead for this very code: the cache holds it all
@@ -116,25 +157,48 @@ def compute(argument: str) -> None:
 
 def main(arguments: list[str]) -> None:
     """Compute each argument (after an optional ``--done=<marker>``, written when
-    every one succeeded); a failure is left for the build to report."""
+    every one succeeded); a failure is left for the build to report. An argument that
+    reads a study the build is computing is put aside until that study is stored;
+    only when every argument left is put aside does the child wait for the build."""
     done = None
     if arguments and arguments[0].startswith("--done="):
         done, arguments = Path(arguments[0].removeprefix("--done=")), arguments[1:]
-    failed = False
-    for argument in arguments:
-        try:
-            compute(argument)
-        except Exception as error:  # the build computes it again and says why
-            failed = True
-            print(
-                f"[mha] computing ahead stopped at {argument} ({type(error).__name__}); "
-                "the build computes it itself",
-                file=sys.stderr,
-                flush=True,
-            )
+    failed: list[str] = []
+    awaited: dict[str, Path | None] = dict.fromkeys(arguments)  # argument -> entry
+    while awaited:
+        ready = [a for a, entry in awaited.items() if entry is None or entry.exists()]
+        if not ready:  # nothing else to do: wait for the build
+            argument = next(iter(awaited))
+            awaited.pop(argument)
+            _attempt(argument, failed)
+            continue
+        for argument in ready:
+            with cache.not_waiting():
+                awaited[argument] = _attempt(argument, failed)
+            if awaited[argument] is None:
+                awaited.pop(argument)
     if done is not None and not failed:
         done.parent.mkdir(parents=True, exist_ok=True)
         done.touch()
+
+
+def _attempt(argument: str, failed: list[str]) -> Path | None:
+    """Compute ``argument``; the entry it waits for if it read a study another
+    process is computing (``cache.Busy``), else None, with ``argument`` added to
+    ``failed`` if it raised."""
+    try:
+        compute(argument)
+    except cache.Busy as busy:
+        return busy.path
+    except Exception as error:  # the build computes it again and says why
+        failed.append(argument)
+        print(
+            f"[mha] computing ahead stopped at {argument} ({type(error).__name__}); "
+            "the build computes it itself",
+            file=sys.stderr,
+            flush=True,
+        )
+    return None
 
 
 if __name__ == "__main__":

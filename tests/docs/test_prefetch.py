@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import importlib
 import json
+import os
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
+from mkdocs.config import load_config
+from mkdocs.structure.files import get_files
 
+from mha.support import cache
 from mha_site import prefetch
+from tests.docs.glue import glue
 from tests.docs.test_facts import PAGES, page_object
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_what_the_child_computes_the_build_reads_from_the_cache(
@@ -18,7 +28,7 @@ def test_what_the_child_computes_the_build_reads_from_the_cache(
 ) -> None:
     monkeypatch.setenv("MHA_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(prefetch.os, "sched_getaffinity", lambda pid: {0, 1})
-    child = prefetch.start(["mha.pages.cost"], [])
+    child = prefetch.start(["mha.pages.cost"])
     assert child is not None and child.wait(120) == 0
     timings = json.loads((tmp_path / "timings.json").read_text())
     assert "mha.pages.cost.sweep" in timings  # computed by the child, in the cache
@@ -26,7 +36,7 @@ def test_what_the_child_computes_the_build_reads_from_the_cache(
     assert list(tmp_path.glob("*.pickle"))
     # the child marked this code as computed: the next build starts none ...
     assert prefetch.marker(["mha.pages.cost"]).exists()
-    assert prefetch.start(["mha.pages.cost"], []) is None
+    assert prefetch.start(["mha.pages.cost"]) is None
     # ... unless the code changed, or cached results were deleted since
     monkeypatch.setattr(prefetch.cache, "code_hash", lambda: "edited")
     assert not prefetch.marker(["mha.pages.cost"]).exists()
@@ -34,8 +44,70 @@ def test_what_the_child_computes_the_build_reads_from_the_cache(
     monkeypatch.setenv("MHA_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(prefetch.os, "sched_getaffinity", lambda pid: {0, 1})
     prefetch.forget()
-    again = prefetch.start(["mha.pages.cost"], [])
+    again = prefetch.start(["mha.pages.cost"])
     assert again is not None and again.wait(120) == 0
+
+
+def test_the_child_computes_from_the_last_page_the_build_renders_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The build renders the pages that compute nothing first, then the others in the
+    nav's order; the child is handed their work in exactly the reverse order, so the
+    two processes meet once."""
+    config = load_config(str(ROOT / "mkdocs.yml"))
+    handed = []
+    monkeypatch.setattr(prefetch, "start", handed.append)
+    hook = glue("hooks")
+    monkeypatch.setitem(hook._BUILD, "builds", 1)
+    files = hook.on_files(get_files(config), config)
+    nav = hook._nav_files(config["nav"])
+    rendered = [file.src_uri for file in files if file.src_uri in nav]
+    free = [page for page in nav if prefetch.work(page) is None]
+    working = [page for page in nav if prefetch.work(page) is not None]
+    assert free == [page for page in nav if page.startswith("reference/")]
+    assert rendered == [*free, *working]
+    docs = config["docs_dir"]
+    assert handed == [[prefetch.work(page, docs) for page in reversed(working)]]
+
+
+_PAGE = """
+from types import SimpleNamespace
+from mha.support.cache import cached
+
+def study():
+    return "{name}"
+
+def page():
+    cached(study)
+    return SimpleNamespace(figures={{}})
+"""
+
+
+def test_the_child_turns_to_other_work_while_the_build_computes_a_study(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the build holds a study's entry (computing it), the child computes the
+    next page's study instead of waiting; then it comes back for the first."""
+    for name in ("held_page", "free_page"):
+        (tmp_path / f"{name}.py").write_text(_PAGE.format(name=name))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("MHA_CACHE_DIR", str(tmp_path / "cache"))
+    held, free = (importlib.import_module(n).study for n in ("held_page", "free_page"))
+    entry = {f: tmp_path / "cache" / f"{cache.cache_key(f)}" for f in (held, free)}
+    entry[held].parent.mkdir()
+    path = os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])
+    with FileLock(entry[held].with_suffix(".lock")):  # as the build computing it
+        pages = ["held_page", "free_page"]
+        command = [prefetch.sys.executable, "-m", "mha_site.prefetch", *pages]
+        child = subprocess.Popen(command, env={**os.environ, "PYTHONPATH": path})
+        deadline = time.monotonic() + 60
+        while not entry[free].with_suffix(".pickle").exists():
+            assert time.monotonic() < deadline, "the child waited for the build"
+            time.sleep(0.05)
+        assert child.poll() is None  # still to come back for the held study
+    assert child.wait(60) == 0
+    assert cache.cached(held) == "held_page"
+    assert entry[held].with_suffix(".pickle").exists()
 
 
 def test_a_child_that_failed_leaves_no_marker(tmp_path: Path) -> None:
@@ -65,7 +137,7 @@ def test_a_failure_is_left_to_the_build(tmp_path: Path) -> None:
 
 def test_one_core_starts_no_second_process(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(prefetch.os, "sched_getaffinity", lambda pid: {0})
-    assert prefetch.start(["mha.pages.cost"], []) is None
+    assert prefetch.start(["mha.pages.cost"]) is None
     prefetch.finish(None)  # nothing to wait for
 
 

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 T = TypeVar("T")
 Arrays = dict[str, np.ndarray]
@@ -285,7 +285,9 @@ def cached(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         lock = FileLock(path.with_suffix(".lock"))
-        lock.acquire()
+        lock.acquire(blocking=_WAITING["for_others"])
+    except Timeout:  # another process holds the entry, and this one does not wait
+        raise Busy(path) from None
     except OSError as error:  # a read-only folder: compute, store nothing
         _cannot_store(path.parent, error)
         with _progress(name):
@@ -300,6 +302,48 @@ def cached(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     finally:
         lock.release()
     return result
+
+
+class Busy(RuntimeError):
+    """Raised by ``cached`` within ``not_waiting()``: another process is computing
+    the entry asked for, to be stored at ``path``."""
+
+    def __init__(self, path: Path):
+        super().__init__(f"another process is computing {path.name}")
+        self.path = path
+
+
+_WAITING = {"for_others": True}
+
+
+@contextlib.contextmanager
+def not_waiting():
+    """Within it, ``cached`` raises ``Busy`` where it would wait for another process
+    computing the same entry: a build's second process turns to other work.
+
+    ```python
+    import os, tempfile
+    from filelock import FileLock
+    from mha.support.cache import Busy, cache_dir, cache_key, cached, not_waiting
+
+    os.environ["MHA_CACHE_DIR"] = tempfile.mkdtemp()
+    entry = cache_dir() / f"{cache_key(abs, -2)}.lock"
+    busy = False
+    with FileLock(entry), not_waiting():  # held, as by a process computing it
+        try:
+            cached(abs, -2)
+        except Busy:
+            busy = True
+    assert busy and cached(abs, -2) == 2  # once free, computed
+    del os.environ["MHA_CACHE_DIR"]
+    ```
+    """
+    before = _WAITING["for_others"]
+    _WAITING["for_others"] = False
+    try:
+        yield
+    finally:
+        _WAITING["for_others"] = before
 
 
 def _store(path: Path, data: bytes) -> None:
@@ -356,10 +400,7 @@ def _progress(name: str):
     """Say what a cold build is computing, how many came before it, and how long it
     took the last time (``timings.json`` in the cache): long work shows progress."""
     timings_path = cache_dir() / "timings.json"
-    try:
-        timings = json.loads(timings_path.read_text())
-    except (OSError, ValueError):
-        timings = {}
+    timings = _timings(timings_path)
     last = timings.get(name)
     slow = [t for t in timings.values() if t >= 1]
     if last is None or last >= 1:
@@ -375,8 +416,20 @@ def _progress(name: str):
     elapsed = time.perf_counter() - started
     if elapsed >= 1:
         print(f"[mha]   {name}: {elapsed:.1f} s", file=sys.stderr, flush=True)
-    timings[name] = round(elapsed, 2)
-    _store(timings_path, json.dumps(timings, sort_keys=True, indent=0).encode())
+    try:  # read again: the build's other process may have timed a study meanwhile
+        with FileLock(timings_path.with_suffix(".lock")):
+            timings = {**_timings(timings_path), name: round(elapsed, 2)}
+            _store(timings_path, json.dumps(timings, sort_keys=True, indent=0).encode())
+    except OSError as error:  # a read-only folder: the timing is not kept
+        _cannot_store(timings_path.parent, error)
+
+
+def _timings(path: Path) -> dict[str, float]:
+    """The seconds each study took the last time (``timings.json``), or none."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
 
 
 def prune(read_before: float, keep_seconds: float = 7 * 24 * 3600) -> list[Path]:
