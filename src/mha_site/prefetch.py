@@ -5,10 +5,12 @@ page's scan, the real model's study, the notebooks), each kept in the content-ha
 cache. The build renders its pages in ``build_order``: first the pages that compute
 nothing (the API reference), then the others in the nav's order. ``start`` runs, in a
 child process, what those pages will ask for (each page module's ``page()``, figures
-and card, and each notebook, ``work``), from the last page back, so the two processes
-meet once: before they meet, neither asks for a study the other is computing. Whichever
-reaches a study first computes it; the other waits for it and reads it from the cache
-(``mha.support.cache.cached`` locks each entry), so nothing is computed twice. When the
+and card, and each notebook, ``work``), from the last page back. Whichever process
+reaches a study first computes it (``mha.support.cache.cached`` locks each entry), so
+nothing is computed twice. The build, which needs a study to go on, waits for the
+child's; the child does not wait for the build's (pages read one another's studies:
+the position page reads the depth page's scan): it puts that page aside until the
+study is stored and goes on with the next (``main``). When the
 child has computed everything, it leaves a marker named by the code it ran (``mha``'s
 code hash, the versions the cache keys hold, the notebooks and the pages): a later
 build of the same code is warm and starts no child, which would only read the cache
