@@ -306,7 +306,16 @@ def cached(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
 class Busy(RuntimeError):
     """Raised by ``cached`` within ``not_waiting()``: another process is computing
-    the entry asked for, to be stored at ``path``."""
+    the entry asked for, to be stored at ``path``.
+
+    ```python
+    from pathlib import Path
+    from mha.support.cache import Busy
+
+    busy = Busy(Path("cache/0a1b.pickle"))
+    assert busy.path.name == "0a1b.pickle" and "0a1b.pickle" in str(busy)
+    ```
+    """
 
     def __init__(self, path: Path):
         super().__init__(f"another process is computing {path.name}")
