@@ -83,10 +83,6 @@ def _nav_files(nav: list) -> list[str]:
     return files
 
 
-def _notebook(src: str) -> bool:
-    return src.startswith("notebooks/") and src.endswith(".py")
-
-
 # Notebook pages (mkdocs-jupyter, sources in docs/notebooks/*.py). Each is executed
 # by mha_site.notebooks (once per version of the code it imports, kept in the
 # content-hash cache) and handed to mkdocs-jupyter as an executed .ipynb, which it only
@@ -111,7 +107,7 @@ print("mha is ready:", mha.MultiHeadAttention.__name__)"""
 
 def _notebook_source(page, config) -> Path | None:
     src = page.file.src_uri
-    if _notebook(src):
+    if importlib.import_module("mha_site.pages").is_notebook(src):
         return Path(config["docs_dir"]) / src  # abs_src_path becomes the executed one
     return None
 

@@ -24,6 +24,20 @@ _IMPORTS = re.compile(
 _DOCUMENTED = re.compile(r"^:::\s+(mha(?:\.\w+)*)", re.M)  # mkdocstrings
 
 
+def is_notebook(src_uri: str) -> bool:
+    """Whether ``docs/<src_uri>`` is a notebook page (a jupytext ``.py`` under
+    ``notebooks/``, rendered by mkdocs-jupyter).
+
+    ```python
+    from mha_site.pages import is_notebook
+
+    assert is_notebook("notebooks/mha_in_a_few_lines.py")
+    assert not is_notebook("cost.md") and not is_notebook("notebooks/README.md")
+    ```
+    """
+    return src_uri.startswith("notebooks/") and src_uri.endswith(".py")
+
+
 def page_module(src_uri: str) -> str | None:
     """The module of ``docs/<src_uri>``'s page object, or None for a page without one."""
     if "/" in src_uri or not src_uri.endswith(".md"):

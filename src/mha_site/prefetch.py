@@ -37,7 +37,7 @@ import sys
 from pathlib import Path
 
 from mha.support import cache
-from mha_site.pages import page_module
+from mha_site.pages import is_notebook, page_module
 from mha_site.social import card_png
 
 SRC = Path(__file__).resolve().parent.parent
@@ -82,7 +82,7 @@ def work(page: str, docs_dir: Path = Path("docs")) -> str | None:
     assert work("reference/core.md") is None
     ```
     """
-    if page.startswith("notebooks/") and page.endswith(".py"):
+    if is_notebook(page):
         return f"notebook:{Path(docs_dir, page)}"
     return page_module(page)
 

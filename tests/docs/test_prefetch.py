@@ -52,8 +52,7 @@ def test_the_child_computes_from_the_last_page_the_build_renders_back(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The build renders the pages that compute nothing first, then the others in the
-    nav's order; the child is handed their work in exactly the reverse order, so the
-    two processes meet once."""
+    nav's order; the child is handed their work in exactly the reverse order."""
     config = load_config(str(ROOT / "mkdocs.yml"))
     handed = []
     monkeypatch.setattr(prefetch, "start", handed.append)

@@ -286,7 +286,7 @@ def cached(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         path.parent.mkdir(parents=True, exist_ok=True)
         lock = FileLock(path.with_suffix(".lock"))
         lock.acquire(blocking=_WAITING["for_others"])
-    except Timeout:  # another process holds the entry, and this one does not wait
+    except Timeout:  # held by another process; not waiting (an OSError, caught first)
         raise Busy(path) from None
     except OSError as error:  # a read-only folder: compute, store nothing
         _cannot_store(path.parent, error)
