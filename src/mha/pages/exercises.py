@@ -329,7 +329,8 @@ def _check_split_heads(answer: Callable, rng: np.random.Generator) -> Verdict:
     d_ks, cases = rng.permutation(SPLIT_D_KS), []
     for i, d_k in enumerate(d_ks):
         n_heads = 1 if i == len(d_ks) - 1 else int(rng.integers(2, 6))
-        shape = (int(rng.integers(1, 4)), int(rng.integers(2, 6)), n_heads * int(d_k))
+        batch = int(rng.integers(2 if i == 0 else 1, 4))  # the first: several sentences
+        shape = (batch, int(rng.integers(2, 6)), n_heads * int(d_k))
         x = rng.normal(size=shape).astype((np.float32, np.float64)[i % 2])
         what = f"x of shape {shape} ({x.dtype}) with n_heads={n_heads}"
         cases.append((what, (x, n_heads)))
@@ -470,7 +471,8 @@ def _check_layer(answer: Callable, rng: np.random.Generator, cross: bool) -> Ver
     for i, kind in enumerate(kinds):
         n_heads = 1 if i == len(kinds) - 1 else int(rng.integers(2, 5))
         d_model = n_heads * int(rng.choice(LAYER_D_KS))
-        batch, n = int(rng.integers(1, 4)), int(rng.integers(2, 6))
+        batch = int(rng.integers(2 if i == 0 else 1, 4))  # the first: several sentences
+        n = int(rng.integers(2, 6))
         m = n + int(rng.integers(1, 3)) if cross else n  # memory longer than x
         dtype = (np.float32, np.float64)[i % 2]
         x = rng.normal(size=(batch, n, d_model)).astype(dtype)
