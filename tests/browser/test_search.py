@@ -1,0 +1,73 @@
+"""The site's search: Material's, with its index built on the reader's first search
+(docs/assets/js/search-on-demand.js and the worker it names), not on each page load."""
+
+from __future__ import annotations
+
+import time
+from urllib.parse import urlsplit
+
+from playwright.sync_api import Browser, Page, Worker, expect
+
+RESULT = ".md-search-result__item a"
+
+# The state of the worker in front of Material's (its top-level variables): whether
+# it still holds the index unbuilt, and whether it has had Material's worker build it.
+HOLDS_INDEX = "index !== null && built === null"
+BUILT = "index === null && built !== null"
+WAIT_FOR_INDEX = """() => new Promise((done) => {
+  const poll = setInterval(() => {
+    if (index !== null || built !== null) done(clearInterval(poll));
+  }, 10);
+})"""
+
+
+def search(page: Page, query: str) -> list[str]:
+    """Type ``query`` into the search box as a reader does (``/`` opens it, and a
+    new query replaces the last); the paths of the pages found, best first."""
+    box = page.locator(".md-search__input")
+    if box.evaluate("box => box !== document.activeElement"):
+        page.keyboard.press("/")
+    box.press("Control+A")
+    box.press_sequentially(query)
+    expect(page.locator(".md-search-result__meta")).to_contain_text("matching")
+    return [urlsplit(a.get_attribute("href")).path for a in page.locator(RESULT).all()]
+
+
+def on_demand_worker(page: Page, timeout_s: float = 10.0) -> Worker:
+    """The search worker in front of Material's, once the page has handed it the
+    index."""
+    deadline = time.monotonic() + timeout_s
+    while not (found := [w for w in page.workers if "search-on-demand.js" in w.url]):
+        assert time.monotonic() < deadline, f"no search worker: {page.workers}"
+        page.wait_for_timeout(20)
+    (worker,) = found
+    worker.evaluate(WAIT_FOR_INDEX)
+    return worker
+
+
+def test_the_index_is_built_on_the_first_search_and_finds_the_page(new_page) -> None:
+    recorded = new_page()
+    recorded.goto("notation/")
+    worker = on_demand_worker(recorded.page)
+    assert worker.evaluate(HOLDS_INDEX), "the index was built before any search"
+    found = search(recorded.page, "cricket")
+    assert "/cricket/" in found, found
+    assert worker.evaluate(BUILT)
+    assert "/position/" in search(recorded.page, "rotary")  # and the next query
+    assert not recorded.problems()
+
+
+def test_a_page_opened_from_a_file_keeps_materials_worker(
+    browser: Browser, built_site
+) -> None:
+    # From a file, Material itself waits for the first search (and finds no index:
+    # it would need its offline plugin's search_index.js).
+    page = browser.new_page()
+    try:
+        page.goto((built_site / "notation" / "index.html").as_uri())
+        worker = page.evaluate(
+            "() => JSON.parse(document.getElementById('__config').textContent).search"
+        )
+        assert "/workers/search." in worker and "on-demand" not in worker, worker
+    finally:
+        page.close()
