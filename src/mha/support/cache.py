@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import contextvars
 import functools
 import hashlib
 import importlib
@@ -285,7 +286,7 @@ def cached(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         lock = FileLock(path.with_suffix(".lock"))
-        lock.acquire(blocking=_WAITING["for_others"])
+        lock.acquire(blocking=_WAIT_FOR_OTHERS.get())
     except Timeout:  # held by another process; not waiting (an OSError, caught first)
         raise Busy(path) from None
     except OSError as error:  # a read-only folder: compute, store nothing
@@ -322,7 +323,8 @@ class Busy(RuntimeError):
         self.path = path
 
 
-_WAITING = {"for_others": True}
+# False within ``not_waiting()``: ``cached`` raises ``Busy`` instead of waiting.
+_WAIT_FOR_OTHERS = contextvars.ContextVar("wait_for_others", default=True)
 
 
 @contextlib.contextmanager
@@ -347,12 +349,11 @@ def not_waiting():
     del os.environ["MHA_CACHE_DIR"]
     ```
     """
-    before = _WAITING["for_others"]
-    _WAITING["for_others"] = False
+    token = _WAIT_FOR_OTHERS.set(False)
     try:
         yield
     finally:
-        _WAITING["for_others"] = before
+        _WAIT_FOR_OTHERS.reset(token)
 
 
 def _store(path: Path, data: bytes) -> None:
