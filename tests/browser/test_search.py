@@ -15,14 +15,22 @@ RESULT = ".md-search-result__item a"
 # it still holds the index unbuilt, and whether it has had Material's worker build it.
 HOLDS_INDEX = "index !== null && built === null"
 BUILT = "index === null && built !== null"
-WAIT_FOR_INDEX = """() => new Promise((done) => {
-  const poll = setInterval(() => {
-    if (index !== null || built !== null) done(clearInterval(poll));
-  }, 10);
-})"""
-WAIT_FOR_BUILD = """() => new Promise((done) => {
-  const poll = setInterval(() => built !== null && done(clearInterval(poll)), 10);
-}).then(() => built)"""
+
+
+def until(condition: str) -> str:
+    """A function for ``Worker.evaluate``: the first true value of ``condition`` (a
+    JavaScript expression over the worker's variables, polled every 10 ms), awaited
+    if it is a promise."""
+    return f"""() => new Promise((done) => {{
+      const poll = setInterval(() => {{
+        const value = {condition};
+        if (value) done(value, clearInterval(poll));
+      }}, 10);
+    }})"""
+
+
+WAIT_FOR_INDEX = until("index !== null || built !== null")  # the page handed it over
+WAIT_FOR_BUILD = until("built")  # `built`: Material's worker has answered "ready"
 
 
 def search(page: Page, query: str) -> list[str]:
