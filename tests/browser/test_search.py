@@ -5,9 +5,9 @@ load."""
 from __future__ import annotations
 
 import time
-from urllib.parse import urlsplit
 
-from playwright.sync_api import Browser, Page, Worker, expect
+from playwright.sync_api import Browser, Page, Worker
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 RESULT = ".md-search-result__item a"
 
@@ -33,16 +33,28 @@ WAIT_FOR_INDEX = until("index !== null || built !== null")  # the page handed it
 WAIT_FOR_BUILD = until("built")  # `built`: Material's worker has answered "ready"
 
 
-def search(page: Page, query: str) -> list[str]:
+def finds(page: Page, query: str, path: str) -> None:
     """Type ``query`` into the search box as a reader does (``/`` opens it, and a
-    new query replaces the last); the paths of the pages found, best first."""
+    new query replaces the last), and wait until a result links to the page at
+    ``path``. Each key searches anew and Material replaces the list, so the list
+    is read whole, in the page, until it holds the page (or the wait times out)."""
     box = page.locator(".md-search__input")
     if box.evaluate("box => box !== document.activeElement"):
         page.keyboard.press("/")
     box.press("Control+A")
     box.press_sequentially(query)
-    expect(page.locator(".md-search-result__meta")).to_contain_text("matching")
-    return [urlsplit(a.get_attribute("href")).path for a in page.locator(RESULT).all()]
+    try:
+        page.wait_for_function(
+            """([selector, path]) => [...document.querySelectorAll(selector)]
+                 .some((a) => new URL(a.href).pathname === path)""",
+            arg=[RESULT, path],
+            timeout=15_000,
+        )
+    except PlaywrightTimeout as error:
+        shown = page.eval_on_selector_all(
+            RESULT, "links => links.map((a) => new URL(a.href).pathname)"
+        )
+        raise AssertionError(f"{query!r} found no {path}: {shown}") from error
 
 
 def on_demand_worker(page: Page, timeout_s: float = 10.0) -> Worker:
@@ -65,8 +77,8 @@ def test_the_index_is_built_when_the_box_opens_and_finds_the_pages(new_page) -> 
     recorded.page.keyboard.press("/")  # opens the box: the index builds, no key typed
     worker.evaluate(WAIT_FOR_BUILD)
     assert worker.evaluate(BUILT)
-    assert "/cricket/" in search(recorded.page, "cricket")
-    assert "/position/" in search(recorded.page, "rotary")  # and the next query
+    finds(recorded.page, "cricket", "/cricket/")
+    finds(recorded.page, "rotary", "/position/")  # and the next query
     assert not recorded.problems()
 
 
