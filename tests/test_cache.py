@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -136,6 +137,21 @@ def test_a_cold_computation_shows_its_progress(tmp_path, monkeypatch, capsys):
     )
     timings = json.loads((tmp_path / "timings.json").read_text())
     assert set(timings) == {"builtins.abs"}
+
+
+def test_a_study_that_waits_says_its_wall_time_and_its_cpu_time(
+    tmp_path, monkeypatch, capsys
+):
+    """Time spent waiting (here asleep; in a build, on a study the other process
+    computes) is wall time, not CPU time: the line says both."""
+    monkeypatch.setenv("MHA_CACHE_DIR", str(tmp_path))
+    with cache._progress("asleep"):
+        time.sleep(1.05)
+    (done,) = [line for line in capsys.readouterr().err.splitlines() if "CPU-s" in line]
+    wall, cpu = re.fullmatch(
+        r"\[mha\]   asleep: ([\d.]+) s, ([\d.]+) CPU-s", done
+    ).groups()
+    assert float(wall) >= 1.0 and float(cpu) < 0.5
 
 
 def test_two_studies_timed_at_once_keep_both_timings(tmp_path, monkeypatch):

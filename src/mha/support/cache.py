@@ -408,7 +408,8 @@ _STUDIES = {"computed": 0}
 @contextlib.contextmanager
 def _progress(name: str):
     """Say what a cold build is computing, how many came before it, and how long it
-    took the last time (``timings.json`` in the cache): long work shows progress."""
+    took the last time (``timings.json`` in the cache): long work shows progress. A
+    study of a second or more says, when done, its wall time and its CPU time."""
     timings_path = cache_dir() / "timings.json"
     timings = _timings(timings_path)
     last = timings.get(name)
@@ -421,11 +422,14 @@ def _progress(name: str):
         print(
             f"[mha] computing ({place}) {name}: {estimate}", file=sys.stderr, flush=True
         )
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.thread_time()
     yield
     elapsed = time.perf_counter() - started
-    if elapsed >= 1:
-        print(f"[mha]   {name}: {elapsed:.1f} s", file=sys.stderr, flush=True)
+    if elapsed >= 1:  # the CPU time of this thread: not the time spent waiting for
+        # a study another process computes, nor what another process spends
+        cpu = time.thread_time() - cpu
+        done = f"{elapsed:.1f} s, {cpu:.1f} CPU-s"
+        print(f"[mha]   {name}: {done}", file=sys.stderr, flush=True)
     try:  # read again: the build's other process may have timed a study meanwhile
         with FileLock(timings_path.with_suffix(".lock")):
             timings = {**_timings(timings_path), name: round(elapsed, 2)}
