@@ -4,21 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from playwright.sync_api import Page
+from playwright.sync_api import Locator, Page
 
 # pymdownx.arithmatex (generic mode) wraps each formula in `.arithmatex` with \( \) or
 # \[ \] delimiters; docs/assets/js/katex-init.js replaces them with `.katex` markup.
 # Left-over TeX (a delimiter, $$ or a \command) is looked for in the readable text,
 # outside code, scripts and KaTeX's own markup.
-_REPORT_JS = r"""
-() => {
-  const formulas = [...document.querySelectorAll(".arithmatex")];
-  const unrendered = formulas
-    .filter((el) => !el.querySelector(".katex"))
-    .map((el) => el.textContent.trim().slice(0, 80));
-  const errors = [...document.querySelectorAll(".katex-error")]
-    .map((el) => el.textContent.trim().slice(0, 80));
-  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+_RAW_TEX_JS = r"""
+(root) => {
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
   const rawTex = [];
   while (walker.nextNode()) {
     const node = walker.currentNode;
@@ -27,13 +21,24 @@ _REPORT_JS = r"""
       rawTex.push(node.textContent.trim().slice(0, 80));
     }
   }
+  return rawTex;
+}
+"""
+_REPORT_JS = r"""
+() => {
+  const formulas = [...document.querySelectorAll(".arithmatex")];
+  const unrendered = formulas
+    .filter((el) => !el.querySelector(".katex"))
+    .map((el) => el.textContent.trim().slice(0, 80));
+  const errors = [...document.querySelectorAll(".katex-error")]
+    .map((el) => el.textContent.trim().slice(0, 80));
   return {
     formulas: formulas.length,
     rendered: document.querySelectorAll(".katex").length,
-    unrendered, errors, raw_tex: rawTex,
+    unrendered, errors, raw_tex: (RAW_TEX)(document.body),
   };
 }
-"""
+""".replace("RAW_TEX", _RAW_TEX_JS)
 
 
 @dataclass(frozen=True)
@@ -64,3 +69,8 @@ class MathReport:
 def math_report(page: Page) -> MathReport:
     """Read how the math of the loaded ``page`` was rendered."""
     return MathReport(**page.evaluate(_REPORT_JS))
+
+
+def raw_tex(element: Locator) -> list[str]:
+    """The readable text under ``element`` that still holds TeX."""
+    return element.evaluate(_RAW_TEX_JS)

@@ -9,6 +9,8 @@ import time
 from playwright.sync_api import Browser, Page, Worker
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+from tests.browser.rendering import raw_tex
+
 RESULT = ".md-search-result__item a"
 
 # The state of the worker in front of Material's (its top-level variables): whether
@@ -79,6 +81,24 @@ def test_the_index_is_built_when_the_box_opens_and_finds_the_pages(new_page) -> 
     assert worker.evaluate(BUILT)
     finds(recorded.page, "cricket", "/cricket/")
     finds(recorded.page, "rotary", "/position/")  # and the next query
+    assert not recorded.problems()
+
+
+def test_the_math_in_the_results_is_rendered(new_page) -> None:
+    """A snippet holds its section's formulas as TeX; docs/assets/js/katex-init.js
+    renders them, also where the query's word is highlighted inside one (``d_k``:
+    "\\(\\sqrt{d_k}\\)" would read "\\(\\sqrt{<mark>d_k</mark>}\\)"), and a
+    notebook's, between $."""
+    recorded = new_page()
+    recorded.goto("notation/")
+    results = recorded.page.locator(".md-search-result__list")
+    for query, path in [
+        ("d_k", "/cost/"),
+        ("scales by", "/notebooks/mha_in_a_few_lines/"),
+    ]:
+        finds(recorded.page, query, path)
+        assert results.locator(".katex").count(), f"{query!r}: no formula in results"
+        assert not raw_tex(results), f"{query!r}: raw TeX in results"
     assert not recorded.problems()
 
 

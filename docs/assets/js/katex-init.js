@@ -53,6 +53,60 @@ function wrapWideDisplays(root) {
   }
 }
 
+// Search results: Material fills the list as the reader types and scrolls, each
+// snippet a piece of a page's text with its formulas' TeX (a notebook's between $),
+// set inline here. A word highlighted inside a formula would split its TeX: the
+// highlight goes, the formula renders. A formula that a snippet cuts short stays as
+// it is, without an error.
+const SNIPPET_DELIMITERS = [
+  { left: "$$", right: "$$", display: false },
+  { left: "\\(", right: "\\)", display: false },
+  { left: "\\[", right: "\\]", display: false },
+];
+const NOTEBOOK_DELIMITERS = [
+  ...SNIPPET_DELIMITERS,
+  { left: "$", right: "$", display: false },
+];
+
+// Whether `text` ends inside a formula: an opening delimiter after the last closing
+// one, or an odd number of $$ (or of $, with `dollars`).
+function insideFormula(text, dollars) {
+  const count = (token) => text.split(token).length - 1;
+  return (
+    text.lastIndexOf("\\(") > text.lastIndexOf("\\)") ||
+    text.lastIndexOf("\\[") > text.lastIndexOf("\\]") ||
+    count("$$") % 2 === 1 ||
+    (dollars && (count("$") - 2 * count("$$")) % 2 === 1)
+  );
+}
+
+function renderSnippets(item) {
+  const link = item.querySelector("a");
+  const notebook = link && new URL(link.href).pathname.includes("/notebooks/");
+  for (const mark of item.querySelectorAll("mark")) {
+    let before = "";
+    for (let node = mark.previousSibling; node; node = node.previousSibling) {
+      before = node.textContent + before;
+    }
+    if (insideFormula(before, notebook)) mark.replaceWith(...mark.childNodes);
+  }
+  item.normalize(); // a formula's TeX in one text node again
+  renderMathInElement(item, {
+    delimiters: notebook ? NOTEBOOK_DELIMITERS : SNIPPET_DELIMITERS,
+    errorCallback: () => {},
+  });
+}
+
+function renderSearchResults(list) {
+  new MutationObserver((changes) => {
+    for (const { addedNodes } of changes) {
+      for (const node of addedNodes) {
+        if (node.nodeType === Node.ELEMENT_NODE) renderSnippets(node);
+      }
+    }
+  }).observe(list, { childList: true });
+}
+
 document$.subscribe(({ body }) => {
   renderMathInElement(body, {
     delimiters: [
@@ -72,6 +126,8 @@ document$.subscribe(({ body }) => {
       throwOnError: true,
     });
   }
+  const results = body.querySelector(".md-search-result__list");
+  if (results) renderSearchResults(results);
   // measured once KaTeX's fonts are in: before, the equations are narrower
   document.fonts.ready.then(() => wrapWideDisplays(body));
 });
