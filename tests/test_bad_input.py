@@ -503,6 +503,7 @@ EXTREME = st.sampled_from([1e300, -1e300, 1.7e308, -1.7e308, 3e38, -3e38, 1e-300
 )
 @settings(max_examples=30, deadline=None)
 @given(data=st.data())
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # the error, not a warning first
 def test_extreme_finite_values_give_a_sound_result_or_a_clear_error(function, data):
     call, kwargs = CALLS[function]
     floats = sorted(

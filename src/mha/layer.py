@@ -230,9 +230,12 @@ class MultiHeadAttention:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Q (..., h, seq, d_k) of ``x`` and K, V (..., h_kv, kv_seq, d_k) of ``kv``,
         the tokens at positions ``start, start + 1, ...``, rotated if ``rope``."""
-        q = split_heads(_linear(x, self.w_q, self.b_q), self.n_heads)
-        k = split_heads(_linear(kv, self.w_k, self.b_k), self.n_kv_heads)
-        v = split_heads(_linear(kv, self.w_v, self.b_v), self.n_kv_heads)
+        # a projection past the dtype's range is refused by name in attend (q, k) or
+        # in _attend (v, through W_O), not warned about here first
+        with np.errstate(over="ignore", invalid="ignore"):
+            q = split_heads(_linear(x, self.w_q, self.b_q), self.n_heads)
+            k = split_heads(_linear(kv, self.w_k, self.b_k), self.n_kv_heads)
+            v = split_heads(_linear(kv, self.w_v, self.b_v), self.n_kv_heads)
         if self.rope is not None:
             q, k = self.rope.from_position(q, start), self.rope.from_position(k, start)
         return q, k, v
