@@ -97,8 +97,15 @@ def test_the_math_in_the_results_is_rendered(new_page) -> None:
         ("scales by", "/notebooks/mha_in_a_few_lines/"),
     ]:
         finds(recorded.page, query, path)
-        assert results.locator(".katex").count(), f"{query!r}: no formula in results"
-        assert not raw_tex(results), f"{query!r}: raw TeX in results"
+        # the list may still change (each key searches anew): polled until the
+        # results hold rendered formulas and no raw TeX, or 15 s have passed
+        deadline = time.monotonic() + 15
+        while True:
+            raw, rendered = raw_tex(results), results.locator(".katex").count()
+            if rendered and not raw:
+                break
+            assert time.monotonic() < deadline, f"{query!r}: {rendered} formulas, {raw}"
+            recorded.page.wait_for_timeout(100)
     assert not recorded.problems()
 
 
