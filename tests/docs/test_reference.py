@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import pkgutil
 import re
 from pathlib import Path
 
 import mha
 from tests.conftest import ROOT
-from tests.docs.glue import glue
 
 REFERENCE = ROOT / "docs" / "reference"
 DIRECTIVE = re.compile(r"^::: (?P<name>[\w.]+)\n(?P<options>(?:[ \t]+.*\n)*)", re.M)
@@ -79,14 +77,3 @@ def test_the_overview_lists_every_re_export():
     text = (ROOT / "docs" / "reference" / "overview.md").read_text()
     missing = [name for name in mha.__all__ if f"[`{name}`]" not in text]
     assert not missing, f"docs/reference/overview.md does not list {missing}"
-
-
-def test_search_ranks_the_reference_below_the_explanations(built_site: Path):
-    """Every section of a reference page, and only those, carries the lower search
-    boost (docs/_glue/search.py), so that "KV cache" finds its page first."""
-    index = json.loads((built_site / "search" / "search_index.json").read_text())
-    boosts = {
-        (entry["location"].startswith("reference/"), entry.get("boost"))
-        for entry in index["docs"]
-    }
-    assert boosts == {(True, glue("search").BOOST), (False, None)}

@@ -87,6 +87,11 @@ def new_figure(width: float = 6.0, height: float = 3.0, **subplots) -> tuple:
     return fig, axes
 
 
+# Material's search skips an element with this attribute, then removes the attribute
+# from the page it builds
+NOT_SEARCHED = 'data-search-exclude="figure"'
+
+
 def to_svg(fig: Figure | Sequence[Figure], alt: str) -> str:
     """Deterministic inline SVG of ``fig`` with ``alt`` as its accessible name.
 
@@ -96,12 +101,16 @@ def to_svg(fig: Figure | Sequence[Figure], alt: str) -> str:
     figures: each panel is its own SVG, and the panels, in a ``<div>`` named by
     ``alt``, wrap on a narrow screen instead of shrinking.
 
+    The figure's text (ticks, labels, legends) is kept out of the site's search
+    (``NOT_SEARCHED``): a snippet of its numbers run together helps no reader.
+
     ```python
-    from mha.figures.style import new_figure, to_svg
+    from mha.figures.style import NOT_SEARCHED, new_figure, to_svg
 
     fig, ax = new_figure(2, 1)
     ax.plot([0, 1], [0, 1])
     svg = to_svg(fig, "a rising line")
+    assert NOT_SEARCHED in svg
     assert svg == to_svg(fig, "a rising line") and 'aria-label="a rising line"' in svg
     assert "min-width:" in svg
     panels = to_svg([fig, new_figure(1, 1)[0]], "two panels")
@@ -115,13 +124,16 @@ def to_svg(fig: Figure | Sequence[Figure], alt: str) -> str:
         )
     label = html.escape(alt, quote=True)
     if isinstance(fig, Figure):
-        return _svg(fig, f'role="img" aria-label="{label}"')
+        return _svg(fig, f'role="img" aria-label="{label}" {NOT_SEARCHED}')
     if not fig or not all(isinstance(panel, Figure) for panel in fig):
         raise TypeError(
             f"fig: expected a matplotlib Figure or a non-empty list of them, got {fig!r}"
         )
     panels = "".join(_svg(panel, 'aria-hidden="true"') for panel in fig)
-    return f'<div class="mha-panels" role="img" aria-label="{label}">{panels}</div>'
+    return (
+        f'<div class="mha-panels" role="img" aria-label="{label}" {NOT_SEARCHED}>'
+        f"{panels}</div>"
+    )
 
 
 def smallest_text(svg: str) -> float:
