@@ -422,12 +422,12 @@ def _progress(name: str):
         print(
             f"[mha] computing ({place}) {name}: {estimate}", file=sys.stderr, flush=True
         )
-    started, cpu = time.perf_counter(), time.thread_time()
+    started, cpu = time.perf_counter(), time.process_time()
     yield
     elapsed = time.perf_counter() - started
-    if elapsed >= 1:  # the CPU time of this thread: not the time spent waiting for
-        # a study another process computes, nor what another process spends
-        cpu = time.thread_time() - cpu
+    if elapsed >= 1:  # this process's CPU time (its BLAS threads' too): not the time
+        # spent waiting for a study that another process computes
+        cpu = time.process_time() - cpu
         done = f"{elapsed:.1f} s, {cpu:.1f} CPU-s"
         print(f"[mha]   {name}: {done}", file=sys.stderr, flush=True)
     try:  # read again: the build's other process may have timed a study meanwhile
