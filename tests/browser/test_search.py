@@ -1,6 +1,6 @@
 """The site's search: Material's, with its index built when the reader opens the search
 box (docs/assets/js/search-on-demand.js and the worker it names), not on each page
-load."""
+load, and the formulas of its results rendered (docs/assets/js/katex-init.js)."""
 
 from __future__ import annotations
 
