@@ -53,46 +53,48 @@ function wrapWideDisplays(root) {
   }
 }
 
+// The delimiters pymdownx.arithmatex leaves in a page, and those of a notebook's
+// Markdown cells (mkdocs-jupyter keeps their $...$).
+const DISPLAY_DOLLARS = { left: "$$", right: "$$", display: true };
+const DOLLARS = { left: "$", right: "$", display: false };
+const PAGE_DELIMITERS = [
+  DISPLAY_DOLLARS,
+  { left: "\\(", right: "\\)", display: false },
+  { left: "\\[", right: "\\]", display: true },
+];
+const NOTEBOOK_DELIMITERS = [DISPLAY_DOLLARS, DOLLARS];
+
 // Search results: Material fills the list as the reader types and scrolls, each
 // snippet a piece of a page's text with its formulas' TeX (a notebook's between $),
 // set inline here. A word highlighted inside a formula would split its TeX: the
 // highlight goes, the formula renders. A formula that a snippet cuts short stays as
 // it is, without an error.
-const SNIPPET_DELIMITERS = [
-  { left: "$$", right: "$$", display: false },
-  { left: "\\(", right: "\\)", display: false },
-  { left: "\\[", right: "\\]", display: false },
-];
-const NOTEBOOK_DELIMITERS = [
-  ...SNIPPET_DELIMITERS,
-  { left: "$", right: "$", display: false },
-];
+const inline = (delimiters) => delimiters.map((d) => ({ ...d, display: false }));
 
-// Whether `text` ends inside a formula: an opening delimiter after the last closing
-// one, or an odd number of $$ (or of $, with `dollars`).
-function insideFormula(text, dollars) {
-  const count = (token) => text.split(token).length - 1;
-  return (
-    text.lastIndexOf("\\(") > text.lastIndexOf("\\)") ||
-    text.lastIndexOf("\\[") > text.lastIndexOf("\\]") ||
-    count("$$") % 2 === 1 ||
-    (dollars && (count("$") - 2 * count("$$")) % 2 === 1)
+// Whether `text` ends inside a formula of one of `delimiters`: an opening delimiter
+// after the last closing one, or an odd number of a delimiter that opens and closes.
+function insideFormula(text, delimiters) {
+  return delimiters.some(({ left, right }) =>
+    left === right
+      ? (text.split(left).length - 1) % 2 === 1
+      : text.lastIndexOf(left) > text.lastIndexOf(right),
   );
 }
 
 function renderSnippets(item) {
   const link = item.querySelector("a");
   const notebook = link && new URL(link.href).pathname.includes("/notebooks/");
+  const delimiters = notebook ? [...PAGE_DELIMITERS, DOLLARS] : PAGE_DELIMITERS;
   for (const mark of item.querySelectorAll("mark")) {
     let before = "";
     for (let node = mark.previousSibling; node; node = node.previousSibling) {
       before = node.textContent + before;
     }
-    if (insideFormula(before, notebook)) mark.replaceWith(...mark.childNodes);
+    if (insideFormula(before, delimiters)) mark.replaceWith(...mark.childNodes);
   }
   item.normalize(); // a formula's TeX in one text node again
   renderMathInElement(item, {
-    delimiters: notebook ? NOTEBOOK_DELIMITERS : SNIPPET_DELIMITERS,
+    delimiters: inline(delimiters),
     errorCallback: () => {},
   });
 }
@@ -108,21 +110,10 @@ function renderSearchResults(list) {
 }
 
 document$.subscribe(({ body }) => {
-  renderMathInElement(body, {
-    delimiters: [
-      { left: "$$", right: "$$", display: true },
-      { left: "\\(", right: "\\)", display: false },
-      { left: "\\[", right: "\\]", display: true },
-    ],
-    throwOnError: true,
-  });
-  // Notebook pages (mkdocs-jupyter) keep the $...$ of their Markdown cells.
+  renderMathInElement(body, { delimiters: PAGE_DELIMITERS, throwOnError: true });
   for (const notebook of body.querySelectorAll(".jupyter-wrapper")) {
     renderMathInElement(notebook, {
-      delimiters: [
-        { left: "$$", right: "$$", display: true },
-        { left: "$", right: "$", display: false },
-      ],
+      delimiters: NOTEBOOK_DELIMITERS,
       throwOnError: true,
     });
   }
