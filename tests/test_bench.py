@@ -130,9 +130,14 @@ def test_the_site_bench_counts_the_cpu_of_what_a_command_leaves_running():
 
 def test_make_test_prints_its_cpu_time_with_what_it_left_running(tmp_path):
     """The summary line of a run counts a process a test left running (an orphan
-    burning 0.5 CPU-s, as Chromium's renderers outlive the browser tests), against the
-    same run without it. The test returns once the orphan has ended."""
-    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.5: pass"
+    burning 1 CPU-s, as Chromium's renderers outlive the browser tests), against the
+    same run without it. The test returns once the orphan has ended. The summary rounds
+    to 0.1 s, and a pytest run's own CPU time varies by as much on a busy machine (an
+    orphan of 0.5 CPU-s once showed as 1.2 - 0.8 CPU-s), so the orphan burns twice
+    that and the margin is 0.3 CPU-s."""
+    burn = (
+        "import time\nt = time.process_time()\nwhile time.process_time() - t < 1: pass"
+    )
     leave = (
         "import subprocess, sys; "
         f"print(subprocess.Popen([sys.executable, '-c', {burn!r}]).pid)"
@@ -172,4 +177,4 @@ def test_make_test_prints_its_cpu_time_with_what_it_left_running(tmp_path):
         found = re.search(r"wall [\d.]+ s, CPU ([\d.]+) s \(user \+ sys", run.stdout)
         assert run.returncode == 0 and found, run.stdout[-2000:]
         cpu[name] = float(found[1])
-    assert cpu["leaves"] - cpu["waits"] >= 0.4
+    assert cpu["leaves"] - cpu["waits"] >= 0.7
