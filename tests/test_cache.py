@@ -139,6 +139,37 @@ def test_a_cold_computation_shows_its_progress(tmp_path, monkeypatch, capsys):
     assert set(timings) == {"builtins.abs"}
 
 
+def test_each_figure_card_and_code_block_is_named_in_the_progress(
+    tmp_path, monkeypatch, capsys
+):
+    """The helpers that compute many things (``cached_as``) name each of them in the
+    progress lines and in timings.json, not themselves."""
+    from mha.figures import render
+    from mha.figures.cricket import three_distributions
+    from mha.worked.cricket import TOKENS, solve
+    from mha_site.block_cache import kept
+    from mha_site.social import card_png
+
+    def run(code, returncode=None, session=None, id=None, **extra):
+        return "1\n"
+
+    monkeypatch.setenv("MHA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setitem(cache._STUDIES, "computed", 0)
+    data = solve(), TOKENS, "his"
+    render("cricket.three_distributions", "three bar groups", *data)
+    card_png(three_distributions, *data)
+    kept(run)("\nx = 1\nprint(x)")
+    named = [
+        "figure cricket.three_distributions",
+        "card cricket.three_distributions",
+        "code block: x = 1",
+    ]
+    assert set(json.loads((tmp_path / "timings.json").read_text())) == set(named)
+    printed = capsys.readouterr().err
+    for place, name in enumerate(named, start=1):
+        assert f"computing ({place}, first run) {name}: not timed before" in printed
+
+
 def test_a_study_that_waits_says_its_wall_time_and_its_cpu_time(
     tmp_path, monkeypatch, capsys
 ):

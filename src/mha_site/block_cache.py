@@ -60,10 +60,20 @@ def kept(run: Run) -> Run:
         # imported at each call: `make serve` imports the core afresh every build
         cache = importlib.import_module("mha.support.cache")
         digest = cache.code_digest(imported(code))
-        return cache.cached(_output, name, code, digest, os.getcwd(), id, extra)
+        label = f"code block {id}" if id else f"code block: {_first_line(code)}"
+        return cache.cached_as(
+            label, _output, name, code, digest, os.getcwd(), id, extra
+        )
 
     run_block.wraps = run
     return run_block
+
+
+def _first_line(code: str, limit: int = 60) -> str:
+    """The block's first line of code, cut to ``limit`` characters: its name in the
+    build's progress lines."""
+    line = next((line.strip() for line in code.splitlines() if line.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _output(

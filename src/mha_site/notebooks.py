@@ -62,7 +62,9 @@ def executed(source: Path) -> nbformat.NotebookNode:
     notebook = source_notebook(source)
     text = nbformat.writes(notebook)
     code = cache.code_digest(mha_imports(notebook))
-    return nbformat.reads(cache.cached(_execute, text, code), 4)
+    return nbformat.reads(
+        cache.cached_as(f"notebook {source.name}", _execute, text, code), 4
+    )
 
 
 def _execute(text: str, code: str) -> str:

@@ -19,7 +19,7 @@ import html as html_module
 import io
 import re
 
-from mha.support.cache import cached
+from mha.support.cache import cached_as
 
 _FIGURE = re.compile(r"<figure\b.*?</figure>", re.S)
 _PARAGRAPH = re.compile(r"<p\b[^>]*>(.*?)</p>", re.S)
@@ -55,7 +55,8 @@ def card_png(draw, *data: object) -> bytes:
     """
     if not callable(draw):
         raise TypeError(f"draw: expected a figure function, got {draw!r}")
-    return cached(_png, draw, *data)
+    figure = f"{draw.__module__.removeprefix('mha.figures.')}.{draw.__qualname__}"
+    return cached_as(f"card {figure}", _png, draw, *data)
 
 
 def _png(draw, *data: object) -> bytes:

@@ -278,11 +278,40 @@ def cached(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     del os.environ["MHA_CACHE_DIR"]
     ```
     """
+    return _cached(f"{fn.__module__}.{fn.__qualname__}", fn, args, kwargs)
+
+
+def cached_as(name: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``cached(fn, *args, **kwargs)``, called ``name`` where a build shows its progress
+    and keeps its timings: a helper that computes many things (every figure's SVG,
+    every code block's output) is named after each of them. The name is not part of
+    the cache key.
+
+    ```python
+    import json, os, tempfile
+    from mha.support.cache import cache_dir, cached, cached_as
+
+    os.environ["MHA_CACHE_DIR"] = tempfile.mkdtemp()
+
+    def square(x):
+        return x * x
+
+    assert cached_as("figure demo.square", square, 4) == 16
+    assert "figure demo.square" in json.loads((cache_dir() / "timings.json").read_text())
+    assert cached(square, 4) == 16  # the same entry, read from the cache
+    del os.environ["MHA_CACHE_DIR"]
+    ```
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"name: expected a non-empty string, got {name!r}")
+    return _cached(name, fn, args, kwargs)
+
+
+def _cached(name: str, fn: Callable[..., T], args: tuple, kwargs: dict) -> T:
     path = cache_dir() / f"{cache_key(fn, *args, **kwargs)}.pickle"
     if path.exists():
         _mark_read(path)
         return pickle.loads(path.read_bytes())
-    name = f"{fn.__module__}.{fn.__qualname__}"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         lock = FileLock(path.with_suffix(".lock"))
