@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 from threadpoolctl import threadpool_limits
 
+from mha.support.cache import cache_dir
 from mha_site.links import PLACEHOLDER_SITE, Links, origin, resolve
 
 # The plugins' hooks take effect by being imported here: the run's CPU time, printed
@@ -33,6 +34,7 @@ from tests.xdist_schedule import (  # noqa: F401
     needs_site,
     pytest_collection_modifyitems,
     pytest_xdist_make_scheduler,
+    reads_studies,
 )
 
 # As in the build (docs/_glue/macros.py): small matrices run faster on one BLAS thread.
@@ -109,6 +111,18 @@ class SiteBuild:
             pytest.fail(f"mkdocs build --strict failed:\n{stderr[-4000:]}")
         return self.site
 
+    def studies_computed(self) -> None:
+        """Return once the build's studies are all in the cache: its second process
+        has computed every one (and left its marker, mha_site.prefetch, since the
+        build began), or the build has ended; at once if no process of this run has
+        started the build."""
+        ahead = cache_dir() / "computed-ahead"
+        while self.folder.exists() and not self.status.exists():
+            began = self.folder.stat().st_mtime
+            if any(marker.stat().st_mtime >= began for marker in ahead.glob("*")):
+                return
+            time.sleep(0.2)
+
     def join(self) -> None:
         if self.thread is not None:
             self.thread.join()
@@ -146,6 +160,19 @@ def site_builds(
     yield builds
     builds.site.join()
     builds.again.join()
+
+
+@pytest.fixture(autouse=True)
+def studies_from_the_build(
+    request: pytest.FixtureRequest, site_builds: SiteBuilds
+) -> None:
+    """A test of the pages' code (``reads_studies``), in a run that builds the site,
+    starts once the build has computed every study (once, on both cores:
+    mha_site.prefetch), and reads it from the cache instead of computing it, or
+    waiting for it, in its own time. The wait is the setup of the first such test of
+    each worker; a run that builds nothing does not wait."""
+    if reads_studies(request.node):
+        site_builds.site.studies_computed()
 
 
 @pytest.fixture(scope="session")

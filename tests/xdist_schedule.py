@@ -1,15 +1,16 @@
 """How ``make test`` hands tests to its workers (pytest-xdist), apart from the fixtures.
 
-Two rules. Each worker runs the tests that need no site first, then the tests of the
-built site, then the browser tests, so the build (tests/conftest.py) overlaps the
-first kind; the file of the test that compares it with a second build comes last, so
-that the second build (started when the first ends) overlaps the rest. And xdist
-hands out a whole test file at a time, or all the tests of one page of the site in
-tests/browser/test_pages.py and tests/browser/test_legibility.py (which read the same
-visits of that page, tests/browser/tour.py), so a file's module and session fixtures
-(a reference model, a browser) are set up once and a page is loaded once for both
-files. Among the browser tests, whole files go out first and the pages one by one
-after them, so that the small units are left to fill in at the end.
+Two rules. Each worker runs the tests that need neither the site nor the pages' studies
+first, then the tests of the built site and of the pages' code, then the browser tests,
+so the build (tests/conftest.py) overlaps the first kind, and computes every study once,
+on both cores, before a test reads it; the file of the test that compares it with a
+second build comes last, so that the second build (started when the first ends) overlaps
+the rest. And xdist hands out a whole test file at a time, or all the tests of one page
+of the site in tests/browser/test_pages.py and tests/browser/test_legibility.py (which
+read the same visits of that page, tests/browser/tour.py), so a file's module and
+session fixtures (a reference model, a browser) are set up once and a page is loaded
+once for both files. Among the browser tests, whole files go out first and the pages one
+by one after them, so that the small units are left to fill in at the end.
 
 The scheduler keeps that order: xdist's own ``--dist loadscope`` would hand out the
 units with the most tests first (``--loadscope-reorder``), the browser tests among
@@ -23,8 +24,11 @@ below for those marks once a pytest-xdist release with that fix is pinned.
 
 from __future__ import annotations
 
+import functools
 import re
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -33,6 +37,22 @@ BROWSER_TESTS = Path(__file__).resolve().parent / "browser"
 PER_PAGE_MODULES = ("tests/browser/test_pages.py", "tests/browser/test_legibility.py")
 PAGE_SCOPE = "tests/browser/pages"
 _WIDTH = re.compile(r"^\d+px-")  # test_legibility.py's ids: "1280px-cricket"
+ROOT = BROWSER_TESTS.parents[1]
+# Where the pages' studies are computed, and the real models' weights dequantised:
+# the site's build computes and caches them all. And the folders whose examples
+# (docstrings, a page's code blocks) run that code.
+STUDY_CODE = ("mha.pages", "mha.figures", "mha.experiments", "mha.pretrained")
+PAGE_CODE = tuple(
+    ROOT / folder
+    for folder in (
+        "src/mha/pages",
+        "src/mha/figures",
+        "src/mha/experiments",
+        "src/mha/pretrained",
+        "src/mha_site",
+        "docs",
+    )
+)
 
 
 def needs_site(item: pytest.Item) -> bool:
@@ -40,9 +60,73 @@ def needs_site(item: pytest.Item) -> bool:
     return "built_site" in getattr(item, "fixturenames", ())
 
 
+def reads_studies(item: pytest.Item) -> bool:
+    """Whether the test may read the pages' studies (or a real model): an example in
+    the pages' code (``PAGE_CODE``), a test whose module or test helpers (``tests.*``)
+    hold anything of ``STUDY_CODE``, or a test given such an object as a parameter.
+
+    ```python
+    from types import SimpleNamespace
+
+    import mha.pages.depth
+    import tests.figures.test_circuits_plotted as circuits
+    import tests.test_core as core
+    from tests.xdist_schedule import ROOT, reads_studies
+
+    def item(path, module=None, **params):
+        spec = SimpleNamespace(params=params)
+        return SimpleNamespace(path=ROOT / path, module=module, callspec=spec)
+
+    assert reads_studies(item("src/mha/pages/depth/repeated_tokens.py"))
+    assert reads_studies(item("docs/circuits.md"))
+    assert reads_studies(item(circuits.__file__, circuits))  # through its helper
+    assert reads_studies(item(core.__file__, core, obj=mha.pages.depth.page))
+    assert not reads_studies(item(core.__file__, core))
+    assert not reads_studies(item("src/mha/attention.py"))
+    ```
+    """
+    path = Path(item.path)
+    if any(folder == path or folder in path.parents for folder in PAGE_CODE):
+        return True
+    module = getattr(item, "module", None)
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return (module is not None and _holds_study_code(module)) or any(
+        _is_study_code(_origin(value)) for value in params.values()
+    )
+
+
+def _origin(value: object) -> str:
+    """The name of the module ``value`` is, or was defined in ("" if none)."""
+    if isinstance(value, ModuleType):
+        return value.__name__
+    return getattr(value, "__module__", None) or ""
+
+
+def _is_study_code(module: str) -> bool:
+    return any(module == name or module.startswith(f"{name}.") for name in STUDY_CODE)
+
+
+@functools.cache
+def _holds_study_code(module: ModuleType) -> bool:
+    """Whether the test module ``module`` or a ``tests.*`` module it imports, at any
+    depth, holds an object of ``STUDY_CODE``."""
+    seen, todo = {module.__name__}, [module]
+    while todo:
+        for value in vars(todo.pop()).values():
+            origin = _origin(value)
+            if _is_study_code(origin):
+                return True
+            helper = sys.modules.get(origin) if origin.startswith("tests.") else None
+            if helper is not None and origin not in seen:
+                seen.add(origin)
+                todo.append(helper)
+    return False
+
+
 def run_order(item: pytest.Item) -> int:
-    """0: tests without the site; 1: tests of the built site; 2: browser tests; 3:
-    the test of the second build (``rebuilt_site``).
+    """0: tests without the site or the studies; 1: tests of the built site or of the
+    pages' code (``reads_studies``, which wait for the build: tests/conftest.py); 2:
+    browser tests; 3: the test of the second build (``rebuilt_site``).
 
     Each worker runs its tests in this order, so the build overlaps the first kind,
     the second build (started when the first ends) the next two, and each worker
@@ -52,7 +136,7 @@ def run_order(item: pytest.Item) -> int:
         return 3
     if BROWSER_TESTS in item.path.parents:
         return 2
-    return int(needs_site(item))
+    return int(needs_site(item) or reads_studies(item))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
