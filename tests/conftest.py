@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from threadpoolctl import threadpool_limits
 
-from mha.support.cache import cache_dir
+from mha_site import prefetch
 from mha_site.links import PLACEHOLDER_SITE, Links, origin, resolve
 
 # The plugins' hooks take effect by being imported here: the run's CPU time, printed
@@ -116,10 +116,8 @@ class SiteBuild:
         has computed every one (and left its marker, mha_site.prefetch, since the
         build began), or the build has ended; at once if no process of this run has
         started the build."""
-        ahead = cache_dir() / "computed-ahead"
         while self.folder.exists() and not self.status.exists():
-            began = self.folder.stat().st_mtime
-            if any(marker.stat().st_mtime >= began for marker in ahead.glob("*")):
+            if prefetch.computed_since(self.folder.stat().st_mtime):
                 return
             time.sleep(0.2)
 

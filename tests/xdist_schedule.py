@@ -42,16 +42,10 @@ ROOT = BROWSER_TESTS.parents[1]
 # the site's build computes and caches them all. And the folders whose examples
 # (docstrings, a page's code blocks) run that code.
 STUDY_CODE = ("mha.pages", "mha.figures", "mha.experiments", "mha.pretrained")
-PAGE_CODE = tuple(
-    ROOT / folder
-    for folder in (
-        "src/mha/pages",
-        "src/mha/figures",
-        "src/mha/experiments",
-        "src/mha/pretrained",
-        "src/mha_site",
-        "docs",
-    )
+PAGE_CODE = (
+    *(ROOT / "src" / package.replace(".", "/") for package in STUDY_CODE),
+    ROOT / "src/mha_site",
+    ROOT / "docs",
 )
 
 

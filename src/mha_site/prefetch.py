@@ -118,13 +118,31 @@ def marker(arguments: list[str]) -> Path:
         digest.update(argument.encode())
         if argument.startswith("notebook:"):
             digest.update(Path(argument.removeprefix("notebook:")).read_bytes())
-    return cache.cache_dir() / "computed-ahead" / digest.hexdigest()
+    return _markers() / digest.hexdigest()
+
+
+def _markers() -> Path:
+    return cache.cache_dir() / "computed-ahead"
+
+
+def computed_since(began: float) -> bool:
+    """Whether a child has computed everything it was given since ``began`` (a
+    ``time.time()``): a build's studies are all in the cache once its child has.
+
+    ```python
+    import time
+    from mha_site.prefetch import computed_since
+
+    assert not computed_since(time.time() + 60)
+    ```
+    """
+    return any(done.stat().st_mtime >= began for done in _markers().glob("*"))
 
 
 def forget() -> None:
     """Delete every marker: after cached results were deleted, the next build's
     child computes what is missing again."""
-    shutil.rmtree(cache.cache_dir() / "computed-ahead", ignore_errors=True)
+    shutil.rmtree(_markers(), ignore_errors=True)
 
 
 def finish(process: subprocess.Popen | None, timeout: float = 60) -> None:
