@@ -19,7 +19,6 @@ assert "mha.worked.cricket" in found and "numpy" not in found
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import jupytext
@@ -27,24 +26,14 @@ import nbformat
 from nbclient import NotebookClient
 
 from mha.support import cache
+from mha_site.pages import imported
 
 
 def mha_imports(notebook: nbformat.NotebookNode) -> list[str]:
-    """The ``mha`` names a notebook's code cells import (magics skipped): modules,
-    and names imported from them (``code_digest`` counts only the modules)."""
-    found: set[str] = set()
-    for cell in notebook.cells:
-        if cell.cell_type != "code":
-            continue
-        code = "\n".join(
-            line for line in cell.source.splitlines() if line.lstrip()[:1] not in "%!"
-        )
-        for node in ast.walk(ast.parse(code)):
-            if isinstance(node, ast.Import):
-                found |= {alias.name for alias in node.names}
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                found |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
-    return sorted(name for name in found if name.split(".")[0] == "mha")
+    """The ``mha`` names a notebook's code cells import, as ``mha_site.pages.imported``
+    finds them in a page's code blocks (``code_digest`` counts only the modules)."""
+    cells = notebook.cells
+    return imported("\n".join(c.source for c in cells if c.cell_type == "code"))
 
 
 def source_notebook(source: Path) -> nbformat.NotebookNode:
