@@ -36,7 +36,9 @@ class Fact:
     """A named boolean that a sentence of the page states, and the values behind it.
 
     ``values`` prints the values that make it true (or false), for the message when
-    it no longer holds.
+    it no longer holds; ``says`` is its one-line description in plain words, what it
+    checks (for example "the single head's weights on Kohli and on his are equal,
+    within 1e-12").
 
     ```python
     from mha.support.page import Fact
@@ -49,11 +51,14 @@ class Fact:
 
     holds: bool
     values: str
+    says: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "holds", bool(self.holds))
         if not isinstance(self.values, str) or not self.values:
             raise TypeError(f"values: expected a non-empty string, got {self.values!r}")
+        if not isinstance(self.says, str):
+            raise TypeError(f"says: expected a string, got {self.says!r}")
 
 
 @dataclass(frozen=True)
