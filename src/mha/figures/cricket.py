@@ -1,8 +1,8 @@
-"""Figures of the cricket worked example."""
+"""Figures of the cricket worked example, drawn from what its page hands them."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -10,9 +10,22 @@ from matplotlib.patches import FancyArrowPatch
 
 from mha.figures.style import INK, PALETTE, new_figure
 
-if TYPE_CHECKING:
-    from mha.pages.cricket import Cricket
-    from mha.worked.cricket import HeadRun
+
+class HeadRun(Protocol):
+    """What a figure reads of one head's run: its name, columns, dots and weights."""
+
+    name: str
+    dims: tuple[int, ...]
+    dots: np.ndarray
+    weights: np.ndarray
+
+
+class Cricket(Protocol):
+    """What a figure reads of the example: the one wide head's run and heads A and B."""
+
+    full: HeadRun
+    head_a: HeadRun
+    head_b: HeadRun
 
 
 def three_distributions(

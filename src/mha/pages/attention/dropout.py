@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha.pages.attention import cat_sat
+from mha.pages.attention.cat_sat import solve
 from mha.pretrained.minilm import model_dir
 from mha.support.validate import generator
 
@@ -93,7 +93,7 @@ def study(
     ```
     """
     p = _minilm_p() if p is None else p
-    run = cat_sat.solve()
+    run = solve()
     w, v = run.weights, run.v
     draws = [
         dropout(np.broadcast_to(w, (n_draws, *w.shape)), p, np.random.default_rng(s))
