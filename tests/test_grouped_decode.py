@@ -36,9 +36,9 @@ def test_decoding_grouped_equals_the_readable_path(h, h_kv):
 
 def test_a_grouped_step_copies_no_kv_head(monkeypatch):
     readable, fused = _pair(6, 2)
-    calls, repeat = [], mha.layer.repeat_kv
+    calls, repeat = [], mha.layer._repeat
     monkeypatch.setattr(
-        mha.layer, "repeat_kv", lambda x, n: calls.append(n) or repeat(x, n)
+        mha.layer, "_repeat", lambda x, n: calls.append(n) or repeat(x, n)
     )
     fused.step(np.ones((1, 1, 12)), KVCache(1, 2, 2, 4, np.float64))
     assert calls == []

@@ -24,9 +24,7 @@ def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
     assert heads[0, 1].tolist() == [[2.0, 3.0], [8.0, 9.0]]  # columns 2:4
     ```
     """
-    x, n_heads = _check_split(x, n_heads)
-    *lead, seq, d_model = x.shape
-    return x.reshape(*lead, seq, n_heads, d_model // n_heads).swapaxes(-2, -3)
+    return _split(*_check_split(x, n_heads))
 
 
 def merge_heads(x: np.ndarray) -> np.ndarray:
@@ -40,9 +38,7 @@ def merge_heads(x: np.ndarray) -> np.ndarray:
     assert np.array_equal(merge_heads(split_heads(x, 3)), x)
     ```
     """
-    x = _check_heads("x", x, "(..., n_heads, seq, d_k)")
-    *lead, n_heads, seq, d_k = x.shape
-    return x.swapaxes(-2, -3).reshape(*lead, seq, n_heads * d_k)
+    return _merge(_check_heads("x", x, "(..., n_heads, seq, d_k)"))
 
 
 def repeat_kv(x: np.ndarray, n_rep: int) -> np.ndarray:
@@ -59,8 +55,7 @@ def repeat_kv(x: np.ndarray, n_rep: int) -> np.ndarray:
     ```
     """
     n_rep = positive_int("n_rep", n_rep)
-    x = _check_heads("x", x, "(..., n_kv_heads, seq, d_k)")
-    return x if n_rep == 1 else np.repeat(x, n_rep, axis=-3)
+    return _repeat(_check_heads("x", x, "(..., n_kv_heads, seq, d_k)"), n_rep)
 
 
 def mean_pool_heads(w: np.ndarray, n_heads: int, n_groups: int) -> np.ndarray:
@@ -84,6 +79,23 @@ def mean_pool_heads(w: np.ndarray, n_heads: int, n_groups: int) -> np.ndarray:
     with np.errstate(over="ignore"):  # refused by name just below
         mean = grouped.mean(axis=-2)
     return fits("w", "mean", mean).reshape(*w.shape[:-1], n_groups * d_k)
+
+
+# --- the same on checked inputs (the layer checks its own once, on entry) ----------
+
+
+def _split(x: np.ndarray, n_heads: int) -> np.ndarray:
+    *lead, seq, d_model = x.shape
+    return x.reshape(*lead, seq, n_heads, d_model // n_heads).swapaxes(-2, -3)
+
+
+def _merge(x: np.ndarray) -> np.ndarray:
+    *lead, n_heads, seq, d_k = x.shape
+    return x.swapaxes(-2, -3).reshape(*lead, seq, n_heads * d_k)
+
+
+def _repeat(x: np.ndarray, n_rep: int) -> np.ndarray:
+    return x if n_rep == 1 else np.repeat(x, n_rep, axis=-3)
 
 
 # --- input checks -------------------------------------------------------------------

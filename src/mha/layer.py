@@ -7,7 +7,7 @@ import copy
 import numpy as np
 
 from mha.attention import attend, check_mask
-from mha.heads import mean_pool_heads, merge_heads, repeat_kv, split_heads
+from mha.heads import _merge, _repeat, _split, mean_pool_heads
 from mha.kv_cache import KVCache
 from mha.rope import RotaryEmbedding
 from mha.support.validate import (
@@ -130,9 +130,8 @@ class MultiHeadAttention:
         assert np.allclose(layer(x, kv=x)[0], layer(x)[0])
         ```
         """
-        x = self._check_input(x)
-        kv = x if kv is None else self._check_input(kv, "kv")
-        q, k, v = self._project(x, kv, integer("start", start, minimum=0))
+        x, kv, start, mask, head_mask = self._check_call(x, kv, start, mask, head_mask)
+        q, k, v = self._project(x, kv, start)
         return self._attend(q, k, v, mask, head_mask)
 
     def step(self, x_new: np.ndarray, cache: KVCache) -> tuple[np.ndarray, np.ndarray]:
@@ -157,6 +156,7 @@ class MultiHeadAttention:
         """
         x_new = self._check_step(x_new, cache)
         start, n_new = cache.length, x_new.shape[1]
+        self._check_rope(x_new.shape, x_new.shape, start)
         q, k, v = self._project(x_new, x_new, start)
         keys, values = cache.append(k, v)  # (batch, h_kv, length, d_k)
         mask = None
@@ -184,13 +184,10 @@ class MultiHeadAttention:
         assert np.allclose(writes.sum(axis=-3), layer(x, causal_mask(5))[0])
         ```
         """
-        x = self._check_input(x)
+        x, _, _, mask, _ = self._check_call(x, None, 0, mask, None)
         q, k, v = self._project(x, x, 0)
         group = self.n_heads // self.n_kv_heads
-        k, v = repeat_kv(k, group), repeat_kv(v, group)
-        if mask is not None:
-            mask = check_mask(mask, (*q.shape[:-1], k.shape[-2]))
-        heads, weights = attend(q, k, v, mask)  # (..., h, seq, d_k)
+        heads, weights = attend(q, _repeat(k, group), _repeat(v, group), mask)
         w_o = self.w_o.astype(x.dtype, copy=False)
         return heads @ w_o.reshape(self.n_heads, self.d_k, self.d_model), weights
 
@@ -230,14 +227,15 @@ class MultiHeadAttention:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Q (..., h, seq, d_k) of ``x`` and K, V (..., h_kv, kv_seq, d_k) of ``kv``,
         the tokens at positions ``start, start + 1, ...``, rotated if ``rope``."""
-        # a projection past the dtype's range is refused by name in attend (q, k) or
-        # in _attend (v, through W_O), not warned about here first
+        # a projection past the dtype's range is refused by name in attend (q, k), in
+        # the rotation, or in _attend (v, through W_O), not warned about here first
         with np.errstate(over="ignore", invalid="ignore"):
-            q = split_heads(_linear(x, self.w_q, self.b_q), self.n_heads)
-            k = split_heads(_linear(kv, self.w_k, self.b_k), self.n_kv_heads)
-            v = split_heads(_linear(kv, self.w_v, self.b_v), self.n_kv_heads)
+            q = _split(_linear(x, self.w_q, self.b_q), self.n_heads)
+            k = _split(_linear(kv, self.w_k, self.b_k), self.n_kv_heads)
+            v = _split(_linear(kv, self.w_v, self.b_v), self.n_kv_heads)
         if self.rope is not None:
-            q, k = self.rope.from_position(q, start), self.rope.from_position(k, start)
+            q = self.rope._from_position(q, start)
+            k = self.rope._from_position(k, start)
         return q, k, v
 
     def _attend(
@@ -248,25 +246,52 @@ class MultiHeadAttention:
         mask: np.ndarray | None,
         head_mask: np.ndarray | None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Each query head attends with its K/V head; heads merge, then W_O."""
+        """Each query head attends with its K/V head; heads merge, then W_O. The
+        inputs were checked on entry and the weights when assigned: none is checked
+        again here (``mask`` and ``head_mask`` come checked, or ``None``)."""
         group = self.n_heads // self.n_kv_heads
-        k, v = repeat_kv(k, group), repeat_kv(v, group)  # query head i: K/V i // group
-        if mask is not None:
-            mask = check_mask(mask, (*q.shape[:-1], k.shape[-2]))
-        # x was checked on entry and the weights when assigned: no second scan here
+        k, v = _repeat(k, group), _repeat(v, group)  # query head i: K/V i // group
         heads, weights = attend(q, k, v, mask)  # (..., h, seq, d_k), (..., h, seq, len)
         with np.errstate(over="ignore", invalid="ignore"):  # refused by name below
             if head_mask is not None:
-                factors = self._check_head_mask(head_mask, heads.dtype)
                 heads = fits(
                     "head_mask",
                     "product with the heads",
-                    heads * factors[:, None, None],
+                    heads * head_mask[:, None, None],
                 )
-            output = _linear(merge_heads(heads), self.w_o, self.b_o)
+            output = _linear(_merge(heads), self.w_o, self.b_o)
         return fits("x", "output through W_O", output), weights
 
     # --- input checks ---------------------------------------------------------------
+
+    def _check_call(
+        self,
+        x: np.ndarray,
+        kv: np.ndarray | None,
+        start: int,
+        mask: np.ndarray | None,
+        head_mask: np.ndarray | None,
+    ) -> tuple:
+        """Every input of a call, checked once: ``x``, ``kv`` (``x`` if ``None``),
+        ``start``, the mask against the scores' shape, the head mask as x's dtype."""
+        x = self._check_input(x)
+        kv = x if kv is None else self._check_input(kv, "kv")
+        start = integer("start", start, minimum=0)
+        self._check_rope(x.shape, kv.shape, start)
+        if mask is not None:
+            scores = (*x.shape[:-2], self.n_heads, x.shape[-2], kv.shape[-2])
+            mask = check_mask(mask, scores)
+        if head_mask is not None:
+            head_mask = self._check_head_mask(head_mask, x.dtype)
+        return x, kv, start, mask, head_mask
+
+    def _check_rope(self, x_shape: tuple, kv_shape: tuple, start: int) -> None:
+        """The rotation's checks on the queries' and keys' shapes, before projecting."""
+        if self.rope is None:
+            return
+        for shape, heads in ((x_shape, self.n_heads), (kv_shape, self.n_kv_heads)):
+            self.rope._check_shape((*shape[:-2], heads, shape[-2], self.d_k))
+            self.rope._check_start(start, shape[-2])
 
     def _check_input(self, x: np.ndarray, name: str = "x") -> np.ndarray:
         x = float_array(name, x)

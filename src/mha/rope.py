@@ -88,16 +88,14 @@ class RotaryEmbedding:
         ```
         """
         x = self._check_x(x)
-        start = integer("start", start, minimum=0)
+        return self._from_position(x, self._check_start(start, x.shape[-2]))
+
+    def _from_position(self, x: np.ndarray, start: int) -> np.ndarray:
+        """``from_position`` on checked inputs (the layer checks its own on entry)."""
         stop = start + x.shape[-2]
-        if stop > MAX_POSITION:
-            raise ValueError(
-                f"start: expected start + seq below 2**{MAX_POSITION.bit_length() - 1}"
-                f" (past it the float64 angles lose the precision of a rotation), "
-                f"got {start} + {x.shape[-2]}"
-            )
         if stop > TABLE_LIMIT:  # far positions: their own angles, not a table
-            return self(x, np.arange(start, stop))
+            cos, sin = self._cos_sin(np.arange(start, stop), x.dtype)
+            return self._rotate(x, cos, sin)
         cos, sin = self._table(stop, x.dtype)
         return self._rotate(x, cos[start:stop], sin[start:stop])
 
@@ -142,11 +140,24 @@ class RotaryEmbedding:
 
     def _check_x(self, x: np.ndarray) -> np.ndarray:
         x = float_array("x", x)
-        if x.ndim < 2 or x.shape[-1] != self.d_k:
-            raise ValueError(
-                f"x: expected shape (..., seq, d_k={self.d_k}), got {x.shape}"
-            )
+        self._check_shape(x.shape)
         return x
+
+    def _check_shape(self, shape: tuple[int, ...]) -> None:
+        if len(shape) < 2 or shape[-1] != self.d_k:
+            raise ValueError(
+                f"x: expected shape (..., seq, d_k={self.d_k}), got {shape}"
+            )
+
+    def _check_start(self, start: int, seq: int) -> int:
+        start = integer("start", start, minimum=0)
+        if start + seq > MAX_POSITION:
+            raise ValueError(
+                f"start: expected start + seq below 2**{MAX_POSITION.bit_length() - 1}"
+                f" (past it the float64 angles lose the precision of a rotation), "
+                f"got {start} + {seq}"
+            )
+        return start
 
     def _check_inputs(
         self, x: np.ndarray, positions: np.ndarray

@@ -36,8 +36,8 @@ from pathlib import Path
 import numpy as np
 from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
 
-from mha.attention import attend, causal_mask, check_mask
-from mha.heads import merge_heads, split_heads
+from mha.attention import attend, causal_mask
+from mha.heads import _merge, _split
 from mha.kv_cache import KVCache
 from mha.layer import MultiHeadAttention, _linear
 from mha.pretrained import package_folder
@@ -146,10 +146,10 @@ class FusedQKV(MultiHeadAttention):
         if not self.is_fused() or kv is not x:  # cross-attention: the readable path
             return super()._project(x, kv, start)
         h, h_kv = self.n_heads, self.n_kv_heads
-        qkv = split_heads(x @ self.w_qkv.astype(x.dtype, copy=False), h + 2 * h_kv)
+        qkv = _split(x @ self.w_qkv.astype(x.dtype, copy=False), h + 2 * h_kv)
         qk = qkv[..., : h + h_kv, :, :]  # queries and keys, rotated in one call
         if self.rope is not None:
-            qk = self.rope.from_position(qk, start)
+            qk = self.rope._from_position(qk, start)  # start checked on entry
         return qk[..., :h, :, :], qk[..., h:, :, :], qkv[..., h + h_kv :, :, :]
 
     def _attend(
@@ -170,16 +170,14 @@ class FusedQKV(MultiHeadAttention):
         scores, no copy. A per-head ``head_mask`` or a per-head mask takes the
         readable path.
         """
-        group = self.n_heads // self.n_kv_heads
-        if mask is not None:
-            mask = check_mask(mask, (*q.shape[:-1], k.shape[-2]))
+        group = self.n_heads // self.n_kv_heads  # mask and head_mask come checked
         if group == 1 or head_mask is not None or (mask is not None and mask.ndim > 2):
             return super()._attend(q, k, v, mask, head_mask)
         *lead, h, n, d_k = q.shape
         grouped = q.reshape(*lead, self.n_kv_heads, group, n, d_k)
         heads, weights = attend(grouped, k[..., None, :, :], v[..., None, :, :], mask)
         heads = heads.reshape(*lead, h, n, v.shape[-1])
-        out = _linear(merge_heads(heads), self.w_o, self.b_o)  # as the readable path
+        out = _linear(_merge(heads), self.w_o, self.b_o)  # as the readable path
         return out, weights.reshape(*lead, h, n, k.shape[-2])
 
 
