@@ -1,24 +1,41 @@
-"""Every public function and class of src/mha has a docstring with a runnable example.
+"""Every public function and class of the library has a docstring with a runnable
+example; a page module has none (its page's test file tests it).
 
-pytest-markdown-docs runs those examples (see pyproject.toml); this test makes sure
-there is one to run, and runs the ones the plugin cannot see: it collects functions
-and classes only, so a function wrapped by ``functools.cache`` (each page's
-``page()``, the models' ``load()``) would keep an example nobody runs.
+The library is ``mha`` without the site's own code: the page modules
+(``mha.pages``) and the figures (``mha.figures``). pytest-markdown-docs runs the
+examples (see pyproject.toml); this test makes sure there is one to run, and runs the
+ones the plugin cannot see: it collects functions and classes only, so a function
+wrapped by ``functools.cache`` (the models' ``load()``) would keep an example nobody
+runs.
 """
 
+import ast
 import importlib
 import inspect
 import pkgutil
 import re
+from pathlib import Path
 
 import pytest
 
 import mha
 
+SITE = ("mha.pages", "mha.figures")  # the site's own code, tested by each page's test
+PAGES = Path(mha.__file__).parent / "pages"
+# the exercise checkers are the library's, in the exercises page's module until they
+# move out of it (issue 43 part 5): they keep their examples
+CHECKERS = PAGES / "exercises.py"
+EXAMPLE = re.compile(r"^\s*```\s*\{?\.?python", re.M)
+
+
+def library_modules():
+    for info in pkgutil.walk_packages(mha.__path__, "mha."):
+        if not info.name.startswith(SITE):
+            yield importlib.import_module(info.name)
+
 
 def public_objects():
-    for info in pkgutil.walk_packages(mha.__path__, "mha."):
-        module = importlib.import_module(info.name)
+    for module in library_modules():
         for name, obj in vars(module).items():
             if (
                 name.startswith("_")
@@ -57,3 +74,37 @@ def test_the_example_of_a_cached_function_runs(name, obj):
     assert examples, f"{name}: docstring has no ```python example"
     for example in examples:
         exec(compile(example, f"<example of {name}>", "exec"), {})
+
+
+def docstring_examples(path: Path) -> list[str]:
+    """Where the module at ``path`` has a docstring with a fenced Python example."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(
+            node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+        ):
+            doc = ast.get_docstring(node, clean=False) or ""
+            if EXAMPLE.search(doc):
+                found.append(f"{path}:{getattr(node, 'lineno', 1)}")
+    return found
+
+
+def test_docstring_examples_are_found(tmp_path: Path):
+    module = tmp_path / "m.py"
+    module.write_text(
+        'def f():\n    """Text.\n\n    ```python\n    f()\n    ```\n    """\n'
+    )
+    assert docstring_examples(module) == [f"{module}:1"]
+    module.write_text('def f():\n    """Text only."""\n')
+    assert docstring_examples(module) == []
+
+
+def test_page_modules_carry_no_docstring_example():
+    """A page module is tested by tests/pages/test_<page>.py, not by examples."""
+    found = [
+        example
+        for path in sorted(PAGES.rglob("*.py"))
+        if path != CHECKERS
+        for example in docstring_examples(path)
+    ]
+    assert not found, f"move these examples into the page's test file: {found}"

@@ -46,14 +46,6 @@ def pre_norm(
 ) -> np.ndarray:
     """Normalise, attend, add; normalise, feed forward, add. The stream ``x`` itself
     is never normalised.
-
-    ```python
-    import numpy as np
-    from mha.pages.block import pre_norm
-
-    x, same = np.ones((2, 3)), lambda y: y
-    assert np.array_equal(pre_norm(x, same, same, same, same), 4 * x)  # x+x, then doubled
-    ```
     """
     x = x + attend(norm_1(x))
     return x + ffn(norm_2(x))
@@ -68,14 +60,6 @@ def post_norm(
 ) -> np.ndarray:
     """Attend, add, normalise; feed forward, add, normalise. The stream is
     normalised after each sublayer.
-
-    ```python
-    import numpy as np
-    from mha.pages.block import post_norm
-
-    x, same, half = np.ones((2, 3)), lambda y: y, lambda y: y / 2
-    assert np.array_equal(post_norm(x, same, same, half, half), x)  # (x+x)/2, twice
-    ```
     """
     x = norm_1(x + attend(x))
     return norm_2(x + ffn(x))
@@ -84,16 +68,6 @@ def post_norm(
 def smollm2_block(x: np.ndarray, block: smollm2.Block) -> np.ndarray:
     """One SmolLM2 block on ``x (1, n, d_model)``: pre-norm, RMSNorm, causal
     grouped-query attention, SwiGLU.
-
-    ```python
-    import numpy as np
-    from mha.pages.block import smollm2_block
-    from mha.pretrained import smollm2
-
-    model = smollm2.load()
-    x = model.embed(model.encode("Hello world"))
-    assert smollm2_block(x, model.blocks[0]).shape == x.shape
-    ```
     """
     mask = causal_mask(x.shape[-2])
     w_gate, w_up = np.split(block.w_gate_up, 2, axis=1)  # (d_model, d_ff) each
@@ -116,17 +90,6 @@ def minilm_layer(
 ) -> np.ndarray:
     """One MiniLM layer on ``x (batch, n, d_model)``: post-norm, LayerNorm,
     attention to every real token (``mask``, the padding mask), GELU.
-
-    ```python
-    import numpy as np
-    from mha.pages.block import minilm_layer
-    from mha.pretrained import minilm
-
-    model = minilm.load()
-    batch = model.batch(["hello world"])
-    x = model.embed_tokens(batch)
-    assert minilm_layer(x, model.layers[0], batch.mask).shape == x.shape
-    ```
     """
 
     def gelu_ffn(y: np.ndarray) -> np.ndarray:
@@ -143,15 +106,7 @@ def minilm_layer(
 
 
 def source(function: Callable) -> str:
-    """The code of ``function`` as the page shows it: without its docstring.
-
-    ```python
-    from mha.pages.block import pre_norm, source
-
-    shown = source(pre_norm)
-    assert shown.startswith("def pre_norm(") and "Normalise" not in shown
-    ```
-    """
+    """The code of ``function`` as the page shows it: without its docstring."""
     lines = textwrap.dedent(inspect.getsource(function)).splitlines()
     docstring = ast.parse("\n".join(lines)).body[0].body[0]
     end = docstring.end_lineno
@@ -184,14 +139,6 @@ class Check:
 def study(smollm2_text: str, minilm_texts: tuple[str, ...], digest: str) -> Check:
     """Run both models through the blocks written here and through their own code
     (``digest`` names SmolLM2's weights, for the cache).
-
-    ```python
-    from mha.pages.block import study
-    from mha.pretrained import smollm2
-
-    check = study("Hello there", ("hi", "a dog barked"), smollm2.gguf_digest())
-    assert check.smollm2_gap < 1e-4 and check.minilm_gap < 1e-5
-    ```
     """
     model = smollm2.load()
     ids = model.encode(smollm2_text)
@@ -235,14 +182,7 @@ def _rms(x: np.ndarray) -> np.ndarray:
 
 @functools.cache
 def page() -> Page:
-    """What the page prints: the two checks and the stream's size through the depth.
-
-    ```python
-    from mha.pages.block import page
-
-    assert all(fact.holds for fact in page().facts.values())
-    ```
-    """
+    """What the page prints: the two checks and the stream's size through the depth."""
     check = cached(study, SMOLLM2_TEXT, MINILM_TEXTS, smollm2.gguf_digest())
     return Page(
         check=check,
@@ -259,14 +199,6 @@ def page() -> Page:
 def facts(check: Check) -> dict[str, Fact]:
     """The page's facts: both blocks equal their models', and what each norm
     placement does to the stream's size.
-
-    ```python
-    import dataclasses
-    from mha.pages.block import facts, page
-
-    off = dataclasses.replace(page().check, minilm_gap=1.0)
-    assert not facts(off)["minilm_equal"].holds
-    ```
     """
     pre, post = check.smollm2_rms, check.minilm_rms
     return {

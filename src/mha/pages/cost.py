@@ -50,15 +50,7 @@ SUBLAYERS_PER_LAYER = {
 
 @functools.cache
 def page() -> Page:
-    """What the page prints: the sweep over h, published shapes, timings, ranks.
-
-    ```python
-    from mha.pages.cost import page
-
-    p = page()
-    assert p.rows[0].params == p.formula[0] == 1_048_576
-    ```
-    """
+    """What the page prints: the sweep over h, published shapes, timings, ranks."""
     rows, ranks, t = cached(sweep), cached(score_ranks), timings()  # computed once
     costs, layers, parts = published_costs(), layer_costs(), []
     for b in map(totals.breakdown, totals.ARCHITECTURES):  # every model, part by part
@@ -114,16 +106,7 @@ class HeadCount:
 def sweep(
     d_model: int = D_MODEL, heads: tuple[int, ...] = HEADS, n: int = N
 ) -> tuple[HeadCount, ...]:
-    """Instantiate a layer for every head count and count what it holds and does.
-
-    ```python
-    from mha.pages.cost import sweep
-
-    rows = sweep(d_model=512, heads=(1, 8), n=100)
-    assert [r.multiply_adds for r in rows] == [5_120_000, 5_120_000]
-    assert rows[1].params_bias == 4 * 512**2 + 4 * 512
-    ```
-    """
+    """Instantiate a layer for every head count and count what it holds and does."""
     rows = []
     for h in heads:
         plain, biased = (MultiHeadAttention(d_model, h, bias=b) for b in (False, True))
@@ -146,16 +129,7 @@ class PublishedCost:
 
 
 def published_costs() -> tuple[PublishedCost, ...]:
-    """``param_count`` at the shape of every model of ``published.MODELS``.
-
-    ```python
-    from mha.pages.cost import published_costs
-
-    costs = {c.shape.name: c for c in published_costs()}
-    assert costs["BERT-base"].params == 4 * 768**2
-    assert costs["Transformer base"].sublayers == 18  # 6 encoder, 12 decoder
-    ```
-    """
+    """``param_count`` at the shape of every model of ``published.MODELS``."""
     costs = []
     for s in published.MODELS:
         bias = param_count(s.d_model, s.n_heads, bias=True)
@@ -224,14 +198,6 @@ def layer_costs() -> tuple[LayerCost, ...]:
     """Every published model with a context length (learned positions, or the
     published context of a decoder that attends to every past token): its layer's
     multiply-adds at that length, sorted by the n² part's share.
-
-    ```python
-    from mha.pages.cost import layer_costs
-
-    bert = {c.name: c for c in layer_costs()}["BERT-base"]
-    assert (bert.context, bert.cost.crossover) == (512, 2 * 768)
-    assert bert.weights == 12 * 512**2
-    ```
     """
     shapes = []
     for s in published.MODELS:  # multi-head: as many K/V heads as query heads
@@ -280,13 +246,6 @@ def score_ranks(
 ) -> tuple[ScoreRank, ...]:
     """Rank of every head's score matrix ``Qᵢ Kᵢᵀ`` (at most d_k) for random tokens,
     one layer per head count.
-
-    ```python
-    from mha.pages.cost import score_ranks
-
-    one, many = score_ranks(d_model=16, heads=(1, 16), n=20)
-    assert one.ranks.tolist() == [16] and set(many.ranks.tolist()) == {1}
-    ```
     """
     rng = generator(rng)
     x = rng.normal(size=(n, d_model))  # (n, d_model) random tokens
@@ -366,15 +325,7 @@ class Timings:
 
 
 def timings() -> Timings:
-    """The committed result of the ``heads`` benchmark (run ``make bench`` to refresh).
-
-    ```python
-    from mha.pages.cost import timings
-
-    t = timings()
-    assert t.rows[0].d_k == t.d_model and t.slowest.layer_ms >= t.fastest.layer_ms
-    ```
-    """
+    """The committed result of the ``heads`` benchmark (run ``make bench`` to refresh)."""
     data = measured.load("heads")
     fields = ("d_model", "n", "batch", "dtype", "repeats", "burst", "threads")
     rows = tuple(Timing(**row) for row in data["rows"])
@@ -392,14 +343,6 @@ def facts(
 ) -> dict[str, Fact]:
     """The facts the page states about counts, timings, ranks, Vaswani's BLEU and
     the ``whole`` layer's multiply-adds (at the count table's shape, and ``layers``).
-
-    ```python
-    from mha.pages.cost import facts, page
-
-    p = page()
-    found = facts(p.rows, p.costs, p.timings, p.ranks, [25.0, 24.0], p.whole, p.layers)
-    assert found["flat"].holds and not found["vaswani_heads"].holds
-    ```
     """
     by_name = {c.shape.name: c for c in costs}
     bert, gpt2 = by_name["BERT-base"], by_name["GPT-2 small"]
@@ -481,15 +424,6 @@ def figures(
     """The whole layer's multiply-adds at every published model's context, the
     measured times and the score ranks, in the page's order; the alt texts say what
     they show.
-
-    ```python
-    from mha.pages.cost import figures, layer_costs, score_ranks, timings
-
-    ranks = score_ranks(d_model=16, heads=(1, 16), n=20)
-    found = figures(timings(), ranks, layer_costs())
-    assert "on the dashed bound line" in found["score_ranks"].alt
-    assert "Qwen2.5 7B" in found["layer_split"].alt
-    ```
     """
     first, last = t.rows[0], t.rows[-1]
     trend = "neither rises steadily"

@@ -18,16 +18,7 @@ KOHLI, HIS, CENTURY, OVER = range(4)  # positions in cricket.EXTENDED_TOKENS
 
 @functools.cache
 def page() -> Page:
-    """What the page prints: the example, split only, extended, tripled; its cost.
-
-    ```python
-    from mha.pages.cricket import page
-
-    p = page()
-    assert all(fact.holds for fact in p.facts.values())
-    assert set(p.figures) == {"three_distributions", "head_vectors", "extended"}
-    ```
-    """
+    """What the page prints: the example, split only, extended, tripled; its cost."""
     example, extended = cricket.solve(), cricket.solve_extended()
     tripled, cost = cricket.solve(v=cricket.V_TRIPLED), _cost()
     return Page(
@@ -55,17 +46,7 @@ def _r(weights: np.ndarray) -> list[float]:  # rounded, for a fact's values
 def facts(
     example: Cricket, extended: dict[str, Cricket], tripled: Cricket
 ) -> dict[str, Fact]:
-    """The facts the page's sentences state about the example, extended and tripled.
-
-    ```python
-    import numpy as np
-    from mha.pages.cricket import facts
-    from mha.worked.cricket import solve, solve_extended
-
-    other = solve(q=np.array([2.0, 1.0, 0.0, 1.0]))  # another query for "his"
-    assert not facts(other, solve_extended(), other)["tie"].holds
-    ```
-    """
+    """The facts the page's sentences state about the example, extended and tripled."""
     full, a, b = example.full.weights, example.head_a.weights, example.head_b.weights
     # the split alone: each head's scores divided by the full head's scale, √4 = 2
     a2, b2 = (
@@ -129,17 +110,7 @@ def facts(
 
 
 def cost_facts(cost: dict[str, int]) -> dict[str, Fact]:
-    """The fact the page states about the cost of one head against several.
-
-    ```python
-    from mha.pages.cricket import cost_facts, page
-
-    c = page().cost
-    assert cost_facts(c)["same_cost"].holds
-    wide = {**c, "madds_many": c["heads"] * c["madds_one"]}  # heads of the full width
-    assert not cost_facts(wide)["same_cost"].holds
-    ```
-    """
+    """The fact the page states about the cost of one head against several."""
     c = cost
     return {
         "same_cost": Fact(
@@ -150,15 +121,7 @@ def cost_facts(cost: dict[str, int]) -> dict[str, Fact]:
 
 
 def figures(example: Cricket, extended: dict[str, Cricket]) -> dict[str, Figure]:
-    """The page's two figures; their alt texts state what the facts check.
-
-    ```python
-    from mha.pages.cricket import figures
-    from mha.worked.cricket import solve, solve_extended
-
-    assert "evenly" in figures(solve(), solve_extended())["three_distributions"].alt
-    ```
-    """
+    """The page's two figures; their alt texts state what the facts check."""
     return {
         "three_distributions": Figure(
             "cricket.three_distributions",

@@ -56,18 +56,7 @@ class Step:
 def online_steps(
     scores: np.ndarray, values: np.ndarray, block: int
 ) -> tuple[Step, ...]:
-    """The online softmax of one query, a block of keys at a time: each step's state.
-
-    ```python
-    import numpy as np
-    from mha.attention import softmax
-    from mha.pages.fast_attention import online_steps
-
-    scores, values = np.array([1.0, 3.0, 2.0]), np.array([1.0, 2.0, 3.0])
-    last = online_steps(scores, values, 2)[-1]
-    assert np.isclose(last.so_far, softmax(scores) @ values)
-    ```
-    """
+    """The online softmax of one query, a block of keys at a time: each step's state."""
     m, s, o, steps = -math.inf, 0.0, 0.0, []
     for j in range(0, len(scores), block):
         x, v = scores[j : j + block], values[j : j + block]
@@ -90,13 +79,6 @@ def peak_bytes(fn: Callable[[], object]) -> int:
     ``fn()`` runs once untraced first: what a first call allocates and keeps (a lazy
     import, a cache filled) varies with what the process did before, by a few hundred
     bytes, and a build that measured it would not be byte-identical to the next.
-
-    ```python
-    import numpy as np
-    from mha.pages.fast_attention import peak_bytes
-
-    assert peak_bytes(lambda: np.ones(1000)) >= 8000
-    ```
     """
     fn()
     tracemalloc.start()
@@ -110,13 +92,6 @@ def peak_bytes(fn: Callable[[], object]) -> int:
 def memory(sizes: tuple[int, ...]) -> list[dict]:
     """Peak bytes of causal attention over ``n`` tokens, one head of d_k = 64 in
     float64, through ``attend`` (the whole n×n) and ``tiled_attention`` (blocks of 128).
-
-    ```python
-    from mha.pages.fast_attention import memory
-
-    row = memory((256,))[0]
-    assert row["tiled"] < row["naive"] and row["naive"] >= 3 * 256 * 256 * 8
-    ```
     """
     return [_peaks(n) for n in sizes]
 
@@ -142,13 +117,6 @@ def multiply_adds(n: int, d_k: int, block: int, causal: bool) -> dict[str, int]:
 
     ``attend`` computes every score, masked or not; the tiled path with ``causal``
     skips the key blocks wholly after its query block.
-
-    ```python
-    from mha.pages.fast_attention import multiply_adds
-
-    count = multiply_adds(256, 64, 128, causal=False)
-    assert count["naive"] == count["tiled"] == 256 * 256 * (64 + 64)
-    ```
     """
     tiled = rescale = 0
     for i0 in range(0, n, block):
@@ -161,16 +129,7 @@ def multiply_adds(n: int, d_k: int, block: int, causal: bool) -> dict[str, int]:
 
 @functools.cache
 def page() -> Page:
-    """What the page prints: the example, the memory, the counts, the bench's rows.
-
-    ```python
-    from mha.pages.fast_attention import page
-
-    p = page()
-    assert all(fact.holds for fact in p.facts.values())
-    assert [row["n"] for row in p.memory] == [256, 512, 1024, 2048]
-    ```
-    """
+    """What the page prints: the example, the memory, the counts, the bench's rows."""
     steps = online_steps(SCORES, VALUES, BLOCK)
     direct = float(softmax(SCORES) @ VALUES)
     rows = cached(memory, SIZES)
@@ -234,17 +193,7 @@ def facts(
     bench_rows: list[dict],
     counts: dict,
 ) -> dict[str, Fact]:
-    """The facts the page states about the example, the memory and the counts.
-
-    ```python
-    from mha.pages.fast_attention import facts, page
-
-    p = page()
-    flat = [dict(row, naive=row["tiled"]) for row in p.memory]  # no n² any more
-    found = facts(p.steps, p.direct, flat, p.bench["rows"], p.counts)
-    assert not found["quadratic"].holds and found["same_output"].holds
-    ```
-    """
+    """The facts the page states about the example, the memory and the counts."""
     moved = [s for s in steps[1:] if s.rescale < 1]
     kept = [s for s in steps[1:] if s.rescale == 1]
     naive_growth, tiled_growth = _growth(rows, "naive"), _growth(rows, "tiled")
@@ -288,15 +237,7 @@ def facts(
 
 
 def figures(rows: list[dict], bench_rows: list[dict]) -> dict[str, Figure]:
-    """The memory figure: both paths' peaks against n, the build's and the bench's.
-
-    ```python
-    from mha.pages.fast_attention import figures, memory
-
-    rows = memory((256, 512))
-    assert "tiled" in figures(rows, rows)["memory"].alt
-    ```
-    """
+    """The memory figure: both paths' peaks against n, the build's and the bench's."""
     return {
         "memory": Figure(
             "fast_attention.memory",

@@ -27,15 +27,7 @@ Rng = np.random.Generator | None
 
 @functools.cache
 def page() -> Page:
-    """What the page prints: the drawn head, the bounds check, the ReLU comparison.
-
-    ```python
-    from mha.pages.ffn import page
-
-    p = page()
-    assert all(f.holds for f in p.facts.values()) and p.hull.inside.all()
-    ```
-    """
+    """What the page prints: the drawn head, the bounds check, the ReLU comparison."""
     hull, bounds, relu = hull_demo(), bounds_check(), relu_demo()
     sink = sink_relu_demo()
     return Page(
@@ -56,17 +48,7 @@ def page() -> Page:
 def facts(
     hull: HullDemo, bounds: BoundsCheck, relu: ReluDemo, sink: SinkDemo
 ) -> dict[str, Fact]:
-    """The facts the page's sentences state about the four demonstrations.
-
-    ```python
-    from dataclasses import replace
-    from mha.pages.ffn import bounds_check, facts, hull_demo, relu_demo, sink_relu_demo
-
-    lucky = replace(relu_demo(samples=100), attention_error=0.0)  # an affine ReLU?
-    sink = sink_relu_demo(samples=100)
-    assert not facts(hull_demo(), bounds_check(), lucky, sink)["ffn_exact"].holds
-    ```
-    """
+    """The facts the page's sentences state about the four demonstrations."""
     errors = np.array(sink.errors)
     return {
         "linear": Fact(relu.linear_gap < 1e-12, f"largest gap {relu.linear_gap}"),
@@ -94,14 +76,7 @@ def facts(
 
 
 def figures(hull: HullDemo) -> dict[str, Figure]:
-    """The drawn head's values, hull and outputs.
-
-    ```python
-    from mha.pages.ffn import figures, hull_demo
-
-    assert "all of which fall inside" in figures(hull_demo())["convex_hull"].alt
-    ```
-    """
+    """The drawn head's values, hull and outputs."""
     where = "all of" if hull.inside.all() else f"{hull.inside.sum()} of"
     return {
         "convex_hull": Figure(
@@ -120,14 +95,6 @@ def figures(hull: HullDemo) -> dict[str, Figure]:
 def convex_hull(points: np.ndarray) -> np.ndarray:
     """Vertices of the convex hull of ``points (m, 2)``, counter-clockwise (Andrew's
     monotone chain: sorted points, lower and upper chains, no clockwise turn).
-
-    ```python
-    import numpy as np
-    from mha.pages.ffn import convex_hull
-
-    square = np.array([[0, 0], [1, 0], [1, 1], [0, 1], [0.5, 0.5]])
-    assert convex_hull(square).tolist() == [[0, 0], [1, 0], [1, 1], [0, 1]]
-    ```
     """
     pts = sorted(map(tuple, np.asarray(points, dtype=float)))
 
@@ -148,14 +115,6 @@ def convex_hull(points: np.ndarray) -> np.ndarray:
 def in_convex_polygon(points: np.ndarray, hull: np.ndarray, tol: float = 1e-12):
     """Whether each of ``points (m, 2)`` lies in the counter-clockwise ``hull (k, 2)``:
     on the left of (or on) every edge.
-
-    ```python
-    import numpy as np
-    from mha.pages.ffn import in_convex_polygon
-
-    square = np.array([[0, 0], [1, 0], [1, 1], [0, 1]])
-    assert in_convex_polygon(np.array([[0.5, 0.5], [2, 0]]), square).tolist() == [True, False]
-    ```
     """
     points = np.asarray(points, dtype=float)
     inside = np.ones(len(points), dtype=bool)
@@ -179,14 +138,7 @@ class HullDemo:
 def hull_demo(
     n: int = 8, d_model: int = 8, n_heads: int = 4, rng: Rng = None
 ) -> HullDemo:
-    """Run a random layer with heads of width 2 and place head 0's outputs in its plane.
-
-    ```python
-    from mha.pages.ffn import hull_demo
-
-    assert hull_demo(n=5).outputs.shape == (5, 2)
-    ```
-    """
+    """Run a random layer with heads of width 2 and place head 0's outputs in its plane."""
     if d_model != 2 * n_heads:
         raise ValueError(
             f"n_heads: expected d_model / n_heads = 2 (a plane to draw), "
@@ -226,13 +178,6 @@ def bounds_check(
 ) -> BoundsCheck:
     """Check the hull's bound coordinate by coordinate on a random layer: in every
     coordinate, a convex combination lies between the smallest and largest value.
-
-    ```python
-    from mha.pages.ffn import bounds_check
-
-    check = bounds_check(batch=1, n=4, d_model=8, n_heads=2)
-    assert check.within == check.checks == 1 * 2 * 4 * 4
-    ```
     """
     weights, values, outputs = _random_heads((batch, n), d_model, n_heads, rng)
     low, high = values.min(axis=-2, keepdims=True), values.max(axis=-2, keepdims=True)
@@ -243,16 +188,7 @@ def bounds_check(
 def feed_forward(
     x: np.ndarray, w_1: np.ndarray, b_1: np.ndarray, w_2: np.ndarray, b_2: np.ndarray
 ) -> np.ndarray:
-    """The Transformer's position-wise FFN with ReLU: ``relu(x W₁ + b₁) W₂ + b₂``.
-
-    ```python
-    import numpy as np
-    from mha.pages.ffn import feed_forward
-
-    eye, zero = np.eye(2), np.zeros(2)
-    assert feed_forward(np.array([[-1.0, 2.0]]), eye, zero, eye, zero).tolist() == [[0, 2]]
-    ```
-    """
+    """The Transformer's position-wise FFN with ReLU: ``relu(x W₁ + b₁) W₂ + b₂``."""
     return np.maximum(x @ w_1 + b_1, 0) @ w_2 + b_2
 
 
@@ -278,13 +214,6 @@ def relu_demo(samples: int = 2000, d_model: int = 4, rng: Rng = None) -> ReluDem
 
     A token attending only to itself gets ``x W_V W_O`` (+ ``b_V W_O + b_O``), an
     affine map; every affine map is reachable: the best is the least-squares fit.
-
-    ```python
-    from mha.pages.ffn import relu_demo
-
-    demo = relu_demo(samples=500)
-    assert demo.linear_gap < 1e-12 and 0.2 < demo.attention_error < 0.35
-    ```
     """
     rng = generator(rng)
     x = rng.normal(size=(samples, d_model))  # (samples, d_model) single tokens
@@ -327,13 +256,6 @@ def sink_relu_demo(
     ``relu_demo``) second. Head ``i`` scores ``beta x_i`` on the token and 0 on the sink
     (its key: a bias of 1 minus the flag), so it outputs its value ``x_i`` times
     ``sigmoid(beta x_i)``, ReLU's smooth twin.
-
-    ```python
-    from mha.pages.ffn import relu_demo, sink_relu_demo
-
-    demo = sink_relu_demo(samples=500, scales=(1.0, 100.0))
-    assert demo.errors[1] < 1e-5 < demo.errors[0] < relu_demo(samples=500).attention_error
-    ```
     """
     x = generator(rng).normal(size=(samples, d_model))  # the tokens relu_demo draws
     width, d_k = 2 * d_model, 2  # the tokens' coordinates, the sink's flag, zeros

@@ -99,14 +99,7 @@ class Dominance:
 
 
 def dominance(sink: float | None = None) -> Dominance:
-    """The one-head map's lean towards "." at sink strength ``sink`` (default: the page's).
-
-    ```python
-    from mha.pages.heads_explorer import dominance
-
-    assert not dominance(0.0).dominated and dominance(32.0).dominated
-    ```
-    """
+    """The one-head map's lean towards "." at sink strength ``sink`` (default: the page's)."""
     strength = cat_mat.strengths(sink)
     one = cat_mat.attention_weights(1, strength)[0]  # (8, 8)
     stop = cat_mat.index_of(".")
@@ -154,16 +147,7 @@ def _cat_mat() -> dict:
 
 
 def example(name: str) -> dict:
-    """The widget's data for ``name`` (one of ``EXAMPLES``), cached.
-
-    ```python
-    from mha.pages.heads_explorer import example
-
-    ex = example("cat_mat")
-    default = ex["variants"][ex["default"]]
-    assert [c["label"] for c in default["configs"]] == ["1 head", "2 heads", "4 heads"]
-    ```
-    """
+    """The widget's data for ``name`` (one of ``EXAMPLES``), cached."""
     if name not in EXAMPLES:
         raise ValueError(f"name: expected one of {EXAMPLES}, got {name!r}")
     return cached(_cat_mat)
@@ -172,14 +156,6 @@ def example(name: str) -> dict:
 def widget(name: str) -> str:
     """The widget's HTML: its container with its data embedded as JSON (no request:
     it works from a file), and a ``noscript`` note.
-
-    ```python
-    from mha.pages.heads_explorer import widget
-
-    html = widget("cat_mat")
-    assert html.startswith('<div class="mha-explorer" data-example="cat_mat">')
-    assert 'type="application/json"' in html and "noscript" in html
-    ```
     """
     data = json.dumps(example(name), separators=(",", ":"), ensure_ascii=False)
     data = data.replace("</", "<\\/")  # safe inside a <script> element
@@ -193,17 +169,7 @@ def widget(name: str) -> str:
 
 @functools.cache
 def page() -> Page:
-    """What the page prints: the sentence, its features, the heads' patterns, the widget.
-
-    ```python
-    from mha.pages.heads_explorer import page
-
-    p = page()
-    assert p.n_tokens == 8 and p.entropy[0][0] == 4 and p.default.dominated
-    assert p.cat_to_stop == "neighbour 0 + part of speech 0 + same word 0 + sink 24"
-    assert all(fact.holds for fact in p.facts.values())
-    ```
-    """
+    """What the page prints: the sentence, its features, the heads' patterns, the widget."""
     s, tokens = cat_mat.STRENGTH, cat_mat.TOKENS
     four, one = cat_mat.attention_weights(4), cat_mat.attention_weights(1)[0]
     levels = tuple(dominance(v) for v in cat_mat.SINK_STRENGTHS)
@@ -258,17 +224,6 @@ def facts(
 ) -> dict[str, Fact]:
     """The facts the page's sentences state, from the strengths ``s``, the four heads'
     and the one head's weights, the slider's ``levels`` and the patterns ``p``.
-
-    ```python
-    from mha.pages.heads_explorer import dominance, facts
-    from mha.worked import cat_mat
-
-    weak = cat_mat.strengths(8.0)  # a weaker sink: "." no longer leads most rows
-    one = cat_mat.attention_weights(1, weak)[0]
-    stale = facts(weak, cat_mat.attention_weights(4, weak), one,
-                  (dominance(8.0),), cat_mat.solve())
-    assert not stale["one_head_dominated"].holds and not stale["sink_strongest"].holds
-    ```
     """
     stop = cat_mat.index_of(".")
     led = one.argmax(axis=-1) == stop

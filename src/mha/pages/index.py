@@ -16,15 +16,7 @@ from mha.support.page import Fact, Page
 
 @functools.cache
 def page() -> Page:
-    """The whole-layer figure and the parameters with one head and with ``h``.
-
-    ```python
-    from mha.pages.index import page
-
-    p = page()
-    assert (p.d_model, p.h) == (512, 8) and p.params_one == p.params_many
-    ```
-    """
+    """The whole-layer figure and the parameters with one head and with ``h``."""
     mechanism = multi_head.page()
     sizes = mechanism.whole.sizes
     d_model, h = sizes["d_model"], sizes["h"]
@@ -40,15 +32,7 @@ def page() -> Page:
 
 
 def facts(params_one: int, params_many: int, h: int) -> dict[str, Fact]:
-    """The home page's one comparing sentence: ``h`` heads cost what one head costs.
-
-    ```python
-    from mha.pages.index import facts
-
-    assert facts(100, 100, 8)["same_params"].holds
-    assert not facts(100, 120, 8)["same_params"].holds
-    ```
-    """
+    """The home page's one comparing sentence: ``h`` heads cost what one head costs."""
     return {
         "same_params": Fact(
             params_one == params_many,

@@ -54,13 +54,6 @@ FIT_MODELS += ("Falcon-7B", "Gemma 2B")
 def page() -> Page:
     """What the page prints: the published models, the traps, what fits, the
     calculator's first state and the GQA paper's trade-off.
-
-    ```python
-    from mha.pages.kv_cache import page
-
-    p = page()
-    assert p.models["Falcon-7B"].saving == 71 and p.view["kv-kind"] == "GQA-8"
-    ```
     """
     rows = [Row.of(c) for c in DECODERS]  # the table of published models
     models = {r.config.name: r for r in rows}
@@ -134,14 +127,7 @@ def page() -> Page:
 
 
 def attention_kind(n_heads: int, n_kv_heads: int) -> str:
-    """``"MHA"``, ``"MQA"`` or ``"GQA-g"`` (g K/V heads): GQA-1 is MQA, GQA-h is MHA.
-
-    ```python
-    from mha.pages.kv_cache import attention_kind
-
-    assert [attention_kind(64, g) for g in (64, 8, 1)] == ["MHA", "GQA-8", "MQA"]
-    ```
-    """
+    """``"MHA"``, ``"MQA"`` or ``"GQA-g"`` (g K/V heads): GQA-1 is MQA, GQA-h is MHA."""
     n_heads = positive_int("n_heads", n_heads)
     if n_heads % positive_int("n_kv_heads", n_kv_heads):
         raise ValueError(
@@ -161,17 +147,6 @@ def cache_bytes(
 ) -> int:
     """The whole cache of ``batch`` sequences of ``context`` tokens, all layers (a
     sliding window caps the tokens held); ``n_kv_heads`` replaces the model's own.
-
-    ```python
-    from mha.pages.kv_cache import cache_bytes
-    from mha.data.published import decoder
-
-    llama = decoder("Llama-2 70B")  # 80 layers, 8 K/V heads of 128
-    assert cache_bytes(llama, 1) == 2 * 80 * 8 * 128 * 2 == 327_680
-    assert cache_bytes(llama, 1, n_kv_heads=llama.n_heads) == 8 * 327_680
-    mistral = decoder("Mistral 7B v0.1")  # a 4,096-token window
-    assert cache_bytes(mistral, 10**6, batch=4) == cache_bytes(mistral, 4096, batch=4)
-    ```
     """
     held = positive_int("context", context)
     if config.sliding_window is not None:
@@ -205,15 +180,6 @@ def size_text(n_bytes: int) -> str:
     figures (halves rounded up, trailing zeros dropped, thousands separated); one that
     rounds to 1,000 of a unit is written in the next, past EiB with separators. The
     calculator's script writes sizes the same way.
-
-    ```python
-    from mha.pages.kv_cache import size_text
-
-    assert size_text(1_342_177_280) == "1.25 GiB"
-    assert size_text(10 * 2**30) == "10 GiB" and size_text(160 * 2**20) == "160 MiB"
-    assert size_text(1000) == "0.977 KiB" and size_text(9 * 2**27) == "1.13 GiB"
-    assert size_text(409 * 10**6 * 2**60) == "409,000,000 EiB"
-    ```
     """
     n_bytes = positive_int("n_bytes", n_bytes)
     k = 0
@@ -267,21 +233,6 @@ def what_fits(
     of the layers hold at most ``window`` tokens (sliding-window layers), the others
     every token; ``longest_context`` is ``None`` when every layer is windowed and the
     full window fits: the cache then stops growing.
-
-    ```python
-    from mha.pages.kv_cache import GIB, what_fits
-
-    # Llama-2 70B: 80 layers, 8 K/V heads of 128, 4,096 tokens, 16-bit, in 160 GiB
-    fit = what_fits(80, 8, 128, 4096, 1, 2, 68_976_648_192, 160 * GIB)
-    assert fit.cache == 1_342_177_280 == 80 * 2 * 8 * 128 * 4096 * 2
-    assert fit.largest_batch == fit.free // fit.cache == 25
-    # DeepSeek-V2: a latent of 512 and a position key of 64, 60 layers, one token
-    mla = what_fits(60, 128, 128, 1, 1, 2, 236_000_000_000, 640 * GIB, latent=576)
-    assert mla.cache == (512 + 64) * 60 * 2
-    # Gemma 2 9B: 21 of its 42 layers hold 4,096 tokens at most
-    gemma = what_fits(42, 8, 256, 8192, 1, 2, 9 * 10**9, 80 * GIB, 0, 4096, 21)
-    assert gemma.cache == 2 * 8 * 256 * 2 * (21 * 8192 + 21 * 4096)
-    ```
     """
     layers = positive_int("layers", layers)
     params = positive_int("params", params)
@@ -358,13 +309,6 @@ class Shape:
     def fits(self, kv_heads: int | None = None, latent: int | None = None) -> Fit:
         """``what_fits`` of this shape; ``kv_heads`` and ``latent``, when given,
         replace its own (the calculator's columns with full MHA and with MQA).
-
-        ```python
-        from mha.pages.kv_cache import Shape
-
-        llama = Shape.of("Llama-2 70B", context=4096)
-        assert llama.fits(kv_heads=64).cache == 8 * llama.fits().cache  # MHA: 8x
-        ```
         """
         given = ("layers", "head_dim", "context", "batch", "itemsize", "params")
         return what_fits(
@@ -388,14 +332,6 @@ def calculator_models() -> dict[str, KVDesign]:
     """The models the calculator offers: every published decoder (K and V of its K/V
     heads in every layer, capped by its sliding window), then the KV designs of
     ``mha.data.kv_designs`` that are not among them (a design's row wins).
-
-    ```python
-    from mha.pages.kv_cache import calculator_models
-
-    models = calculator_models()
-    assert models["DeepSeek-V2"].widths[0] == 576 and "Llama-3 8B" in models
-    assert models["Mistral 7B v0.1"].windows[0] == 4096
-    ```
     """
     models = {
         c.name: from_decoder(c, attention_kind(c.n_heads, c.n_kv_heads))
@@ -408,15 +344,6 @@ def calculator_view(shape: Shape) -> dict[str, str]:
     """Every text the calculator shows for ``shape``, by the id of its element: for
     the K/V heads entered, full MHA and MQA, the cache, longest context and largest
     batch; the weights against the memory; a warning past the model's context.
-
-    ```python
-    from mha.pages.kv_cache import Shape, calculator_view
-
-    view = calculator_view(Shape.of("Llama-2 70B"))
-    assert (view["kv-cache-given"], view["kv-cache-mha"], view["kv-cache-mqa"]) == (
-        "1.25 GiB", "10 GiB", "160 MiB")
-    assert view["kv-kind"] == "GQA-8" and view["kv-warning"] == ""
-    ```
     """
     kind = attention_kind(shape.query_heads, shape.kv_heads)
     view = {"kv-kind": "MLA" if shape.latent else kind, "kv-warning": ""}
@@ -447,16 +374,6 @@ def calculator_view(shape: Shape) -> dict[str, str]:
 def calculator_json() -> str:
     """The calculator's data, as JSON that is safe inside a ``<script>`` element:
     every published decoder's shape and context, and the defaults.
-
-    ```python
-    import json
-    from mha.pages.kv_cache import calculator_json
-
-    data = json.loads(calculator_json())
-    smol = next(m for m in data["models"] if m["name"] == "SmolLM2-135M")
-    assert (smol["layers"], smol["kv_heads"], smol["head_dim"]) == (30, 3, 64)
-    assert "<" not in calculator_json()
-    ```
     """
     fields = ("layers", "query_heads", "kv_heads", "head_dim", "params")
     fields += ("latent", "window", "windowed_layers")
@@ -485,14 +402,6 @@ class Tradeoff:
 def tradeoffs(table: Sequence[SpeedQuality]) -> dict[str, Tradeoff]:
     """Each row of a speed and quality ``table`` (Ainslie et al.'s Table 1 on the
     page) against its ``MHA-XXL`` row, the model GQA was made from, by model name.
-
-    ```python
-    from mha.data.published import GQA_TABLE_1
-    from mha.pages.kv_cache import tradeoffs
-
-    rows = tradeoffs(GQA_TABLE_1)
-    assert rows["MHA-XXL"].speedup == 1 and rows["MQA-XXL"].speedup > 1
-    ```
     """
     base = next(r for r in table if r.model == "MHA-XXL")
     return {
@@ -515,15 +424,6 @@ def facts(
 ) -> dict[str, Fact]:
     """The facts the page states about the published models, fits, the GQA paper
     and the KV designs (``counted``: each model's parameters, from its shape).
-
-    ```python
-    from mha.pages.kv_cache import facts, page
-
-    p = page()
-    fits = {**p.fits, "Llama-3 8B": (1, 1)}  # as if GQA fitted fewer sequences
-    found = facts(p.models, p.naive, fits, p.tradeoff, p.counted, p.designs)
-    assert not found["fit_llama"].holds and found["half_local"].holds
-    ```
     """
     falcon = models["Falcon-7B"].config
     llama2, llama3 = models["Llama-2 7B"].config, models["Llama-3 8B"].config
@@ -607,15 +507,7 @@ def _sharing(h: int, h_kv: int) -> tuple[tuple[str, int, list[int]], str]:
 def figures(
     models: dict[str, Row], fits: dict[str, tuple[int, int]]
 ) -> dict[str, Figure]:
-    """Which K/V head each query head reads, the cache against context, what fits.
-
-    ```python
-    from mha.pages.kv_cache import figures, page
-
-    found = figures(page().models, page().fits)
-    assert "KV0" in found["head_sharing"].alt
-    ```
-    """
+    """Which K/V head each query head reads, the cache against context, what fits."""
     h, sharing = 8, (8, 2, 1)  # 8 query heads: MHA, GQA, MQA
     panels, said = zip(*(_sharing(h, h_kv) for h_kv in sharing), strict=True)
     panels += (("MLA", 1, [0] * h),)  # DeepSeek-V2: every head reads one latent

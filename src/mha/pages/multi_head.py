@@ -24,32 +24,14 @@ SPLIT_TOKENS = 3  # tokens of the reshape figure (the code block below it too)
 
 
 def example() -> tuple[MultiHeadAttention, np.ndarray]:
-    """The page's layer and its input ``x (N_TOKENS, D_MODEL)``, the same on every call.
-
-    ```python
-    from mha.pages.multi_head import example
-
-    layer, x = example()
-    assert (layer.n_heads, x.shape) == (4, (6, 8))
-    ```
-    """
+    """The page's layer and its input ``x (N_TOKENS, D_MODEL)``, the same on every call."""
     rng = np.random.default_rng(SEED)
     layer = MultiHeadAttention(D_MODEL, N_HEADS, rng=rng)
     return layer, rng.standard_normal((N_TOKENS, D_MODEL))
 
 
 def without_w_o(layer: MultiHeadAttention) -> MultiHeadAttention:
-    """A copy of ``layer`` whose output is the bare concatenation of its heads.
-
-    ```python
-    import numpy as np
-    from mha.pages.multi_head import example, without_w_o
-
-    layer, x = example()
-    bare = without_w_o(layer)
-    assert np.array_equal(bare.w_o, np.eye(8)) and not np.array_equal(layer.w_o, np.eye(8))
-    ```
-    """
+    """A copy of ``layer`` whose output is the bare concatenation of its heads."""
     bare = copy.copy(layer)
     bare.w_o = np.eye(layer.n_heads * layer.d_k, layer.d_model, dtype=layer.w_o.dtype)
     bare.b_o = None
@@ -57,15 +39,7 @@ def without_w_o(layer: MultiHeadAttention) -> MultiHeadAttention:
 
 
 def head_outputs(layer: MultiHeadAttention, x: np.ndarray) -> np.ndarray:
-    """Each head's own output, before W_O: ``(..., seq, d_model) -> (..., h, seq, d_k)``.
-
-    ```python
-    from mha.pages.multi_head import example, head_outputs
-
-    layer, x = example()
-    assert head_outputs(layer, x).shape == (4, 6, 2)
-    ```
-    """
+    """Each head's own output, before W_O: ``(..., seq, d_model) -> (..., h, seq, d_k)``."""
     concat, _ = without_w_o(layer)(x)  # (..., seq, h*d_k)
     return split_heads(concat, layer.n_heads)
 
@@ -73,15 +47,6 @@ def head_outputs(layer: MultiHeadAttention, x: np.ndarray) -> np.ndarray:
 def head_writes(layer: MultiHeadAttention, x: np.ndarray) -> np.ndarray:
     """What each head adds to the output, ``head_i @ W_O[rows of head i]``:
     ``(..., h, seq, d_model)``; their sum, plus b_O, is the layer's output.
-
-    ```python
-    import numpy as np
-    from mha.pages.multi_head import example, head_writes
-
-    layer, x = example()
-    out, _ = layer(x)
-    assert np.allclose(head_writes(layer, x).sum(axis=-3), out)
-    ```
     """
     rows = layer.w_o.reshape(layer.n_heads, layer.d_k, layer.d_model)
     return np.einsum("...hsk,hkm->...hsm", head_outputs(layer, x), rows)
@@ -110,14 +75,6 @@ def dependence(layer: MultiHeadAttention, x: np.ndarray) -> Dependence:
     """How far each output slice moves when one head's projections change: entry
     ``[j, i]`` of ``moved`` is the largest change in output columns ``i*d_k:(i+1)*d_k``
     when head j's columns of W_Q, W_K and W_V get the same seeded random noise.
-
-    ```python
-    from mha.pages.multi_head import dependence, example, without_w_o
-
-    layer, x = example()
-    assert dependence(without_w_o(layer), x).slices_moved.tolist() == [1, 1, 1, 1]
-    assert dependence(layer, x).slices_moved.tolist() == [4, 4, 4, 4]
-    ```
     """
     _one_kv_head_per_query_head(layer)
     h, d_k = layer.n_heads, layer.d_k
@@ -140,14 +97,6 @@ def dependence(layer: MultiHeadAttention, x: np.ndarray) -> Dependence:
 def wide_head(layer: MultiHeadAttention) -> MultiHeadAttention:
     """A one-head layer holding the very same weight arrays as ``layer``: only the
     scores change, one dot product over all d_model columns, one softmax per query.
-
-    ```python
-    from mha.pages.multi_head import example, wide_head
-
-    layer, x = example()
-    wide = wide_head(layer)
-    assert wide.param_count == layer.param_count and wide(x)[1].shape == (1, 6, 6)
-    ```
     """
     _one_kv_head_per_query_head(layer)
     wide = MultiHeadAttention(layer.d_model, 1, bias=layer.b_q is not None)
@@ -217,13 +166,6 @@ def whole_layer() -> WholeLayer:
     """One seeded ``MultiHeadAttention`` at the base Transformer's shape on the cat
     sentence (a random embedding per word plus the sinusoidal position encoding):
     each step of its forward pass, from the layer's public weights.
-
-    ```python
-    from mha.pages.multi_head import whole_layer
-
-    w = whole_layer()
-    assert w.sizes == {"n": 8, "d_model": 512, "h": 8, "d_k": 64}
-    ```
     """
     rng, d_model, h = np.random.default_rng(SEED), BASE.d_model, BASE.n_heads
     layer = MultiHeadAttention(d_model, h, rng=rng)
@@ -240,16 +182,7 @@ def whole_layer() -> WholeLayer:
 
 
 def column_block(w: np.ndarray, i: int, n_heads: int) -> np.ndarray:
-    """``W^(i)``: the columns ``i*d_k:(i+1)*d_k`` of ``w (d_model, h*d_k)``, head i's.
-
-    ```python
-    import numpy as np
-    from mha.pages.multi_head import column_block
-
-    w = np.arange(12.0).reshape(2, 6)
-    assert column_block(w, 1, 3).tolist() == [[2.0, 3.0], [8.0, 9.0]]
-    ```
-    """
+    """``W^(i)``: the columns ``i*d_k:(i+1)*d_k`` of ``w (d_model, h*d_k)``, head i's."""
     if not 0 <= i < n_heads:
         raise ValueError(f"i: expected a head from 0 to {n_heads - 1}, got {i!r}")
     d_k = w.shape[-1] // n_heads
@@ -262,16 +195,6 @@ def cross_attention(
     """Cross-attention through ``layer``'s weights (the core's ``layer(x, kv=memory)``):
     queries from ``x (n, d_model)``, keys and values from ``memory (m, d_model)``;
     returns ``(out (n, d_model), weights (h, n, m))``.
-
-    ```python
-    import numpy as np
-    from mha.pages.multi_head import cross_attention, example
-
-    layer, x = example()
-    out, weights = cross_attention(layer, x[:2], x)
-    assert out.shape == (2, 8) and weights.shape == (4, 2, 6)
-    assert np.allclose(cross_attention(layer, x, x)[0], layer(x)[0])
-    ```
     """
     if memory.shape[-1] != x.shape[-1]:
         raise ValueError(
@@ -284,14 +207,6 @@ def cross_attention(
 def page() -> Page:
     """What the page prints: the small example layer, the whole layer at the base
     Transformer's shape, what W_O mixes, and one wide head against several.
-
-    ```python
-    from mha.pages.multi_head import page
-
-    p = page()
-    assert p.params_one == p.layer.param_count and p.whole.sizes["h"] == 8
-    assert all(fact.holds for fact in p.facts.values())
-    ```
     """
     layer, x = example()
     values = dict(
@@ -320,17 +235,7 @@ def facts(
     params_one: int,
     cross_gap: float,  # largest |cross_attention(layer, x, x) - layer(x)| of the outputs
 ) -> dict[str, Fact]:
-    """The facts the page's sentences state about its layers.
-
-    ```python
-    import inspect
-    from mha.pages.multi_head import facts, page
-
-    p = page()
-    values = {name: getattr(p, name) for name in inspect.signature(facts).parameters}
-    assert not facts(**values | {"params_one": 1})["same_params"].holds
-    ```
-    """
+    """The facts the page's sentences state about its layers."""
     h, params = layer.n_heads, layer.param_count
     out, weights = whole.layer(whole.x)
     own, every = bare.slices_moved.tolist(), mixed.slices_moved.tolist()
@@ -363,13 +268,6 @@ def figures(
 ) -> dict[str, Figure]:
     """The page's four figures (the home page shows ``whole_layer`` too); their alt
     texts state what the facts check and the shapes of the arrays drawn.
-
-    ```python
-    from mha.pages.multi_head import page
-
-    alt = page().figures["whole_layer"].alt
-    assert "(8, 512)" in alt and "H0 to H7" in alt
-    ```
     """
     s = whole.sizes
     n, d, h = s["n"], s["d_model"], s["h"]

@@ -20,13 +20,6 @@ D_MODEL, N_HEADS, N_KV_HEADS, N_TOKENS, SEED = 8, 4, 2, 5, 0
 def page() -> Page:
     """``MultiHeadAttention(8, 4, n_kv_heads=2)`` on 5 tokens, and the shape of each
     symbol's array (``shapes``). The page states no comparing sentence, no figure.
-
-    ```python
-    from mha.pages.notation import page
-
-    p = page()
-    assert p.layer.n_kv_heads == 2 and p.shapes["W_K"] == (8, 4)
-    ```
     """
     rng = np.random.default_rng(SEED)
     layer = MultiHeadAttention(D_MODEL, N_HEADS, n_kv_heads=N_KV_HEADS, rng=rng)

@@ -50,16 +50,7 @@ EXTENSION = 4  # context extension: this many times the trained context
 
 
 def cosine_similarity(vectors: np.ndarray) -> np.ndarray:
-    """``(n, n)``: the cosine of the angle between every two rows of ``vectors``.
-
-    ```python
-    import numpy as np
-    from mha.pages.position import cosine_similarity
-
-    s = cosine_similarity(np.array([[1.0, 0.0], [0.0, 2.0], [3.0, 3.0]]))
-    assert np.allclose(np.diag(s), 1) and np.isclose(s[0, 1], 0)
-    ```
-    """
+    """``(n, n)``: the cosine of the angle between every two rows of ``vectors``."""
     unit = vectors / np.linalg.norm(vectors, axis=-1, keepdims=True)
     return unit @ unit.T
 
@@ -72,13 +63,6 @@ def _largest_spread(matrix: np.ndarray) -> float:
 def diagonal_means(matrix: np.ndarray, offsets: range) -> np.ndarray:
     """The mean of each diagonal ``matrix[t, t - d]`` for d in ``offsets`` (d > 0:
     d tokens back; d < 0: ahead).
-
-    ```python
-    import numpy as np
-    from mha.pages.position import diagonal_means
-
-    assert diagonal_means(np.eye(4, k=-1), range(3)).tolist() == [0.0, 1.0, 0.0]
-    ```
     """
     return np.array([np.diagonal(matrix, -d).mean() for d in offsets])
 
@@ -104,13 +88,6 @@ class Absolute:
 def absolute() -> Absolute:
     """The sinusoidal and learned encodings compared; the multi-head page's layer on
     the cat sentence with and without its position encodings.
-
-    ```python
-    from mha.pages.position import absolute
-
-    a = absolute()
-    assert (a.without[:, 0] == a.without[:, 1]).all()  # identical rows: a tie
-    ```
     """
     learned_vectors = minilm.load().position_embeddings  # (512, d_model)
     d_model = learned_vectors.shape[1]
@@ -172,14 +149,6 @@ class Rope:
 def rope() -> Rope:
     """RoPE's properties, computed with ``mha.rope.RotaryEmbedding`` at SmolLM2's
     shape, and the real-model page's perplexity with the wrong pairing.
-
-    ```python
-    import numpy as np
-    from mha.pages.position import rope
-
-    r = rope()
-    assert np.ptp(r.rope_scores) < 1e-12 < np.ptp(r.added_scores)
-    ```
     """
     config = smollm2.load().config
     d_k, base = config.d_k, config.rope_base
@@ -298,13 +267,6 @@ def _real(digest: str) -> RealHeads:
 def real() -> RealHeads:
     """The two previous-token heads by offset, and SmolLM2's whole forward pass
     shifted by ``SHIFT`` positions (computed once per code and model: cached).
-
-    ```python
-    from mha.pages.position import TOLERANCE, real
-
-    r = real()
-    assert r.max_difference < TOLERANCE and r.smollm2_offsets.argmax() == 1
-    ```
     """
     return cached(_real, smollm2.gguf_digest())
 
@@ -330,16 +292,7 @@ class Alternatives:
 
 
 def alternatives() -> Alternatives:
-    """ALiBi, NoPE and context extension, each in a few computed numbers.
-
-    ```python
-    import numpy as np
-    from mha.pages.position import alternatives
-
-    a = alternatives()
-    assert np.allclose(a.nope_positions, np.arange(len(a.nope_positions)))
-    ```
-    """
+    """ALiBi, NoPE and context extension, each in a few computed numbers."""
     slopes = 2.0 ** (-8 * np.arange(1, ALIBI_HEADS + 1) / ALIBI_HEADS)
     distance = np.arange(ALIBI_KEYS)[
         ::-1
@@ -379,15 +332,7 @@ def alternatives() -> Alternatives:
 
 @functools.cache
 def page() -> Page:
-    """What the page prints: the four studies, their facts and figures.
-
-    ```python
-    from mha.pages.position import page
-
-    p = page()
-    assert all(fact.holds for fact in p.facts.values()) and len(p.figures) == 4
-    ```
-    """
+    """What the page prints: the four studies, their facts and figures."""
     a, r, h, alt = absolute(), rope(), real(), alternatives()
     random = r.random_mean / r.random_mean[0]
     return Page(
@@ -435,18 +380,7 @@ def _r(values: np.ndarray) -> list[float]:
 
 
 def facts(a: Absolute, r: Rope, h: RealHeads, alt: Alternatives) -> dict[str, Fact]:
-    """The facts the page states.
-
-    ```python
-    import dataclasses
-    import numpy as np
-    from mha.pages.position import facts, page
-
-    p = page()
-    worse = dataclasses.replace(p.real, max_difference=1.0)  # the shift moved weights
-    assert not facts(p.absolute, p.rope, worse, p.alt)["shift_invariant"].holds
-    ```
-    """
+    """The facts the page states."""
     gap = np.abs(a.with_positions[:, 0] - a.with_positions[:, 1])
     decay = r.bound / r.bound[0]
     ones = np.abs(r.ones) / r.ones[0]
@@ -536,15 +470,7 @@ def facts(a: Absolute, r: Rope, h: RealHeads, alt: Alternatives) -> dict[str, Fa
 
 
 def figures(a: Absolute, r: Rope, h: RealHeads) -> dict[str, Figure]:
-    """The page's four figures.
-
-    ```python
-    from mha.pages.position import figures, page
-
-    p = page()
-    assert "MiniLM" in figures(p.absolute, p.rope, p.real)["similarity"].alt
-    ```
-    """
+    """The page's four figures."""
     m_layer, m_head = h.minilm_head
     s_layer, s_head = h.smollm2_head
     return {

@@ -53,18 +53,6 @@ def expand_kv_heads(attention: MultiHeadAttention) -> MultiHeadAttention:
     Query head i read K/V head ``i // group``; now it reads its own copy of that
     head, so the outputs are the same while ``n_kv_heads`` (and the cache) grows to
     ``n_heads``. The inverse direction, mean-pooling, is ``attention.to_gqa``.
-
-    ```python
-    import numpy as np
-    from mha import MultiHeadAttention, causal_mask
-    from mha.pages.real_gqa_model import expand_kv_heads
-
-    gqa = MultiHeadAttention(d_model=8, n_heads=4, n_kv_heads=2)
-    mha_layer = expand_kv_heads(gqa)
-    x = np.random.default_rng(0).normal(size=(1, 3, 8))
-    assert mha_layer.n_kv_heads == 4 and mha_layer.w_k.shape == (8, 8)
-    assert np.allclose(mha_layer(x, causal_mask(3))[0], gqa(x, causal_mask(3))[0])
-    ```
     """
     group = attention.n_heads // attention.n_kv_heads
     expanded = copy.copy(attention)
@@ -93,17 +81,6 @@ def swap_rope_pairing(attention: MultiHeadAttention) -> MultiHeadAttention:
     half-split one (Hugging Face's layout) the same weights see scrambled positions.
     The copy gets a rotation of its own (a shallow copy would share, and corrupt, the
     original's cached cos/sin tables).
-
-    ```python
-    from mha import MultiHeadAttention
-    from mha.pages.real_gqa_model import swap_rope_pairing
-    from mha.rope import RotaryEmbedding
-
-    layer = MultiHeadAttention(d_model=8, n_heads=2)
-    layer.rope = RotaryEmbedding(4, interleaved=True)
-    assert swap_rope_pairing(layer).rope.interleaved is False
-    assert layer.rope.interleaved is True  # the original is unchanged
-    ```
     """
     rope = attention.rope
     swapped = copy.copy(attention)
@@ -130,16 +107,7 @@ class CacheTrace:
 
 
 def trace_cache(model: smollm2.SmolLM2, prompt: str, max_new_tokens: int) -> CacheTrace:
-    """Generate greedily from ``prompt``, recording the caches' bytes after each step.
-
-    ```python
-    from mha.pages.real_gqa_model import trace_cache
-    from mha.pretrained import smollm2
-
-    trace = trace_cache(smollm2.load(), "One, two, three,", 3)
-    assert trace.nbytes == trace.formula and trace.answer == " four, five"
-    ```
-    """
+    """Generate greedily from ``prompt``, recording the caches' bytes after each step."""
     ids = model.encode(prompt)
     caches = model.new_caches(len(ids) + max_new_tokens)
     lengths, nbytes, formula, new = [], [], [], []
@@ -176,19 +144,6 @@ def one_layer_at_a_time(
     The blocks before the changed one compute what they always do, so the residual
     stream entering each block is computed once, and each variant runs from its
     changed block on.
-
-    ```python
-    import numpy as np
-    from mha.pages.real_gqa_model import one_layer_at_a_time
-    from mha.pretrained import smollm2
-
-    model = smollm2.load()
-    text = "The cat sat on the mat."
-    unchanged = one_layer_at_a_time(model, lambda attention: attention, text)
-    assert unchanged.shape == (30, len(model.encode(text)) - 1)
-    perplexity = np.exp(unchanged.mean(axis=1))
-    assert np.ptp(perplexity) < 1e-6 * model.perplexity(text)
-    ```
     """
     ids = model.encode(text)
     tokens, targets = ids[:-1], ids[1:]
@@ -281,16 +236,7 @@ def _study(text: str, question: str, new_tokens: int, model_digest: str) -> Stud
 
 
 def results() -> Study:
-    """The study on ``PARAGRAPH`` and ``QUESTION``, computed once per code and model.
-
-    ```python
-    from mha.pages.real_gqa_model import results
-
-    r = results()
-    assert r.gqa.nbytes == r.gqa.formula and r.mha.nbytes[-1] == 3 * r.gqa.nbytes[-1]
-    assert r.mha.answer == r.gqa.answer and r.perplexity < r.mqa_perplexity
-    ```
-    """
+    """The study on ``PARAGRAPH`` and ``QUESTION``, computed once per code and model."""
     return cached(_study, PARAGRAPH, QUESTION, NEW_TOKENS, smollm2.gguf_digest())
 
 
@@ -302,14 +248,6 @@ def ranking(r: Study) -> dict:
     published model (``change``, a fraction) and the standard error of that paired
     difference (``error``, as a fraction of perplexity); ``tied``, the layers whose
     difference from the best is within NOISE standard errors (the best among them).
-
-    ```python
-    from mha.pages.real_gqa_model import ranking, results
-
-    rank = ranking(results())
-    assert abs(rank["best"]["change"]) < rank["best"]["error"]
-    assert rank["worst"]["change"] > 2 * rank["worst"]["error"]
-    ```
     """
     losses, published = r.mqa_layer_loss, r.token_loss
     n = published.shape[-1]
@@ -341,22 +279,7 @@ def ranking(r: Study) -> dict:
 
 @functools.cache
 def page() -> Page:
-    """What the page prints: the study, the published sizes, the benchmark, the widget.
-
-    ```python
-    from mha.pages.real_gqa_model import page
-    from mha.support.page import WIDGET_BYTES
-
-    p = page()
-    assert p.group == 3 and p.cache_ratio == 3 and p.speed["n_products"] == 4 * 30 + 1
-    assert p.every.n_heads == 270 and p.every.nbytes <= WIDGET_BYTES
-    # every fact holds but the two that pick a sentence: whether the speed target is
-    # met, and whether the expanded model's logits are the original's to the last bit
-    # (they are on some CPUs, not on others)
-    picks = {"target", "logits_exact"}
-    assert all(f.holds for name, f in p.facts.items() if name not in picks)
-    ```
-    """
+    """What the page prints: the study, the published sizes, the benchmark, the widget."""
     r, bench = results(), measured.load("smollm2")
     paper = {row.model: row for row in published.GQA_TABLE_1}  # the GQA paper's
     decode_bench = measured.load("decode")
@@ -417,17 +340,6 @@ def facts(
     """The facts the page's sentences state about the study, the benchmark, the
     ``kinds`` of SmolLM2's heads (kind -> heads) and the GQA ``paper``'s Table 1 rows
     (model -> row).
-
-    ```python
-    import dataclasses
-    from mha.pages.real_gqa_model import facts, page
-
-    p = page()
-    other = dataclasses.replace(p.study.mha, answer="Lyon")
-    study = dataclasses.replace(p.study, mha=other)
-    stale = facts(study, p.bench, p.every.counts, p.paper)
-    assert not stale["same_answer"].holds and stale["rows_agree"].holds
-    ```
     """
     g, m, q, ppl, mqa_ppl = r.gqa, r.mha, r.mqa, r.perplexity, r.mqa_perplexity
     diff, layers = r.mha_max_logit_diff, np.array(r.mqa_layer_perplexity)
@@ -482,14 +394,7 @@ def facts(
 
 
 def figures(r: Study) -> dict[str, Figure]:
-    """The page's figure: perplexity with one layer at a time converted to MQA.
-
-    ```python
-    from mha.pages.real_gqa_model import figures, results
-
-    assert figures(results())["mqa_by_layer"].caption.startswith("Perplexity")
-    ```
-    """
+    """The page's figure: perplexity with one layer at a time converted to MQA."""
     return {
         "mqa_by_layer": Figure(
             "real_gqa_model.mqa_by_layer",
@@ -519,16 +424,6 @@ def step_bytes(
 ) -> int:
     """Bytes one decode step reads at ``context``: every weight once, the K and V
     projections grown to ``n_kv_heads`` heads, and the whole float32 cache.
-
-    ```python
-    from mha.pages.real_gqa_model import step_bytes
-    from mha.pretrained import smollm2
-
-    model = smollm2.load()
-    c, weights = model.config, model.weight_nbytes
-    gap = step_bytes(c, weights, 9, 512) - step_bytes(c, weights, 3, 512)
-    assert gap == 30 * 2 * 6 * 64 * (576 + 512) * 4  # 6 more K/V heads a layer
-    ```
     """
     extra_heads = n_kv_heads - config.n_kv_heads
     projections = 2 * extra_heads * config.d_k * config.d_model * CACHE_ITEMSIZE
@@ -537,16 +432,7 @@ def step_bytes(
 
 
 def decoding(data: dict, config: smollm2.Config, weight_bytes: int) -> dict:
-    """The decode benchmark's tables, with the bytes each step is predicted to read.
-
-    ```python
-    from mha.pages.real_gqa_model import decoding, page
-
-    p = page()
-    d = decoding(p.decode_bench, p.study.config, p.bench["weight_bytes_per_token"])
-    assert d["grouped"][0]["predicted_ratio"] > 1
-    ```
-    """
+    """The decode benchmark's tables, with the bytes each step is predicted to read."""
     grouped = []
     for row in data["gqa_or_expansion"]:
         t = row["context"]
@@ -588,16 +474,7 @@ def decoding(data: dict, config: smollm2.Config, weight_bytes: int) -> dict:
 
 
 def decoding_facts(d: dict) -> dict[str, Fact]:
-    """The facts the decoding section states.
-
-    ```python
-    from mha.pages.real_gqa_model import decoding_facts, page
-
-    p = page()
-    quiet = dict(p.decoding, busy=False)
-    assert decoding_facts(quiet)["busy"].holds is False
-    ```
-    """
+    """The facts the decoding section states."""
     rows, grouped = d["recompute"], d["grouped"]
     spans = [
         (

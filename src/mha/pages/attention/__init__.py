@@ -61,17 +61,7 @@ def variance_study(
     sigma: float = 1.0,
     rng: np.random.Generator | None = None,
 ) -> VarianceStudy:
-    """Monte Carlo estimate of Var(q·k) and Var(q·k/√d_k) for each d_k in ``d_ks``.
-
-    ```python
-    import numpy as np
-    from mha.pages.attention import variance_study
-
-    study = variance_study(d_ks=(4, 64), sigma=2.0)
-    assert np.allclose(study.unscaled, [4 * 16, 64 * 16], rtol=0.1)  # d_k σ⁴
-    assert np.allclose(study.scaled, 16, rtol=0.1)  # σ⁴, whatever d_k
-    ```
-    """
+    """Monte Carlo estimate of Var(q·k) and Var(q·k/√d_k) for each d_k in ``d_ks``."""
     d_k = _widths(d_ks)
     n_pairs = positive_int("n_pairs", n_pairs)
     if n_pairs < 2:
@@ -139,15 +129,6 @@ def saturation_study(
 ) -> SaturationStudy:
     """Self-attention on standard-normal q and k, with and without the 1/√d_k scale:
     medians over every query of ``n_sequences`` sequences of ``n_tokens`` tokens.
-
-    ```python
-    from mha.pages.attention import saturation_study
-
-    study = saturation_study(d_ks=(4, 256), n_sequences=8)
-    assert study.unscaled.max_weight[1] > 0.9  # unscaled: one key takes nearly all
-    assert study.scaled.max_weight[1] < 0.5  # scaled: still spread out
-    assert study.gradient_drop(256) > 10  # and the gradient through it collapses
-    ```
     """
     d_k = _widths(d_ks)
     n_sequences = positive_int("n_sequences", n_sequences)
@@ -218,16 +199,7 @@ class GradientSpread:
 
 @functools.cache
 def page() -> Page:
-    """What the page prints: the tiny example, the two studies and their table rows.
-
-    ```python
-    from mha.pages.attention import page
-
-    p = page()
-    assert p.variance.d_k[p.typical] == 64 and len(p.variance_rows) == len(p.variance.d_k)
-    assert all(fact.holds for fact in p.facts.values())
-    ```
-    """
+    """What the page prints: the tiny example, the two studies and their table rows."""
     v, s, top = variance_study(), saturation_study(), D_KS[-1]
     drops = [
         saturation_study(d_ks=(top,), rng=np.random.default_rng(seed)).gradient_drop(
@@ -279,18 +251,7 @@ def facts(
     drop: dropout.DropoutStudy,
     prefix: prefixes.PrefixLosses,
 ) -> dict[str, Fact]:
-    """The facts the page's sentences state about the tiny example and the studies.
-
-    ```python
-    import inspect
-    import numpy as np
-    from mha.pages.attention import facts, page
-
-    values = {n: getattr(page(), n) for n in inspect.signature(facts).parameters}
-    ties = np.array([[9.0, 3.0], [3.0, 1.0]])  # q0 scores itself above q1
-    assert not facts(**values | {"counter_dots": ties})["not_a_rule"].holds
-    ```
-    """
+    """The facts the page's sentences state about the tiny example and the studies."""
     sat, cat = cat_sat.TOKENS.index("sat"), cat_sat.TOKENS.index("cat")
     dots, out, weights, scores = tiny.dots, tiny.output, tiny.weights, tiny.scores
     worst, se = variance.worst_relative_error, variance.standard_error
@@ -373,15 +334,7 @@ def facts(
 
 
 def figures(variance: VarianceStudy, saturation: SaturationStudy) -> dict[str, Figure]:
-    """The page's two figures; their alt texts state what the facts check.
-
-    ```python
-    from mha.pages.attention import figures, saturation_study, variance_study
-
-    f = figures(variance_study(d_ks=(4, 8), n_pairs=64), saturation_study(d_ks=(4,)))
-    assert "flat line" in f["variance_vs_dk"].alt
-    ```
-    """
+    """The page's two figures; their alt texts state what the facts check."""
     return {
         "variance_vs_dk": Figure(
             "attention.variance_vs_dk",

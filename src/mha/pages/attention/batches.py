@@ -25,27 +25,13 @@ TOLERANCE = 1e-12  # float64: a padded sentence's real rows equal its own run to
 def sentences(
     lengths: tuple[int, ...] = LENGTHS, rng: np.random.Generator | None = None
 ) -> list[np.ndarray]:
-    """One ``(length, D_MODEL)`` array of seeded random embeddings per sentence.
-
-    ```python
-    from mha.pages.attention.batches import sentences
-
-    assert [s.shape for s in sentences((4, 1))] == [(4, 8), (1, 8)]
-    ```
-    """
+    """One ``(length, D_MODEL)`` array of seeded random embeddings per sentence."""
     rng = generator(rng)
     return [rng.normal(size=(n, D_MODEL)) for n in lengths]
 
 
 def layer() -> MultiHeadAttention:
-    """The seeded causal layer the batch goes through, with rotary positions.
-
-    ```python
-    from mha.pages.attention.batches import layer
-
-    assert layer().n_heads == 2 and layer().rope is not None
-    ```
-    """
+    """The seeded causal layer the batch goes through, with rotary positions."""
     attention = MultiHeadAttention(D_MODEL, N_HEADS)
     attention.rope = RotaryEmbedding(attention.d_k)
     return attention
@@ -54,14 +40,6 @@ def layer() -> MultiHeadAttention:
 def pad(sequences: list[np.ndarray], left: bool) -> np.ndarray:
     """``(batch, n, d_model)``: the sequences padded to the longest, with a padding
     embedding of ``PAD_SCALE`` in every component, after them or (``left``) before.
-
-    ```python
-    import numpy as np
-    from mha.pages.attention.batches import pad
-
-    x = pad([np.zeros((2, 8)), np.zeros((1, 8))], left=True)
-    assert x.shape == (2, 2, 8) and x[1, 0, 0] == 100 and x[1, 1, 0] == 0
-    ```
     """
     n = max(len(s) for s in sequences)
     batch = np.full((len(sequences), n, sequences[0].shape[-1]), PAD_SCALE)
@@ -78,15 +56,6 @@ def decoder_mask(lengths: tuple[int, ...], n: int, left: bool) -> np.ndarray:
     padding query to itself as well, so that none is left without a key (with left
     padding, the first ones have no real key before them). A padding query's output
     is never read.
-
-    ```python
-    from mha.pages.attention.batches import decoder_mask
-
-    mask = decoder_mask((3, 1), 3, left=True)
-    assert mask[1].tolist() == [[True, False, False], [False, True, False],
-                                [False, False, True]]  # two pads, each on itself
-    assert mask.any(axis=-1).all()  # every query has a key
-    ```
     """
     valid = padding_mask(np.array(lengths), n, left=left)  # (batch, n): real tokens
     mask = causal_mask(n) & valid[:, None, :]  # real keys, none after the query
@@ -107,17 +76,7 @@ class Batched:
 
 
 def study(lengths: tuple[int, ...] = LENGTHS) -> Batched:
-    """Run the padded batch both ways, with and without the padding mask.
-
-    ```python
-    from mha.pages.attention.batches import study
-
-    result = study((4, 2))
-    assert max(result.right, result.left, result.right_causal_only) < 1e-12
-    assert result.left_causal_only > 1  # real tokens read the padding before them
-    assert "row" in result.refusal
-    ```
-    """
+    """Run the padded batch both ways, with and without the padding mask."""
     attention, n = layer(), max(lengths)
     alone = [attention(s[None], causal_mask(len(s)))[0][0] for s in sentences(lengths)]
 

@@ -67,21 +67,6 @@ def solve(
 ) -> Attended:
     """Project the three embeddings, read in ``order`` (a permutation of the tokens),
     and attend, keeping every step.
-
-    ```python
-    import numpy as np
-    from mha.attention import causal_mask
-    from mha.pages.attention.cat_sat import TOKENS, W_Q, solve
-
-    run = solve()
-    assert TOKENS[run.weights[2].argmax()] == "cat"  # "sat" finds its noun
-    shared = solve(w_k=W_Q)  # one matrix to look and to advertise
-    assert (shared.dots == shared.dots.T).all()  # symmetric scores
-    causal = solve(mask=causal_mask(3))  # a token sees itself and earlier tokens
-    assert causal.weights[0].tolist() == [1.0, 0.0, 0.0]  # "the" sees only itself
-    shuffled = solve(order=(2, 0, 1))  # "sat the cat": the outputs move with the tokens
-    assert np.allclose(shuffled.output, run.output[[2, 0, 1]])
-    ```
     """
     if sorted(order) != list(range(len(TOKENS))):
         raise ValueError(f"order: expected a permutation of 0, 1, 2, got {order!r}")

@@ -34,16 +34,6 @@ def dropout(
 ) -> np.ndarray:
     """Zero each weight with probability ``p`` and divide the rest by ``1 - p``;
     in evaluation (``training=False``) return the weights unchanged.
-
-    ```python
-    import numpy as np
-    from mha.pages.attention.dropout import dropout
-
-    w = np.full((1000, 4), 0.25)
-    dropped = dropout(w, 0.5, np.random.default_rng(0))
-    assert set(np.unique(dropped)) == {0.0, 0.5}  # dropped, or doubled
-    assert dropout(w, 0.5, training=False) is w
-    ```
     """
     if not 0 <= p < 1:
         raise ValueError(f"p: expected a probability in [0, 1), got {p!r}")
@@ -81,17 +71,7 @@ class DropoutStudy:
 def study(
     p: float | None = None, n_draws: int = N_DRAWS, seeds: tuple[int, ...] = SEEDS
 ) -> DropoutStudy:
-    """Dropout on the tiny example's weights, ``n_draws`` masks for each seed.
-
-    ```python
-    import numpy as np
-    from mha.pages.attention.dropout import study
-
-    s = study(p=0.5, n_draws=4000, seeds=(0, 1))
-    assert s.largest_z < 4  # the expectation is kept, to sampling noise
-    assert np.allclose(s.mean_unscaled, s.weights / 2, atol=0.02)  # halved without
-    ```
-    """
+    """Dropout on the tiny example's weights, ``n_draws`` masks for each seed."""
     p = _minilm_p() if p is None else p
     run = solve()
     w, v = run.weights, run.v

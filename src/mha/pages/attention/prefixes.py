@@ -53,17 +53,7 @@ class PrefixLosses:
 
 
 def compute(text: str, digest: str) -> PrefixLosses:
-    """The n losses of ``text`` both ways (``digest`` names the weights, for the cache).
-
-    ```python
-    import numpy as np
-    from mha.pages.attention.prefixes import compute
-    from mha.pretrained import smollm2
-
-    r = compute("One, two", smollm2.gguf_digest())  # two prefixes
-    assert r.n == len(r.tokens) - 1 == 2 and r.largest_relative < 1e-4
-    ```
-    """
+    """The n losses of ``text`` both ways (``digest`` names the weights, for the cache)."""
     model = smollm2.load()
     ids = model.encode(text)
     inputs, targets = ids[:-1], np.array(ids[1:])
@@ -83,13 +73,5 @@ def compute(text: str, digest: str) -> PrefixLosses:
 
 
 def results() -> PrefixLosses:
-    """``TEXT`` both ways, computed once per code and model.
-
-    ```python
-    from mha.pages.attention.prefixes import results
-
-    r = results()
-    assert r.largest_relative < r.tolerance
-    ```
-    """
+    """``TEXT`` both ways, computed once per code and model."""
     return cached(compute, TEXT, smollm2.gguf_digest())

@@ -118,14 +118,7 @@ def _sequences(
 
 
 def markdown_ids() -> tuple[int, ...]:
-    """The first ``STREAM_TOKENS`` + 1 tokens of the site's attention page (Markdown).
-
-    ```python
-    from mha.pages.circuits import STREAM_TOKENS, markdown_ids
-
-    assert len(markdown_ids()) == STREAM_TOKENS + 1
-    ```
-    """
+    """The first ``STREAM_TOKENS`` + 1 tokens of the site's attention page (Markdown)."""
     return tuple(
         smollm2.load().encode(TEXT.read_text(encoding="utf-8"))[: STREAM_TOKENS + 1]
     )
@@ -146,15 +139,7 @@ class Studies:
 
 @functools.cache
 def studies() -> Studies:
-    """Every study of the page, from the cache (the depth page's scan picks the heads).
-
-    ```python
-    from mha.pages.circuits import studies
-
-    s = studies()
-    assert s.previous[0] < min(layer for layer, _ in s.top)
-    ```
-    """
+    """Every study of the page, from the cache (the depth page's scan picks the heads)."""
     scan = repeated_tokens.scan()
     top = tuple(strongest(scan.induction, N_ABLATED))
     previous = tuple(strongest(scan.previous, 1)[0])
@@ -181,15 +166,7 @@ def studies() -> Studies:
 
 @functools.cache
 def page() -> Page:
-    """What the page prints: the studies, facts and figures.
-
-    ```python
-    from mha.pages.circuits import page
-
-    p = page()
-    assert all(fact.holds for fact in p.facts.values()) and len(p.figures) == 3
-    ```
-    """
+    """What the page prints: the studies, facts and figures."""
     s = studies()
     top, q, c = s.top, s.sequences, s.weights.composition
     randoms = s.weights.heads[len(top) :]
@@ -298,19 +275,7 @@ def _recovered(s: Streaming) -> float:
 
 
 def facts(s: Studies) -> dict[str, Fact]:
-    """The facts the page's sentences state.
-
-    ```python
-    import dataclasses
-    import numpy as np
-    from mha.pages.circuits import facts, studies
-
-    s = studies()  # the patched scores as high as the clean ones: the fact goes false
-    assert facts(s)["patch_collapses"].holds
-    q = dataclasses.replace(s.sequences, patched=s.sequences.clean)
-    assert not facts(dataclasses.replace(s, sequences=q))["patch_collapses"].holds
-    ```
-    """
+    """The facts the page's sentences state."""
     top, q, wt, st, scan = s.top, s.sequences, s.weights, s.streaming, s.scan
     n = len(top)
     c = wt.composition
@@ -373,14 +338,7 @@ def facts(s: Studies) -> dict[str, Fact]:
 
 
 def figures(s: Studies) -> dict[str, Figure]:
-    """The page's three figures; alt texts and captions state computed values.
-
-    ```python
-    from mha.pages.circuits import figures, studies
-
-    assert figures(studies())["composition"].caption
-    ```
-    """
+    """The page's three figures; alt texts and captions state computed values."""
     top, q, c = s.top, s.sequences, s.weights.composition[1]
     receivers = top[:2]
     previous = _name(s.previous)

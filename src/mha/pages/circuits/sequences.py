@@ -47,19 +47,6 @@ def run(model: smollm2.SmolLM2, passes: Passes) -> Pass:
     A head's direct logit attribution at query t of the second copy is its write
     through the final norm's gain and 1/RMS of the last stream, onto the output
     direction of the next token (the repeated one) minus the mean over the vocabulary.
-
-    ```python
-    import numpy as np
-    from mha.pages.circuits.sequences import run
-    from mha.pages.depth.repeated_tokens import repeated_sequences, traced
-    from mha.pretrained import smollm2
-
-    model = smollm2.load()
-    ids = np.tile(repeated_sequences(model)[:1, :4], 2)  # 4 tokens, then the same 4
-    p = run(model, traced(ids))
-    assert p.outputs.shape == (30, 1, 9, 8, 64) and p.dla.shape == (30, 9)
-    assert ((p.first_token_moved > 0) & (p.first_token_moved < 1)).all()
-    ```
     """
     ids, entering = passes.ids, passes.stream
     half = ids.shape[1] // 2
@@ -104,19 +91,6 @@ def second_copy_loss(
 ) -> float:
     """Mean next-token loss (nats) on the second copy, from the last streams
     ``final (B, 2T, d_model)`` of sequences ``ids (B, 2T)`` (T tokens, then again).
-
-    ```python
-    import numpy as np
-    from mha.pages.circuits.sequences import second_copy_loss
-    from mha.pretrained import smollm2
-
-    model = smollm2.load()
-    ids = np.array([[504, 2365, 28, 905] * 2])  # 4 tokens, then the same 4
-    final = model.trace(ids[0]).stream[-1][None]
-    logits = model.head(final[0])[4:7]  # the second copy's first 3 queries
-    expected = np.log(smollm2.perplexity_of(logits, ids[0, 5:]))
-    assert np.isclose(second_copy_loss(model, final, ids), expected)
-    ```
     """
     half = ids.shape[1] // 2
     queries = np.arange(half, 2 * half - 1)
@@ -134,25 +108,6 @@ def second_copy_loss(
 def mean_ablated_loss(model: smollm2.SmolLM2, p: Pass, heads: Sequence[Head]) -> float:
     """The second copy's loss with each of ``heads`` writing its mean write instead of
     its own, resuming ``p`` at the first layer that changes.
-
-    ```python
-    import numpy as np
-    from mha.attention import causal_mask
-    from mha.pages.circuits.sequences import mean_ablated_loss, run, second_copy_loss
-    from mha.pages.depth.repeated_tokens import repeated_sequences, traced
-    from mha.pretrained import smollm2
-    from mha.pretrained.smollm2 import rms_norm
-
-    model = smollm2.load()
-    p = run(model, traced(np.tile(repeated_sequences(model)[:1, :4], 2)))
-    block, keep = model.blocks[29], np.ones(9)
-    keep[0] = 0  # the last layer by hand: L29H0 removed, its mean write added
-    normed = rms_norm(p.entering[29], block.attention_norm, block.eps)
-    x = p.entering[29] + block.attention(normed, causal_mask(8), keep)[0]
-    x = x + p.mean_writes[29, 0]
-    expected = second_copy_loss(model, x + block.feed_forward(x), p.ids)
-    assert abs(mean_ablated_loss(model, p, [(29, 0)]) - expected) < 1e-3
-    ```
     """
     start = min(layer for layer, _ in heads)
     replace = {(layer, head): p.mean_writes[layer, head] for layer, head in heads}
@@ -172,21 +127,6 @@ def patched_induction(
     other layer is rerun (the direct path from sender to keys). The sender's write is
     its output (kept by ``run``) through its rows of W_O, then one key projection
     per receiver.
-
-    ```python
-    import numpy as np
-    from mha.pages.circuits.sequences import patched_induction, run
-    from mha.pages.depth.repeated_tokens import induction_scores, repeated_sequences
-    from mha.pages.depth.repeated_tokens import traced
-    from mha.pretrained import smollm2
-
-    model = smollm2.load()
-    ids = np.tile(repeated_sequences(model)[:1, :4], 2)  # 4 tokens, then the same 4
-    p = run(model, traced(ids))
-    (clean,) = patched_induction(model, p, [(18, 6)], None)
-    weights = model.attentions(ids[0])[18, 6]
-    assert np.isclose(clean, induction_scores(weights, half=4), atol=1e-3)
-    ```
     """
     n = p.ids.shape[1]
     causal = causal_mask(n)

@@ -22,14 +22,6 @@ from mha.pretrained import smollm2
 def window_mask(n: int, band: int, sinks: int = 0) -> np.ndarray:
     """``(n, n)`` boolean: query t may read keys t - band + 1 .. t and 0 .. sinks - 1
     (never a later one).
-
-    ```python
-    from mha.pages.circuits.streaming import window_mask
-
-    mask = window_mask(6, band=2, sinks=1)
-    assert mask[5].tolist() == [True, False, False, False, True, True]
-    assert mask[1].tolist() == [True, True, False, False, False, False]
-    ```
     """
     if not 0 < band <= n or not 0 <= sinks <= n:
         raise ValueError(
@@ -54,17 +46,7 @@ class Streaming:
 
 
 def streaming(ids: tuple[int, ...], band: int, sinks: int) -> Streaming:
-    """Perplexity of SmolLM2 on ``ids`` under each setting (three passes).
-
-    ```python
-    from mha.pages.circuits.streaming import streaming
-    from mha.pretrained import smollm2
-
-    ids = tuple(smollm2.load().encode("one two three four five six seven eight " * 3))
-    s = streaming(ids, band=8, sinks=2)
-    assert s.full < s.band_only
-    ```
-    """
+    """Perplexity of SmolLM2 on ``ids`` under each setting (three passes)."""
     n = len(ids) - 1
     if n <= band:
         raise ValueError(

@@ -51,20 +51,7 @@ class Folded:
 def fold(
     attentions: Sequence[MultiHeadAttention], gains: Sequence[np.ndarray]
 ) -> Folded:
-    """Split each layer's weights by head, ``diag(gain) W`` for W_Q, W_K and W_V.
-
-    ```python
-    import numpy as np
-    from mha import MultiHeadAttention
-    from mha.pages.circuits.weights import fold
-
-    layer = MultiHeadAttention(d_model=8, n_heads=4, n_kv_heads=2)
-    f = fold([layer], [np.full(8, 2.0)])
-    assert f.w_q.shape == (1, 4, 8, 2) and f.w_k.shape == (1, 2, 8, 2)
-    assert np.allclose(f.w_k[0, 1], 2 * layer.w_k[:, 2:4])
-    assert np.allclose(f.w_o[0, 3], layer.w_o[6:8])
-    ```
-    """
+    """Split each layer's weights by head, ``diag(gain) W`` for W_Q, W_K and W_V."""
     if len(attentions) != len(gains) or not attentions:
         raise ValueError(
             f"gains: expected one per attention layer ({len(attentions)}), "
@@ -93,21 +80,6 @@ def ov_eigenvalues(
     """The d_k eigenvalues of each head's OV circuit, ``(len(heads), d_k)`` complex:
     those of ``W_O unembed_embed W_V``, where ``unembed_embed (d_model, d_model)`` is
     ``W_U W_E^T``.
-
-    ```python
-    import numpy as np
-    from mha import MultiHeadAttention
-    from mha.pages.circuits.weights import fold, ov_eigenvalues
-
-    layer = MultiHeadAttention(d_model=8, n_heads=2)
-    f = fold([layer], [np.ones(8)])
-    embed = np.random.default_rng(0).normal(size=(8, 30))  # W_E = W_U: (d_model, vocab)
-    eig = ov_eigenvalues(f, [(0, 1)], embed @ embed.T)
-    full = embed.T @ f.w_v[0, 1] @ f.w_o[0, 1] @ embed  # the 30 x 30 circuit
-    largest = np.sort(np.abs(np.linalg.eigvals(full)))[-4:]  # the other 26 are zero
-    assert np.allclose(np.sort(np.abs(eig[0])), largest)
-    assert np.isclose(eig[0].sum(), np.trace(full))
-    ```
     """
     layers, rows = np.array(heads).T
     w_v = folded.w_v[layers, rows // folded.group]  # (k, d_model, d_k)
@@ -117,14 +89,6 @@ def ov_eigenvalues(
 def copying_score(eigenvalues: np.ndarray) -> np.ndarray:
     """``sum(λ) / sum(|λ|)`` over the last axis (real): 1 when every eigenvalue is
     positive, -1 when every one is negative.
-
-    ```python
-    import numpy as np
-    from mha.pages.circuits.weights import copying_score
-
-    assert copying_score(np.array([2.0, 1.0])) == 1.0
-    assert copying_score(np.array([1.0, -1.0, 1j, -1j])) == 0.0
-    ```
     """
     return np.sum(eigenvalues, axis=-1).real / np.sum(np.abs(eigenvalues), axis=-1)
 
@@ -141,17 +105,6 @@ def own_token_ranks(
     ``inputs (k, d_model)`` are what the layer reads for the tokens (normalised
     embeddings, gain left to ``folded``), ``unembed (d_model, k)`` their output
     directions.
-
-    ```python
-    import numpy as np
-    from mha import MultiHeadAttention
-    from mha.pages.circuits.weights import fold, own_token_ranks
-
-    layer = MultiHeadAttention(d_model=4, n_heads=1)
-    layer.w_v, layer.w_o = np.eye(4), np.eye(4)  # a perfect copier
-    ranks = own_token_ranks(fold([layer], [np.ones(4)]), [(0, 0)], np.eye(4), np.eye(4))
-    assert ranks.tolist() == [[1, 1, 1, 1]]
-    ```
     """
     layers, rows = np.array(heads).T
     w_v = folded.w_v[layers, rows // folded.group]  # (heads, d_model, d_k)
@@ -166,18 +119,6 @@ def own_token_ranks(
 def rotations(rope: RotaryEmbedding, offsets: Sequence[int]) -> np.ndarray:
     """``(len(offsets), d_k, d_k)``: R_Δ with ``rope(x, p) = x @ R_p``, so that a
     query at t and a key at t - Δ score ``q R_Δ k^T`` before rotation.
-
-    ```python
-    import numpy as np
-    from mha.rope import RotaryEmbedding
-    from mha.pages.circuits.weights import rotations
-
-    rope = RotaryEmbedding(4)
-    q, k = np.random.default_rng(0).normal(size=(2, 4))
-    (r,) = rotations(rope, [3])
-    rotated = rope(np.stack([q, k]), np.array([5, 2]))
-    assert np.isclose(rotated[0] @ rotated[1], q @ r @ k)
-    ```
     """
     eye = np.eye(rope.d_k)
     return np.stack([rope(eye, np.full(rope.d_k, int(d))) for d in offsets])
@@ -192,18 +133,6 @@ def rotated_mean(grams: np.ndarray, rots: np.ndarray) -> np.ndarray:
     ``(R^T G R)[i, j] = c_i c_j G[i, j] + c_i t_j G[i, p(j)] + t_i c_j G[p(i), j]
     + t_i t_j G[p(i), p(j)]``, and the mean over R needs only the means of the four
     outer products: O(d_k²) per G.
-
-    ```python
-    import numpy as np
-    from mha.rope import RotaryEmbedding
-    from mha.pages.circuits.weights import rotated_mean, rotations
-
-    g = np.random.default_rng(0).normal(size=(3, 6, 6))
-    for interleaved in (True, False):
-        rots = rotations(RotaryEmbedding(6, interleaved=interleaved), range(1, 5))
-        direct = np.mean([r.T @ g @ r for r in rots], axis=0)
-        assert np.allclose(rotated_mean(g, rots), direct)
-    ```
     """
     rots = np.asarray(rots)
     d_k = rots.shape[-1]
@@ -241,21 +170,6 @@ def composition_scores(folded: Folded, offset_sets: Sequence[np.ndarray]) -> np.
     ``|W_QK|² = <H, G_K>``, ``|W_OV|² = <G_V, W_O W_O^T>`` and ``|W_QK W_OV^T|² =
     <H, M G_V M^T>`` with ``M = W_K^T W_O^T`` (H by ``rotated_mean``); the products M
     come from one matrix product per receiving layer, in the weights' dtype.
-
-    ```python
-    import numpy as np
-    from mha import MultiHeadAttention
-    from mha.pages.circuits.weights import composition_scores, fold
-
-    rng = np.random.default_rng(0)
-    layers = [MultiHeadAttention(8, 2, rng=rng) for _ in range(2)]
-    f = fold(layers, [np.ones(8), np.ones(8)])
-    scores = composition_scores(f, [np.eye(4)[None]])[0]
-    qk = f.w_q[1, 0] @ f.w_k[1, 0].T  # receiver L1H0, sender L0H1, no rotation
-    ov = f.w_v[0, 1] @ f.w_o[0, 1]
-    dense = np.linalg.norm(qk @ ov.T) / (np.linalg.norm(qk) * np.linalg.norm(ov))
-    assert np.isclose(scores[1, 0, 0, 1], dense) and np.isnan(scores[0, 0, 0, 0])
-    ```
     """
     f = folded
     n_layers, h, d_model, d_k = f.w_q.shape

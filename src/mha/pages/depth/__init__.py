@@ -40,15 +40,7 @@ OUTSIZED = 2.0  # a first token whose stream is at least this many times the oth
 
 @functools.cache
 def page() -> Page:
-    """What the page prints: the induction task, SmolLM2's scan, facts and figures.
-
-    ```python
-    from mha.pages.depth import page
-
-    p = page()
-    assert all(fact.holds for fact in p.facts.values()) and len(p.figures) == 5
-    ```
-    """
+    """What the page prints: the induction task, SmolLM2's scan, facts and figures."""
     t, s, r = task(), repeated_tokens.scan(), repeated_tokens
     worst = s.random_sets[int(np.argmax(s.loss_random))]
     return Page(
@@ -113,13 +105,6 @@ class Task:
 def task() -> Task:
     """The induction task's numbers: baselines, the built circuits, both shapes trained
     on every seed (cached).
-
-    ```python
-    from mha.pages.depth import task
-
-    t = task()
-    assert t.constructed > 0.99 and t.one.accuracy.max() < t.two.accuracy.min()
-    ```
     """
     batch = induction.sample(N_TEST, np.random.default_rng([SEED, 1]))
     one, two = (
@@ -235,18 +220,7 @@ def _head_table(scan: Scan) -> list[tuple[str, float, str, float]]:
 
 
 def facts(task: Task, scan: Scan) -> dict[str, Fact]:
-    """The facts the page's sentences state about the task's models and the scan.
-
-    ```python
-    import dataclasses
-    from mha.pages.depth import facts, task
-    from mha.pages.depth.repeated_tokens import scan
-
-    t, s = task(), scan()  # one layer as good as two: the sentence goes false
-    assert facts(t, s)["one_layer"].holds
-    assert not facts(dataclasses.replace(t, one=t.two), s)["one_layer"].holds
-    ```
-    """
+    """The facts the page's sentences state about the task's models and the scan."""
     one, two, twice = task.one.accuracy, task.two.accuracy, 2 * task.chance
     excl, built = task.exclusion, task.built_one
     guesses = f"{task.count_guess} and {task.uniform_guess} against {twice}"
@@ -301,15 +275,7 @@ def facts(task: Task, scan: Scan) -> dict[str, Fact]:
 
 
 def figures(task: Task, scan: Scan) -> dict[str, Figure]:
-    """The page's five figures; their alt texts and captions state computed values.
-
-    ```python
-    from mha.pages.depth import figures, task
-    from mha.pages.depth.repeated_tokens import scan
-
-    assert figures(task(), scan())["head_scores"].caption
-    ```
-    """
+    """The page's five figures; their alt texts and captions state computed values."""
     louder_layers = _louder(scan)
     exception = f" except in {words(louder_layers)}" if louder_layers else ""
     circuit = induction.build(6, len(EXAMPLE))

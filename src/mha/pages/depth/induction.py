@@ -55,13 +55,6 @@ def targets_of(tokens: np.ndarray) -> np.ndarray:
     """The answer at each position: the token after the most recent earlier occurrence.
 
     ``tokens (..., n)`` ints; the result has the same shape, -1 where the token is new.
-
-    ```python
-    import numpy as np
-    from mha.pages.depth.induction import targets_of
-
-    assert targets_of(np.array([0, 1, 2, 0, 1, 0])).tolist() == [-1, -1, -1, 1, 2, 1]
-    ```
     """
     tokens = np.asarray(tokens)
     seen = _earlier(tokens)
@@ -70,15 +63,7 @@ def targets_of(tokens: np.ndarray) -> np.ndarray:
 
 
 def offsets_of(tokens: np.ndarray) -> np.ndarray:
-    """How far back each position's token occurred last: ``t - j``, -1 where it is new.
-
-    ```python
-    import numpy as np
-    from mha.pages.depth.induction import offsets_of
-
-    assert offsets_of(np.array([0, 1, 2, 0, 1, 0])).tolist() == [-1, -1, -1, 3, 3, 2]
-    ```
-    """
+    """How far back each position's token occurred last: ``t - j``, -1 where it is new."""
     seen = _earlier(np.asarray(tokens))
     return np.where(seen >= 0, np.arange(seen.shape[-1]) - seen, -1)
 
@@ -109,14 +94,6 @@ def sample(
 ) -> Batch:
     """``batch_size`` sequences of ``length`` tokens: a shuffle of the ``vocab``
     tokens, then a shuffle of all of them but the first shuffle's last, cut (scored).
-
-    ```python
-    from mha.pages.depth.induction import sample
-
-    batch = sample(3)
-    assert batch.tokens.shape == batch.targets.shape == (3, 23)
-    assert not batch.scored[:, :12].any() and batch.scored[:, 12:].all()
-    ```
     """
     batch_size = positive_int("batch_size", batch_size)
     vocab, length = positive_int("vocab", vocab), positive_int("length", length)
@@ -196,13 +173,6 @@ class Circuit:
 def count_guess(batch: Batch) -> float:
     """Accuracy on ``batch`` of guessing the most frequent earlier token (ties: lowest
     id): the order-free guess one layer can compute by averaging.
-
-    ```python
-    import numpy as np
-    from mha.pages.depth.induction import count_guess, sample
-
-    assert count_guess(sample(100)) < 0.1  # two shuffles: every count is 1 or 2
-    ```
     """
     one_hot = batch.tokens[..., None] == np.arange(VOCAB)
     counts = np.cumsum(one_hot, axis=1) - one_hot  # seen before each position
@@ -212,17 +182,6 @@ def count_guess(batch: Batch) -> float:
 def build(vocab: int = VOCAB, length: int = LENGTH) -> Circuit:
     """The two-layer induction circuit, every weight set by hand (one head per layer,
     d_k = d_model; W_Q carries sqrt(d_k) to undo the layer's 1/sqrt(d_k)).
-
-    ```python
-    import numpy as np
-    from mha.pages.depth.induction import build
-
-    circuit = build(vocab=4, length=6)
-    stream, weights = circuit.run(np.array([[0, 1, 2, 0, 3, 1]]))
-    assert weights[0][0, 0, 3].argmax() == 2  # position 3 looks at position 2
-    assert weights[1][0, 0, 3].argmax() == 1  # ... and, in layer 1, at 1 (after the 0)
-    assert circuit.predict(np.array([[0, 1, 2, 0, 3, 1]]))[0, 3] == 1
-    ```
     """
     vocab, length = positive_int("vocab", vocab), positive_int("length", length)
     if RECENCY * (length - 1) >= SHARPNESS:
@@ -271,16 +230,6 @@ def build_one_layer(
     ``out``. Before position ``d`` there is no ``t - d``: head ``d`` reads position
     0 whatever it holds, and the last head subtracts it. Meant for the task's
     sequences, where a token occurs at most twice.
-
-    ```python
-    import numpy as np
-    from mha.pages.depth.induction import build_one_layer
-
-    layer = build_one_layer((3,), vocab=4, length=6)
-    tokens = np.array([[0, 1, 2, 0, 3, 1]])  # position 3 repeats position 0: offset 3
-    assert layer.predict(tokens)[0, 3] == 1 and len(layer.layers) == 1
-    assert layer.layers[0].n_heads == 2  # one head for the offset, one to subtract
-    ```
     """
     vocab, length = positive_int("vocab", vocab), positive_int("length", length)
     offsets = tuple(sorted({positive_int("offsets", d) for d in offsets}))
@@ -348,16 +297,7 @@ class OffsetScore:
 def score_one_layer(
     batch: Batch, offsets: tuple[int, ...], vocab: int = VOCAB
 ) -> OffsetScore:
-    """Build the one-layer model for ``offsets`` and score it on ``batch`` by offset.
-
-    ```python
-    from mha.pages.depth.induction import sample, score_one_layer
-
-    score = score_one_layer(sample(50), (11, 12))
-    assert score.covered == 1.0 and score.n_heads == 3 and 0 < score.share < 1
-    assert score.elsewhere == 0.0  # no answer where no covered offset matches
-    ```
-    """
+    """Build the one-layer model for ``offsets`` and score it on ``batch`` by offset."""
     circuit = build_one_layer(offsets, vocab, batch.tokens.shape[1])
     # CHUNK sequences at a time: the widest layer's arrays stay a few MB (measured:
     # about a fifth less CPU time than one pass over 2000 sequences, the same logits)

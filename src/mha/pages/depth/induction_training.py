@@ -43,27 +43,12 @@ class Shape:
         return f"{layers} layer{'s' * (layers != 1)} x {heads} head{'s' * (heads != 1)}"
 
     def attention_params(self) -> int:
-        """Weights of all attention layers: 4 d_model (h d_k) per layer.
-
-        ```python
-        from mha.pages.depth.induction_training import Shape
-
-        assert Shape(1, 2).attention_params() == Shape(2, 1).attention_params()
-        ```
-        """
+        """Weights of all attention layers: 4 d_model (h d_k) per layer."""
         return self.n_layers * 4 * D_MODEL * self.n_heads * D_K
 
 
 def init_params(shape: Shape, seeds: Sequence[int], dtype: type = np.float32) -> Params:
-    """One freshly initialised model per seed, stacked on a leading ``models`` axis.
-
-    ```python
-    from mha.pages.depth.induction_training import Shape, init_params
-
-    params = init_params(Shape(2, 1), [0, 1, 2])
-    assert params["w_q1"].shape == (3, 32, 16) and params["unembed"].shape == (3, 32, 12)
-    ```
-    """
+    """One freshly initialised model per seed, stacked on a leading ``models`` axis."""
     width = shape.n_heads * D_K
     models = []
     for seed in seeds:
@@ -114,18 +99,6 @@ def loss_and_grads(
     """Mean cross-entropy over the scored positions of each model ``(M,)``, and gradients.
 
     ``tokens, targets (M, B, n)``; a target of -1 is not scored.
-
-    ```python
-    import numpy as np
-    from mha.pages.depth.induction import sample
-    from mha.pages.depth.induction_training import Shape, init_params, loss_and_grads
-
-    batch = sample(8)
-    loss, grads = loss_and_grads(
-        init_params(Shape(2, 1), [0]), batch.tokens[None], batch.targets[None], Shape(2, 1)
-    )
-    assert loss.shape == (1,) and grads["w_k1"].shape == (1, 32, 16)
-    ```
     """
     one_hot, passes, final, logits = _forward(params, tokens, shape)
     dtype = logits.dtype.type
@@ -179,14 +152,6 @@ def train_and_score(
     """Train one model per seed (its initial weights and its stream of batches), Adam's
     step size falling linearly from ``LEARNING_RATE`` to zero, then score each model
     on ``test`` (what a page caches).
-
-    ```python
-    from mha.pages.depth.induction import sample
-    from mha.pages.depth.induction_training import Shape, train_and_score
-
-    result = train_and_score(Shape(2, 1), [0, 1], 10, 4, sample(20))
-    assert result.accuracy.shape == (2,)
-    ```
     """
     steps = positive_int("steps", steps)
     batch_size = positive_int("batch_size", batch_size)

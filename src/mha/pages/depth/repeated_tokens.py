@@ -33,14 +33,6 @@ def repeated_sequences(
 ) -> np.ndarray:
     """``(N_SEQUENCES, 2 HALF)`` ids: HALF non-control ids drawn uniformly by ``rng``
     (``None``: the page's seed), then the same HALF again.
-
-    ```python
-    from mha.pages.depth.repeated_tokens import HALF, repeated_sequences
-    from mha.pretrained import smollm2
-
-    ids = repeated_sequences(smollm2.load())
-    assert (ids[:, :HALF] == ids[:, HALF:]).all()
-    ```
     """
     control = set(model.tokenizer.get_added_tokens_decoder())
     allowed = np.array([i for i in range(model.config.vocab_size) if i not in control])
@@ -54,15 +46,6 @@ def induction_scores(weights: np.ndarray, half: int = HALF) -> np.ndarray:
 
     ``weights (..., 2T, 2T)``; the key t - T + 1 holds the token that came after the
     previous occurrence of the query's token. Returns ``weights.shape[:-2]``.
-
-    ```python
-    import numpy as np
-    from mha.pages.depth.repeated_tokens import induction_scores
-
-    perfect = np.zeros((4, 4))
-    perfect[2, 1] = perfect[3, 2] = 1  # T = 2: query 2 -> key 1, query 3 -> key 2
-    assert induction_scores(perfect, half=2) == 1.0
-    ```
     """
     _check_square(weights, 2 * half)
     queries = np.arange(half, 2 * half)
@@ -70,15 +53,7 @@ def induction_scores(weights: np.ndarray, half: int = HALF) -> np.ndarray:
 
 
 def previous_token_scores(weights: np.ndarray) -> np.ndarray:
-    """Mean attention of each query t in [1, n - 1] on key t - 1, per head.
-
-    ```python
-    import numpy as np
-    from mha.pages.depth.repeated_tokens import previous_token_scores
-
-    assert previous_token_scores(np.eye(5, k=-1)) == 1.0
-    ```
-    """
+    """Mean attention of each query t in [1, n - 1] on key t - 1, per head."""
     _check_square(weights, weights.shape[-1])
     queries = np.arange(1, weights.shape[-1])
     return weights[..., queries, queries - 1].mean(axis=-1)
@@ -121,19 +96,7 @@ class Passes:
 
 
 def traced(ids: np.ndarray) -> Passes:
-    """One ``SmolLM2.trace`` per row of ``ids (B, n)``, stacked.
-
-    ```python
-    import numpy as np
-    from mha.pages.depth.repeated_tokens import traced
-    from mha.pretrained import smollm2
-
-    ids = np.array([[504, 2365, 28], [905, 28, 504]])
-    p = traced(ids)
-    assert p.stream.shape == (31, 2, 3, 576) and p.weights.shape == (30, 2, 9, 3, 3)
-    assert np.array_equal(p.weights[:, 1], smollm2.load().attentions(ids[1]))
-    ```
-    """
+    """One ``SmolLM2.trace`` per row of ``ids (B, n)``, stacked."""
     ids = np.asarray(ids)
     if ids.ndim != 2 or ids.shape[1] < 2:
         raise ValueError(f"ids: expected shape (B, n >= 2), got {ids.shape}")
@@ -153,14 +116,7 @@ def traced(ids: np.ndarray) -> Passes:
 
 
 def passes() -> Passes:
-    """``traced`` on the ``repeated_sequences``, from the cache.
-
-    ```python
-    from mha.pages.depth.repeated_tokens import N_SEQUENCES, passes
-
-    assert passes().weights.shape[1] == N_SEQUENCES
-    ```
-    """
+    """``traced`` on the ``repeated_sequences``, from the cache."""
     return cached(traced, repeated_sequences(smollm2.load()))
 
 
@@ -249,20 +205,6 @@ def ablated_loss(
     Each removed head's output is zeroed before W_O (``head_mask``, as in
     ``SmolLM2.logits``). ``entering (layers + 1, B, n, d_model)``, the unchanged
     model's residual streams, lets the pass start at the first layer that changes.
-
-    ```python
-    import numpy as np
-    from mha.pages.depth.repeated_tokens import HALF, ablated_loss, repeated_sequences
-    from mha.pretrained import smollm2
-
-    model = smollm2.load()
-    ids = repeated_sequences(model)[:1]
-    keep = np.ones((30, 9))
-    keep[18, 6] = 0  # what SmolLM2.logits computes with that head removed
-    logits = model.logits(ids[0], head_mask=keep)
-    expected = np.log(smollm2.perplexity_of(logits[HALF:-1], ids[0, HALF + 1 :]))
-    assert abs(ablated_loss(model, ids, [(18, 6)]) - expected) < 1e-3
-    ```
     """
     sequences = np.asarray(sequences)
     n_layers, n_heads = model.config.n_layers, model.config.n_heads
@@ -286,15 +228,7 @@ def ablated_loss(
 
 
 def strongest(scores: np.ndarray, k: int) -> list[tuple[int, int]]:
-    """The ``k`` heads with the highest ``scores (layers, heads)``, strongest first.
-
-    ```python
-    import numpy as np
-    from mha.pages.depth.repeated_tokens import strongest
-
-    assert strongest(np.array([[0.1, 0.9], [0.5, 0.2]]), 2) == [(0, 1), (1, 0)]
-    ```
-    """
+    """The ``k`` heads with the highest ``scores (layers, heads)``, strongest first."""
     order = np.argsort(-scores, axis=None, kind="stable")[:k]
     return [tuple(int(i) for i in np.unravel_index(j, scores.shape)) for j in order]
 
@@ -302,11 +236,5 @@ def strongest(scores: np.ndarray, k: int) -> list[tuple[int, int]]:
 def scan() -> Scan:
     """SmolLM2 on the repeated sequences, from the cache (N_SEQUENCES passes, then
     1 + N_RANDOM_SETS batched passes over all of them with heads removed).
-
-    ```python
-    from mha.pages.depth.repeated_tokens import scan
-
-    assert scan().induction.shape == (30, 9)
-    ```
     """
     return cached(_scan)

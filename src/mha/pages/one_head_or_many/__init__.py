@@ -29,16 +29,7 @@ TASK += ("CHANCE_ACCURACY", "CHANCE_LOSS")  # the toy task's constants the page 
 
 @functools.cache
 def page() -> Page:
-    """The sweep (cached), its tables and reading, the facts and the figures.
-
-    ```python
-    from mha.pages.one_head_or_many import page
-
-    p = page()
-    assert p.one.n_heads == 1 and p.two.n_heads == 2 and p.n_seeds == 3
-    assert all(fact.holds for fact in p.facts.values())
-    ```
-    """
+    """The sweep (cached), its tables and reading, the facts and the figures."""
     s = sweep()
     one, two, widest = s.result(1), s.result(N_TARGETS), s.results[-1]
     kept, missed = one.test_accuracy.max(axis=1), one.test_accuracy.min(axis=1)
@@ -99,20 +90,7 @@ def _paper_best(row: Sequence[vaswani2017.HeadsRow]) -> tuple[int, ...]:
 
 
 def facts(s: Sweep, row: Sequence[vaswani2017.HeadsRow]) -> dict[str, Fact]:
-    """The facts the page states about the sweep and the paper's ``row`` (Table 3 A).
-
-    ```python
-    import dataclasses
-    from mha.data.vaswani2017 import ROW_A
-    from mha.pages.one_head_or_many import facts
-    from mha.pages.one_head_or_many.head_sweep import sweep
-
-    s = sweep()  # one head as accurate as two: it no longer fails
-    one = dataclasses.replace(s.results[0], test_accuracy=s.results[1].test_accuracy)
-    stale = facts(dataclasses.replace(s, results=(one, *s.results[1:])), ROW_A)
-    assert not stale["one_fails"].holds
-    ```
-    """
+    """The facts the page states about the sweep and the paper's ``row`` (Table 3 A)."""
     one, two, widest = s.result(1), s.result(N_TARGETS), s.results[-1]
     middle = [x for x in s.results if 1 < x.n_heads < widest.n_heads]
     means = [r.loss_range[0] for r in s.results[1:]]
@@ -164,16 +142,7 @@ def facts(s: Sweep, row: Sequence[vaswani2017.HeadsRow]) -> dict[str, Fact]:
 
 
 def figures(s: Sweep, heads: tuple[int, ...] = HEATMAP_HEADS) -> dict[str, Figure]:
-    """The page's four figures (heatmaps of the h in ``heads``).
-
-    ```python
-    from mha.pages.one_head_or_many import figures
-    from mha.pages.one_head_or_many.head_sweep import sweep
-
-    maps, labels, previous, referenced = figures(sweep())["head_heatmaps"].data
-    assert maps[2].shape == (2, 8, 8) and len(labels) == len(previous) == 8
-    ```
-    """
+    """The page's four figures (heatmaps of the h in ``heads``)."""
     example = s.config.example()
     maps = {}  # each h's first-seed weights (h, n, n) on the example
     for h in heads:

@@ -195,31 +195,10 @@ def _run_heads(config: SweepConfig, n_heads: int) -> HeadResult:
 
 
 def run(config: SweepConfig) -> Sweep:
-    """The sweep, computed (no cache).
-
-    ```python
-    from mha.pages.one_head_or_many.head_sweep import SweepConfig, run
-
-    tiny = SweepConfig(heads=(1, 4), learning_rates=(0.03,), seeds=(1,), steps=5,
-                       validation_size=8, test_size=8)
-    result = run(tiny)
-    assert [r.d_k for r in result.results] == [32, 8]
-    ```
-    """
+    """The sweep, computed (no cache)."""
     return Sweep(config, tuple(_run_heads(config, h) for h in config.heads))
 
 
 def sweep(config: SweepConfig | None = None) -> Sweep:
-    """The sweep for ``config`` (the site's if None), from the cache if fresh.
-
-    ```python
-    from mha.pages.one_head_or_many.head_sweep import SweepConfig, sweep
-
-    tiny = SweepConfig(heads=(1, 2), learning_rates=(0.03,), seeds=(1,), steps=10,
-                       validation_size=8, test_size=8)
-    result = sweep(tiny)
-    assert [r.n_heads for r in result.results] == [1, 2]
-    assert result.result(2).param_count == result.result(1).param_count
-    ```
-    """
+    """The sweep for ``config`` (the site's if None), from the cache if fresh."""
     return cached(run, SweepConfig() if config is None else config)

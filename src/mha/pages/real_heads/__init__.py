@@ -51,19 +51,6 @@ def head_statistics(
     """Each of ``STATISTICS`` per head, ``(layers, heads)``, averaged over the word
     queries: ``tokens[s]`` ([CLS] ... [SEP]) and ``weights[s] (layers, heads, n, n)``;
     ``spread`` is the entropy as a fraction of log n.
-
-    ```python
-    import numpy as np
-    from mha.pages.real_heads import head_statistics
-
-    tokens = ["[CLS]", "a", "b", "a", "[SEP]"]
-    previous = np.eye(5, k=-1)[None, None]  # (1 layer, 1 head, 5, 5)
-    previous[..., 0, 0] = 1  # [CLS] attends to itself
-    stats = head_statistics([tokens], [previous])
-    assert stats["previous"][0, 0] == 1 and stats["next"][0, 0] == 0
-    assert stats["cls"][0, 0] == 1 / 3  # only "a" (the first word) looks at [CLS]
-    assert stats["entropy"][0, 0] == 0
-    ```
     """
     if len(tokens) != len(weights) or not tokens:
         raise ValueError(
@@ -167,16 +154,7 @@ def _compute(texts: Sequence[str], seeds: Sequence[str]) -> Atlas:
 
 
 def atlas() -> Atlas:
-    """The atlas of the project's corpus (cached).
-
-    ```python
-    from mha.pages.real_heads import atlas
-
-    result = atlas()
-    assert result.n_sentences >= 30 and result.kinds.shape == (6, 12)
-    assert result.count("previous token") >= 1
-    ```
-    """
+    """The atlas of the project's corpus (cached)."""
     return cached(_compute, sentences(), SEEDS)
 
 
@@ -199,18 +177,7 @@ def _prose(layers: Sequence[int]) -> str:
 
 @functools.cache
 def page() -> Page:
-    """What the page prints: the model, the atlas, the pruning studies, the papers.
-
-    ```python
-    from mha.pages.real_heads import page
-    from mha.support.page import WIDGET_BYTES
-
-    p = page()
-    assert p.total_heads == 72 and p.typical["previous token"].startswith("L0H")
-    assert p.every.n_heads == 72 and p.every.nbytes <= WIDGET_BYTES
-    assert all(fact.holds for fact in p.facts.values())
-    ```
-    """
+    """What the page prints: the model, the atlas, the pruning studies, the papers."""
     a, p = atlas(), pruning.pruning()
     typical = {kind: _name(*a.typical(kind)) for kind in a.present()}
     layer, head = a.typical("previous token")
@@ -293,13 +260,6 @@ def cls_shares(
     """The mean weight of word queries on [CLS] in ``heads`` over ``texts``, and
     [CLS]'s mean share of what those heads move (Kobayashi et al., 2020: weight times
     the norm of the value through W_O, ``mha.experiments.value_norms``).
-
-    ```python
-    from mha.pages.real_heads import cls_shares
-
-    weight, moved = cls_shares(["The cat sat on the mat."], [(3, 0)])
-    assert 0 < weight < 1 and 0 < moved < 1
-    ```
     """
     if not heads:
         raise ValueError("heads: expected at least one (layer, head), got none")
@@ -318,15 +278,7 @@ def cls_shares(
 
 
 def cls_moved(a: Atlas) -> tuple[float, float]:
-    """``cls_shares`` of the atlas's [CLS] heads over the corpus, cached.
-
-    ```python
-    from mha.pages.real_heads import atlas, cls_moved
-
-    weight, moved = cls_moved(atlas())
-    assert 0 < moved < weight < 1
-    ```
-    """
+    """``cls_shares`` of the atlas's [CLS] heads over the corpus, cached."""
     heads = tuple((int(i), int(j)) for i, j in np.argwhere(a.kinds == "[CLS]"))
     return cached(cls_shares, sentences(), heads)
 
@@ -334,19 +286,7 @@ def cls_moved(a: Atlas) -> tuple[float, float]:
 def facts(
     a: Atlas, p: Pruning, cls: tuple[float, float] | None = None
 ) -> dict[str, Fact]:
-    """The facts the page's sentences state about the atlas and the pruning studies.
-
-    ```python
-    import dataclasses
-    from mha.pages.real_heads import atlas, facts
-    from mha.pages.real_heads.pruning import pruning
-
-    p = pruning()
-    assert facts(atlas(), p)["single_small"].holds
-    worse = dataclasses.replace(p, single_cosine=p.single_cosine * 0.9)
-    assert not facts(atlas(), worse)["single_small"].holds
-    ```
-    """
+    """The facts the page's sentences state about the atlas and the pruning studies."""
     counts = {kind: a.count(kind) for kind in KINDS}
     cls_weight, cls_move = cls_moved(a) if cls is None else cls
     shift = a.value("previous token") if counts["previous token"] else 0.0
@@ -403,16 +343,7 @@ def facts(
 
 
 def figures(a: Atlas, p: Pruning) -> dict[str, Figure]:
-    """The page's figures; their alt texts state what the facts check.
-
-    ```python
-    from mha.pages.real_heads import atlas, figures
-    from mha.pages.real_heads.pruning import pruning
-
-    assert set(figures(atlas(), pruning())) == {
-        "kinds", "statistics", "cricket", "cat", "damage", "cumulative"}
-    ```
-    """
+    """The page's figures; their alt texts state what the facts check."""
     layers, heads = a.kinds.shape
     per_layer = [  # each layer's kinds, the most common first, ties by name
         f"layer {i}: "

@@ -28,15 +28,6 @@ def retrieval_accuracy(
 ) -> float:
     """Share of ``(query, answer)`` pairs whose answer is the query's nearest other
     row of ``embeddings (B, d)`` (unit vectors).
-
-    ```python
-    import numpy as np
-    from mha.pages.real_heads.pruning import retrieval_accuracy
-
-    points = np.array([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0]])
-    assert retrieval_accuracy(points, [(0, 1), (2, 1)]) == 1.0
-    assert retrieval_accuracy(points, [(1, 2)]) == 0.0  # 1 is closer to 0
-    ```
     """
     similarity = embeddings @ embeddings.T
     np.fill_diagonal(similarity, -np.inf)
@@ -47,20 +38,6 @@ def retrieval_accuracy(
 class Evaluator:
     """The corpus encoded once, grouped by length, each layer's input kept: a pruned
     pass reruns only the layers from the first pruned one up.
-
-    ```python
-    import numpy as np
-    from mha.pages.real_heads.pruning import Evaluator
-    from mha.pretrained import minilm
-
-    texts = ["a dog runs .", "a puppy is running .", "taxes rose ."]
-    evaluator = Evaluator(minilm.load(), texts, [(0, 1), (1, 0)])
-    mask = np.ones((6, 12))
-    mask[5] = 0  # the last layer's heads
-    cosine, retrieval = evaluator.quality(mask)
-    assert 0 < cosine < 1 and retrieval in (0.0, 0.5, 1.0)
-    assert np.allclose(evaluator.embed(mask), minilm.load().embed(texts, mask), atol=1e-5)
-    ```
     """
 
     def __init__(self, model, texts: Sequence[str], queries: Sequence[tuple[int, int]]):
@@ -139,30 +116,13 @@ class Pruning:
 
 
 def literature_counts(n_heads: int) -> tuple[int, ...]:
-    """Head counts matching Michel et al.'s BERT share and Voita et al.'s share.
-
-    ```python
-    from mha.pages.real_heads.pruning import literature_counts
-
-    assert literature_counts(72) == (29, 57)
-    ```
-    """
+    """Head counts matching Michel et al.'s BERT share and Voita et al.'s share."""
     shares = (michel2019.BERT_PRUNABLE, voita2019.pruned_share())
     return tuple(round(share * n_heads) for share in shares)
 
 
 def study(texts: Sequence[str], queries: Sequence[tuple[int, int]]) -> Pruning:
-    """The three studies on ``texts`` (about 60 passes over them).
-
-    ```python
-    from mha.pages.real_heads.pruning import study
-
-    texts = ["a dog runs .", "a puppy is running .", "taxes rose ."]
-    result = study(texts, [(0, 1), (1, 0)])
-    assert result.single_cosine.shape == (6, 12) and len(result.order) == 72
-    assert result.counts[-1] == 72 and result.cumulative_cosine[-1] < 1
-    ```
-    """
+    """The three studies on ``texts`` (about 60 passes over them)."""
     from mha.pretrained import minilm
 
     model = minilm.load()
@@ -199,15 +159,5 @@ def study(texts: Sequence[str], queries: Sequence[tuple[int, int]]) -> Pruning:
 
 
 def pruning() -> Pruning:
-    """The studies on the project's corpus (cached).
-
-    ```python
-    from mha.pages.real_heads.pruning import pruning
-
-    result = pruning()
-    assert result.n_sentences >= 30 and result.single_cosine.shape == (6, 12)
-    cosine, retrieval = result.at(0)  # nothing removed yet
-    assert abs(cosine - 1) < 1e-6 and retrieval == result.baseline_retrieval
-    ```
-    """
+    """The studies on the project's corpus (cached)."""
     return cached(study, sentences(), retrieval_queries())
