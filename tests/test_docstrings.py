@@ -1,5 +1,5 @@
 """Every public function and class of the library has a docstring with a runnable
-example; a page module has none (its page's test file tests it).
+example; a page module or a figure has none (its page's test file tests it).
 
 The library is ``mha`` without the site's own code: the page modules
 (``mha.pages``) and the figures (``mha.figures``). pytest-markdown-docs runs the
@@ -21,7 +21,8 @@ import pytest
 import mha
 
 SITE = ("mha.pages", "mha.figures")  # the site's own code, tested by each page's test
-PAGES = Path(mha.__file__).parent / "pages"
+PACKAGE = Path(mha.__file__).parent
+PAGES = PACKAGE / "pages"
 # the exercise checkers are the library's, in the exercises page's module until they
 # move out of it (issue 43 part 5): they keep their examples
 CHECKERS = PAGES / "exercises.py"
@@ -99,11 +100,13 @@ def test_docstring_examples_are_found(tmp_path: Path):
     assert docstring_examples(module) == []
 
 
-def test_page_modules_carry_no_docstring_example():
-    """A page module is tested by tests/pages/test_<page>.py, not by examples."""
+def test_the_site_code_carries_no_docstring_example():
+    """A page module or a figure is tested by tests/pages/test_<page>.py, not by
+    docstring examples."""
+    site = [*PAGES.rglob("*.py"), *(PACKAGE / "figures").rglob("*.py")]
     found = [
         example
-        for path in sorted(PAGES.rglob("*.py"))
+        for path in sorted(site)
         if path != CHECKERS
         for example in docstring_examples(path)
     ]

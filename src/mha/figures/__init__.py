@@ -18,29 +18,13 @@ __all__ = ["drawing", "render", "to_svg"]
 
 
 def render(name: str, alt: str, *args: object, **kwargs: object) -> str:
-    """Inline SVG of ``mha.figures.<name>(*args, **kwargs)``, named by ``alt``.
-
-    ```python
-    from mha.figures import render
-    from mha.worked.cricket import TOKENS, solve
-
-    svg = render("cricket.three_distributions", "three bar groups", solve(), TOKENS, "his")
-    assert svg.startswith('<svg role="img" aria-label="three bar groups"')
-    ```
-    """
+    """Inline SVG of ``mha.figures.<name>(*args, **kwargs)``, named by ``alt``."""
     return cached_as(f"figure {name}", _svg, drawing(name), alt, *args, **kwargs)
 
 
 def drawing(name: str) -> Callable[..., Figure | list[Figure]]:
     """The figure function ``mha.figures.<name>``, named as a page's figure spec
     names it: ``"<module>.<function>"``.
-
-    ```python
-    from mha.figures import drawing
-    from mha.figures.cricket import three_distributions
-
-    assert drawing("cricket.three_distributions") is three_distributions
-    ```
     """
     module, _, function = name.rpartition(".")
     if not module:

@@ -16,16 +16,7 @@ UNSCALED, SCALED = PALETTE[5], PALETTE[0]  # vermillion and blue: colour-blind s
 
 
 def variance_vs_dk(study: VarianceStudy) -> Figure:
-    """Empirical (markers) and theoretical (lines) score variance against d_k, log-log.
-
-    ```python
-    from mha.pages.attention import variance_study
-    from mha.figures.attention import variance_vs_dk
-
-    fig = variance_vs_dk(variance_study(d_ks=(4, 16), n_pairs=64))
-    assert len(fig.axes[0].lines) == 4  # 2 theories, 2 measurements
-    ```
-    """
+    """Empirical (markers) and theoretical (lines) score variance against d_k, log-log."""
     fig, ax = new_figure(5.6, 3.4)
     d_k = study.d_k
     ax.plot(d_k, study.theory_unscaled, color=UNSCALED, lw=1, label="d_k σ⁴ (theory)")
@@ -50,14 +41,6 @@ def saturation_vs_dk(study: SaturationStudy) -> list[Figure]:
     """Largest weight, entropy and softmax-Jacobian norm against d_k, scaled or not.
 
     Three panels, side by side on a wide screen, one above the other on a phone.
-
-    ```python
-    from mha.pages.attention import saturation_study
-    from mha.figures.attention import saturation_vs_dk
-
-    panels = saturation_vs_dk(saturation_study(d_ks=(4, 64), n_sequences=2))
-    assert [len(p.axes[0].lines) for p in panels] == [2, 3, 2]  # entropy adds log₂ n
-    ```
     """
     panels = (
         ("max_weight", "largest weight"),

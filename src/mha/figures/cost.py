@@ -20,14 +20,6 @@ def head_timings(timings: Timings) -> Figure:
 
     Shaded bands are the interquartile ranges of the repeats; the gap between the
     two lines is what the projections cost.
-
-    ```python
-    from mha.figures.cost import head_timings
-    from mha.pages.cost import timings
-
-    fig = head_timings(timings())
-    assert len(fig.axes[0].lines) == 2
-    ```
     """
     heads = np.array([r.n_heads for r in timings.rows])
     fig, ax = new_figure(6.0, 3.2)
@@ -60,16 +52,7 @@ def _plain(value: float, _position: int) -> str:
 
 
 def score_ranks(ranks: tuple[ScoreRank, ...]) -> Figure:
-    """Rank of each head's score matrix against d_k, with the bound min(n, d_k).
-
-    ```python
-    from mha.figures.cost import score_ranks
-    from mha.pages.cost import score_ranks as compute
-
-    fig = score_ranks(compute(d_model=16, heads=(1, 4, 16), n=8))
-    assert len(fig.axes[0].lines) == 2
-    ```
-    """
+    """Rank of each head's score matrix against d_k, with the bound min(n, d_k)."""
     d_k = np.array([r.d_k for r in ranks])
     fig, ax = new_figure(6.0, 3.0)
     ax.plot(
@@ -98,14 +81,6 @@ def score_ranks(ranks: tuple[ScoreRank, ...]) -> Figure:
 def layer_split(layers: tuple[LayerCost, ...]) -> Figure:
     """One bar per model at its full context: the projections' share of the layer's
     multiply-adds, then the scores' and weighted sum's, each printed in its part.
-
-    ```python
-    from mha.figures.cost import layer_split
-    from mha.pages.cost import layer_costs
-
-    fig = layer_split(layer_costs())
-    assert len(fig.axes[0].patches) == 2 * len(layer_costs())
-    ```
     """
     fig, ax = new_figure(6.0, 0.3 * len(layers) + 1.0)
     y = np.arange(len(layers))[::-1]  # the first model on top

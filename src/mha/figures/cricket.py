@@ -33,14 +33,6 @@ def three_distributions(
 ) -> Figure:
     """Bars of the attention weights of ``query`` over ``tokens`` under one head, head
     A and head B.
-
-    ```python
-    from mha.figures.cricket import three_distributions
-    from mha.pages.cricket import page
-
-    fig = three_distributions(*page().figures["three_distributions"].data)
-    assert len(fig.axes[0].patches) == 9  # 3 runs x 3 keys
-    ```
     """
     runs = (example.full, example.head_a, example.head_b)
     fig, ax = new_figure(6.0, 2.8)
@@ -61,14 +53,6 @@ def extended_distributions(
 ) -> Figure:
     """The extended example: one panel per query, bars of one head, head A and head B
     (no value labels: the page's tables beside it give every weight).
-
-    ```python
-    from mha.figures.cricket import extended_distributions
-    from mha.pages.cricket import page
-
-    fig = extended_distributions(*page().figures["extended"].data)
-    assert [len(ax.patches) for ax in fig.axes] == [12, 12]  # 3 runs x 4 keys each
-    ```
     """
     fig, axes = new_figure(6.4, 5.0, nrows=len(extended), sharex=True)
     width = 0.3
@@ -90,15 +74,6 @@ def head_vectors(
     """One panel per two-dimensional head (A, then B): the query and each key drawn
     in the head's own plane, with each key's dot product and softmax weight printed
     by it, and the key's foot on the query's line (how far it reaches along q).
-
-    ```python
-    from mha.figures.cricket import head_vectors
-    from mha.pages.cricket import page
-
-    panels = head_vectors(*page().figures["head_vectors"].data)
-    assert len(panels) == 2  # head A, head B
-    assert len(panels[0].axes[0].patches) == 1 + 2  # q and two keys: "century" is zero
-    ```
     """
     return [
         _plane(run, q[list(run.dims)], k[:, list(run.dims)], tokens)

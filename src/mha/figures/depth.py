@@ -20,15 +20,7 @@ if TYPE_CHECKING:
 
 
 def residual_norms(scan: Scan) -> Figure:
-    """Per layer: the norm of the residual stream and of what each sublayer adds to it.
-
-    ```python
-    from mha.figures.depth import residual_norms
-    from mha.pages.depth import page
-
-    assert len(residual_norms(page().scan).axes[0].lines) == 3
-    ```
-    """
+    """Per layer: the norm of the residual stream and of what each sublayer adds to it."""
     fig, ax = new_figure(5.4, 3.0)
     layers = np.arange(len(scan.attention_norm))
     ax.plot(
@@ -65,13 +57,6 @@ def residual_norms(scan: Scan) -> Figure:
 def circuit_attention(weights: tuple[np.ndarray, ...], tokens: np.ndarray) -> Figure:
     """The built circuit's two heads' ``weights (n, n)`` on ``tokens``: row t is query
     t's attention.
-
-    ```python
-    from mha.figures.depth import circuit_attention
-    from mha.pages.depth import page
-
-    assert len(circuit_attention(*page().figures["circuit_attention"].data).axes) == 2
-    ```
     """
     n = len(tokens)
     fig, axes = new_figure(5.4, 3.0, ncols=2)
@@ -94,15 +79,6 @@ def circuit_attention(weights: tuple[np.ndarray, ...], tokens: np.ndarray) -> Fi
 def training(task: Task) -> Figure:
     """Held-out accuracy of each trained model, per seed, on a log scale, against
     chance, the exclusion baseline and twice chance.
-
-    ```python
-    from mha.figures.depth import training
-    from mha.pages.depth import task
-
-    fig = training(task())
-    assert len(fig.axes[0].patches) == 6  # 2 shapes x 3 seeds
-    assert len(fig.axes[0].lines) == 3  # chance, exclusion, twice chance
-    ```
     """
     fig, ax = new_figure(5.4, 2.8)
     runs = (task.one, task.two)
@@ -139,13 +115,6 @@ def head_scores(scan: Scan, top: list[tuple[int, int]]) -> Figure:
     """The induction and previous-token score of each of SmolLM2's 270 heads.
 
     Rows are layers, columns heads; the heads ``top`` (``(layer, head)``) are framed.
-
-    ```python
-    from mha.figures.depth import head_scores
-    from mha.pages.depth import page
-
-    assert len(head_scores(page().scan, [(18, 6)]).axes) == 3  # two grids, a colour bar
-    ```
     """
     n_layers, n_heads = scan.induction.shape
     fig, axes = new_figure(4.8, 7.0, ncols=2, sharey=True)
@@ -181,14 +150,6 @@ def sinks_and_norms(
     the first token (against ``even``, an even spread), and the ``ratio`` of the first
     token's residual stream to the others' where each layer reads it (log scale,
     against ``outsized``).
-
-    ```python
-    from mha.figures.depth import sinks_and_norms
-    from mha.pages.depth import page
-
-    fig = sinks_and_norms(*page().figures["sinks_and_norms"].data)
-    assert len(fig.axes) == 2 and len(fig.axes[0].lines) == len(fig.axes[1].lines) == 2
-    ```
     """
     fig, (top, bottom) = new_figure(5.4, 4.2, nrows=2, sharex=True)
     layers = np.arange(len(share))

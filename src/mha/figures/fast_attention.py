@@ -15,15 +15,6 @@ def memory(rows: list[dict], bench_rows: list[dict]) -> Figure:
     """Peak bytes of ``attend`` and ``tiled_attention`` against n (log-log): the
     build's measurements filled, ``make bench``'s open and extending further, and the
     three n×n arrays the naive path must hold, dashed.
-
-    ```python
-    from mha.figures.fast_attention import memory
-
-    rows = [{"n": n, "naive": 3 * n * n * 8, "tiled": 1000 * n, "dense": 3 * n * n * 8}
-            for n in (256, 512)]
-    fig = memory(rows, rows)
-    assert len(fig.axes[0].lines) == 5
-    ```
     """
     fig, ax = new_figure(6.0, 4.4)
     series = (

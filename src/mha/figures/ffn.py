@@ -14,16 +14,7 @@ if TYPE_CHECKING:
 
 
 def convex_hull(demo: HullDemo) -> Figure:
-    """One head's value vectors, their convex hull, and the head's outputs inside it.
-
-    ```python
-    from mha.figures.ffn import convex_hull
-    from mha.pages.ffn import hull_demo
-
-    fig = convex_hull(hull_demo())
-    assert len(fig.axes[0].patches) == 1  # the hull
-    ```
-    """
+    """One head's value vectors, their convex hull, and the head's outputs inside it."""
     fig, ax = new_figure(3.9, 3.4)
     ax.add_patch(
         Polygon(

@@ -15,14 +15,6 @@ def heatmaps(example: dict) -> Figure:
     (cividis, 0 to 1). The most heads come first; token labels sit on the first
     heatmap of each head count (the others share its rows and columns). Each head count
     starts a row of its own.
-
-    ```python
-    from mha.figures.heads_explorer import heatmaps
-    from mha.pages.heads_explorer import page
-
-    fig = heatmaps(*page().figures["heatmaps"].data)
-    assert sum(len(ax.images) for ax in fig.axes) == 4 + 2 + 1
-    ```
     """
     configs = sorted(example["configs"], key=lambda c: -c["n_heads"])
     keys = [k["token"] for k in example["keys"]]

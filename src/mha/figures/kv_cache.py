@@ -18,14 +18,6 @@ def head_sharing(n_heads: int, panels: Sequence[tuple[str, int, list[int]]]) -> 
     head count, stacked (MHA, GQA, MQA, as in Ainslie et al.'s Figure 2). A panel of
     kind ``"MLA"`` draws its one square as the cached latent, from which every head's
     keys and values are projected.
-
-    ```python
-    from mha.figures.kv_cache import head_sharing
-    from mha.pages.kv_cache import page
-
-    fig = head_sharing(*page().figures["head_sharing"].data)
-    assert len(fig.axes) == 4 and len(fig.axes[1].lines) == 8  # one line a query head
-    ```
     """
     fig, axes = new_figure(4.6, 1.7 * len(panels), nrows=len(panels), squeeze=False)
     x_query = np.arange(n_heads, dtype=float)
@@ -68,14 +60,6 @@ def cache_vs_context(
 ) -> Figure:
     """Cache of one sequence (GiB, 16-bit) against context: one ``(label, sizes)``
     line per K/V head count.
-
-    ```python
-    from mha.figures.kv_cache import cache_vs_context
-    from mha.pages.kv_cache import page
-
-    fig = cache_vs_context(*page().figures["cache_vs_context"].data)
-    assert len(fig.axes[0].lines) == 3
-    ```
     """
     fig, ax = new_figure(5.6, 3.4)
     x = np.asarray(contexts, dtype=float)
@@ -98,13 +82,6 @@ def cache_vs_context(
 def fit_in_memory(bars: Sequence[tuple[str, int, int]], context: int) -> Figure:
     """How many ``context``-token sequences fit beside the weights: two bars a
     ``(label, as published, with full MHA)``.
-
-    ```python
-    from mha.figures.kv_cache import fit_in_memory
-
-    fig = fit_in_memory([("Llama-2 7B (MHA)", 33, 33), ("Falcon-7B (MQA)", 2142, 30)], 4096)
-    assert len(fig.axes[0].patches) == 4
-    ```
     """
     labels, published, full = (list(column) for column in zip(*bars, strict=True))
     fig, ax = new_figure(5.2, 0.55 * len(bars) + 1.2)

@@ -25,13 +25,6 @@ def split_heads_reshape(seq: int = 3, d_model: int = 8, n_heads: int = 4) -> Fig
     Each cell shows its entry of ``x = arange(seq * d_model)``; each head's columns
     share a colour, on the left in place and on the right as the heads
     ``split_heads`` returns.
-
-    ```python
-    from mha.figures.multi_head import split_heads_reshape
-
-    fig = split_heads_reshape(seq=2, d_model=4, n_heads=2)
-    assert len(fig.axes[0].patches) == 2 * 2 * 4 + 1  # cells on both sides, one arrow
-    ```
     """
     x = np.arange(seq * d_model).reshape(1, seq, d_model)  # (batch, seq, d_model)
     heads = split_heads(x, n_heads)  # (batch, heads, seq, d_k)
@@ -160,17 +153,7 @@ def _annotated_heatmap(
 
 
 def head_dependence(bare: Dependence, mixed: Dependence) -> Figure:
-    """Heatmaps of ``mha.pages.multi_head.dependence`` without W_O (``bare``) and with it (``mixed``).
-
-    ```python
-    import numpy as np
-    from mha.figures.multi_head import head_dependence
-    from mha.pages.multi_head import Dependence
-
-    fig = head_dependence(Dependence(np.eye(2)), Dependence(np.ones((2, 2))))
-    assert len(fig.axes) == 2
-    ```
-    """
+    """Heatmaps of ``mha.pages.multi_head.dependence`` without W_O (``bare``) and with it (``mixed``)."""
     bare, mixed = bare.moved, mixed.moved  # (h, h) each
     h = bare.shape[0]
     fig, axes = new_figure(6.0, 3.0, ncols=2)
@@ -191,17 +174,7 @@ def head_dependence(bare: Dependence, mixed: Dependence) -> Figure:
 
 
 def one_vs_many(contrast: Contrast) -> Figure:
-    """One query's weights: a row per head, then the wide head's single row.
-
-    ```python
-    import numpy as np
-    from mha.figures.multi_head import one_vs_many
-    from mha.pages.multi_head import Contrast
-
-    fig = one_vs_many(Contrast(0, np.full((2, 3), 1 / 3), np.full(3, 1 / 3)))
-    assert fig.axes[0].get_images()[0].get_array().shape == (3, 3)  # 2 heads + wide
-    ```
-    """
+    """One query's weights: a row per head, then the wide head's single row."""
     rows = np.vstack([contrast.heads, contrast.wide[None]])  # (h + 1, k_len)
     h, k_len = contrast.heads.shape
     top = rows == rows.max(axis=1, keepdims=True)
@@ -228,14 +201,6 @@ def whole_layer(w: WholeLayer) -> Figure:
 
     Drawn from ``mha.pages.multi_head.whole_layer()``: the shapes are the arrays'
     shapes, the maps the layer's attention weights (rows: queries, columns: keys).
-
-    ```python
-    from mha.figures.multi_head import whole_layer
-    from mha.pages.multi_head import whole_layer as run
-
-    fig = whole_layer(run())
-    assert len(fig.axes[0].images) == 8 + 1  # one attention map per head, a scale
-    ```
     """
     h, _, d_k = w.q_heads.shape
     width, x_unit, y_unit = 5.2, 0.52, 0.4  # inches; 10 x-units across

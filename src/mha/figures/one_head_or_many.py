@@ -38,13 +38,6 @@ def sweep_results(
 ) -> Figure:
     """Toy test loss and accuracy per h, beside the ``paper``'s rows (Vaswani et al.'s
     Table 3 row A: ``n_heads``, ``perplexity``, ``bleu``); the widths label the axes.
-
-    ```python
-    from mha.figures.one_head_or_many import sweep_results
-    from mha.pages.one_head_or_many import page
-
-    assert len(sweep_results(*page().figures["sweep_results"].data).axes) == 4
-    ```
     """
     fig, axes = new_figure(5.9, 5.4, nrows=2, ncols=2)
     heads = [r.n_heads for r in sweep.results]
@@ -77,15 +70,6 @@ def learning_curves(sweep: Sweep) -> Figure:
     """Training loss against step for every h (mean over seeds, running mean).
 
     A dotted line marks ``CURVE_LEVEL``, the loss the page counts as learned.
-
-    ```python
-    from mha.figures.one_head_or_many import learning_curves
-    from mha.pages.one_head_or_many.head_sweep import SweepConfig, sweep
-
-    tiny = sweep(SweepConfig(heads=(1, 2), learning_rates=(0.03,), seeds=(1,),
-                             steps=12, validation_size=8, test_size=8))
-    assert len(learning_curves(tiny).axes[0].lines) == 3  # two curves and the level
-    ```
     """
     fig, ax = new_figure(5.6, 3.2)
     for colour, result in zip(PALETTE, sweep.results, strict=False):
@@ -112,15 +96,6 @@ def head_heatmaps(
     (``labels``), columns keys. A circle marks each query's ``previous`` token and a
     cross the token it refers to (``referenced``): the two places its answers are.
     The last panel is the colour bar.
-
-    ```python
-    from mha.figures.one_head_or_many import head_heatmaps
-    from mha.pages.one_head_or_many import figures
-    from mha.pages.one_head_or_many.head_sweep import sweep
-
-    panels = head_heatmaps(*figures(sweep(), heads=(1, 2))["head_heatmaps"].data)
-    assert [sum(bool(ax.images) for ax in p.axes) for p in panels] == [1, 2, 0]
-    ```
     """
     rows = np.arange(len(labels))
     panels = []
@@ -183,15 +158,6 @@ def head_roles(sweep: Sweep) -> list[Figure]:
     seeds' legend. A head in the lower right corner serves the positional relation,
     one in the upper left the content relation; the diagonal is where all the weight
     is on one of the two.
-
-    ```python
-    from mha.figures.one_head_or_many import head_roles
-    from mha.pages.one_head_or_many.head_sweep import SweepConfig, sweep
-
-    tiny = sweep(SweepConfig(heads=(1, 2), learning_rates=(0.03,), seeds=(1,),
-                             steps=5, validation_size=8, test_size=8))
-    assert len(head_roles(tiny)) == 3  # two panels and the legend
-    ```
     """
     panels = []
     for result in sweep.results:

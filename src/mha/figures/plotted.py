@@ -57,19 +57,6 @@ class Panel:
 def plotted(fig: Figure | Sequence[Figure]) -> list[Panel]:
     """One ``Panel`` per axes of ``fig`` (or of each figure of a list, in order),
     colour bars left out.
-
-    ```python
-    import numpy as np
-    from mha.figures.plotted import plotted
-    from mha.figures.style import new_figure
-
-    fig, ax = new_figure()
-    ax.bar([0, 1], [0.75, 0.25], label="head A")
-    ax.plot([0, 1], [0.5, 0.5], label="even")
-    (panel,) = plotted(fig)
-    assert np.allclose(panel.bars["head A"], [0.75, 0.25])
-    assert np.allclose(panel.lines["even"], [[0, 1], [0.5, 0.5]])
-    ```
     """
     return [_panel(ax) for ax in _axes(fig)]
 
@@ -157,17 +144,6 @@ def errorbars(fig: Figure | Sequence[Figure]) -> list[dict[str, np.ndarray]]:
     """Each axes' error bars, as ``plotted`` orders its panels, under their labels:
     a ``(4, n)`` array of x, y and each vertical bar's low and high end. (``plotted``
     cannot tell them apart: matplotlib labels every error bar's line ``_nolegend_``.)
-
-    ```python
-    import numpy as np
-    from mha.figures.plotted import errorbars
-    from mha.figures.style import new_figure
-
-    fig, ax = new_figure()
-    ax.errorbar([1, 2], [0.5, 0.75], yerr=[[0.25, 0.25], [0.5, 0]], label="loss")
-    (bars,) = errorbars(fig)
-    assert np.allclose(bars["loss"], [[1, 2], [0.5, 0.75], [0.25, 0.5], [1, 0.75]])
-    ```
     """
     return [
         {
@@ -189,19 +165,6 @@ def rectangles(fig: Figure | Sequence[Figure]) -> list[tuple[np.ndarray, np.ndar
     """Each axes' drawn rectangles (cells of a drawn matrix, boxes; bars left out, as
     ``plotted`` reads them), as ``plotted`` orders its panels: their ``(n, 4)`` x, y,
     width and height and their ``(n, 4)`` RGBA face colours, in drawing order.
-
-    ```python
-    import numpy as np
-    from matplotlib.patches import Rectangle
-    from mha.figures.plotted import rectangles
-    from mha.figures.style import new_figure
-
-    fig, ax = new_figure()
-    ax.bar([0], [1])
-    ax.add_patch(Rectangle((2, 3), 1, 0.5, facecolor="red"))
-    ((boxes, colours),) = rectangles(fig)
-    assert boxes.tolist() == [[2, 3, 1, 0.5]] and colours.tolist() == [[1, 0, 0, 1]]
-    ```
     """
     return [_rectangles(ax) for ax in _axes(fig)]
 

@@ -12,14 +12,6 @@ from mha.figures.style import CMAP, INK, PALETTE, new_figure
 def similarity(sinusoidal: np.ndarray, learned: np.ndarray) -> list[Figure]:
     """Two panels: the cosine similarity ``(n, n)`` of every two positions' vectors,
     sinusoidal and learned, on one colour scale from 0 to 1.
-
-    ```python
-    import numpy as np
-    from mha.figures.position import similarity
-
-    panels = similarity(np.eye(4), np.eye(4))
-    assert len(panels) == 2 and len(panels[0].axes) == 2  # a map and its colour bar
-    ```
     """
     panels = []
     titles = ("sinusoidal (fixed)", "MiniLM (learned)")
@@ -41,14 +33,6 @@ def similarity(sinusoidal: np.ndarray, learned: np.ndarray) -> list[Figure]:
 def frequencies(wavelengths: np.ndarray, context: int) -> Figure:
     """Tokens per full turn of each rotation pair (log scale), against the
     ``context`` length.
-
-    ```python
-    import numpy as np
-    from mha.figures.position import frequencies
-
-    fig = frequencies(2 * np.pi * 10 ** np.arange(4.0), 100)
-    assert len(fig.axes[0].lines) == 2  # the wavelengths and the context
-    ```
     """
     fig, ax = new_figure(5.0, 2.8)
     pairs = np.arange(len(wavelengths))
@@ -67,14 +51,6 @@ def decay(
 ) -> Figure:
     """Three curves over the query-key distance, each divided by its value at 0:
     Su et al.'s bound, the score of q = k = all ones, the mean |score| of random q, k.
-
-    ```python
-    import numpy as np
-    from mha.figures.position import decay
-
-    d = np.arange(5.0)
-    assert len(decay(d, 5 - d, 5 - d, np.ones(5)).axes[0].lines) == 4  # and zero
-    ```
     """
     fig, ax = new_figure(5.0, 3.4)
     curves = (
@@ -99,14 +75,6 @@ def previous_token(
     """Two panels of bars: a head's mean weight on the key at each offset from its
     query. ``minilm`` runs from ``offsets - 1`` tokens back to as many ahead,
     ``smollm2`` from 0 to ``offsets - 1`` back (it cannot look ahead).
-
-    ```python
-    import numpy as np
-    from mha.figures.position import previous_token
-
-    panels = previous_token(np.eye(5)[3], np.eye(3)[1], 3)
-    assert len(panels) == 2 and len(panels[1].axes[0].patches) == 3
-    ```
     """
     panels = []
     runs = (

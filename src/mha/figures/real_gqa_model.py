@@ -17,13 +17,6 @@ def mqa_by_layer(
 
     One bar per layer (log scale), beside the model as published and the model with
     every layer converted at once.
-
-    ```python
-    from mha.figures.real_gqa_model import mqa_by_layer
-
-    fig = mqa_by_layer([20.0, 25.0, 60.0], published=18.0, every_layer=900.0)
-    assert len(fig.axes[0].patches) == 3 and len(fig.axes[0].lines) == 2
-    ```
     """
     values = np.asarray(layer_perplexity, dtype=float)
     layers = np.arange(len(values))

@@ -59,16 +59,7 @@ def _grid_axes(ax, n_layers: int, n_heads: int) -> None:
 
 
 def kind_grid(atlas: Atlas) -> Figure:
-    """All 72 heads as a layers x heads grid, each cell coloured and lettered by kind.
-
-    ```python
-    from mha.pages.real_heads import atlas
-    from mha.figures.real_heads import kind_grid
-
-    fig = kind_grid(atlas())
-    assert len(fig.axes[0].texts) == 72 - atlas().count("mixed")
-    ```
-    """
+    """All 72 heads as a layers x heads grid, each cell coloured and lettered by kind."""
     n_layers, n_heads = atlas.kinds.shape
     kinds = list(KINDS)
     codes = np.vectorize(kinds.index)(atlas.kinds)  # (layers, heads) int
@@ -113,14 +104,6 @@ def statistic_grids(atlas: Atlas) -> list[Figure]:
     """One layers x heads heatmap per statistic, all on the same 0-1 colour scale.
 
     Small multiples: one figure per map, then one for the colour bar.
-
-    ```python
-    from mha.pages.real_heads import atlas
-    from mha.figures.real_heads import statistic_grids
-
-    panels = statistic_grids(atlas())
-    assert len(panels) == 8  # 7 maps and the colour bar
-    ```
     """
     n_layers, n_heads = atlas.kinds.shape
     panels = []
@@ -142,14 +125,6 @@ def typical_heads(atlas: Atlas, example: int) -> list[Figure]:
     Row i of a heatmap is token i's attention over the tokens (columns). Small
     multiples: one figure per kind, each narrow enough for a phone at its natural
     size, so a long sentence's labels can be ``DENSE``.
-
-    ```python
-    from mha.pages.real_heads import atlas
-    from mha.figures.real_heads import typical_heads
-
-    panels = typical_heads(atlas(), 1)
-    assert len(panels) == len(atlas().present())
-    ```
     """
     seed = atlas.examples[example]
     n = len(seed.tokens)
@@ -174,14 +149,6 @@ def pruning_damage(result: Pruning) -> list[Figure]:
     """Left: 1 - cosine when each head alone is removed. Right: each layer's heads.
 
     Two panels, side by side on a wide screen, one above the other on a phone.
-
-    ```python
-    from mha.figures.real_heads import pruning_damage
-    from mha.pages.real_heads.pruning import pruning
-
-    heads, layers = pruning_damage(pruning())
-    assert len(heads.axes) == 2 and len(layers.axes) == 1  # map and colour bar; bars
-    ```
     """
     n_layers, n_heads = result.single_cosine.shape
     heads, left = new_figure(4.0, 2.6)
@@ -205,14 +172,6 @@ def cumulative_pruning(
 ) -> Figure:
     """Quality against heads removed (least damaging first), with the shares of heads
     that ``papers`` (``(share, name)``, dashed then dotted) pruned.
-
-    ```python
-    from mha.figures.real_heads import cumulative_pruning
-    from mha.pages.real_heads.pruning import pruning
-
-    fig = cumulative_pruning(pruning(), ((0.4, "Michel"), (0.8, "Voita")))
-    assert len(fig.axes[0].lines) == 4  # two curves, two reference lines
-    ```
     """
     fig, ax = new_figure(5.6, 3.4)
     ax.plot(

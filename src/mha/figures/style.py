@@ -73,15 +73,7 @@ matplotlib.rcParams.update(RC)
 
 
 def new_figure(width: float = 6.0, height: float = 3.0, **subplots) -> tuple:
-    """A figure and its axes in the site style: ``fig, ax = new_figure()``.
-
-    ```python
-    from mha.figures.style import new_figure
-
-    fig, ax = new_figure(4, 2)
-    assert fig.get_figwidth() == 4
-    ```
-    """
+    """A figure and its axes in the site style: ``fig, ax = new_figure()``."""
     fig, axes = plt.subplots(figsize=(width, height), **subplots)
     plt.close(fig)  # figures are not shown, only saved; keep pyplot's registry empty
     return fig, axes
@@ -103,20 +95,6 @@ def to_svg(fig: Figure | Sequence[Figure], alt: str) -> str:
 
     The figure's text (ticks, labels, legends) is kept out of the site's search
     (``NOT_SEARCHED``): a snippet of its numbers run together helps no reader.
-
-    ```python
-    from mha.figures.style import NOT_SEARCHED, new_figure, to_svg
-
-    fig, ax = new_figure(2, 1)
-    ax.plot([0, 1], [0, 1])
-    svg = to_svg(fig, "a rising line")
-    assert NOT_SEARCHED in svg
-    assert svg == to_svg(fig, "a rising line") and 'aria-label="a rising line"' in svg
-    assert "min-width:" in svg
-    panels = to_svg([fig, new_figure(1, 1)[0]], "two panels")
-    assert panels.startswith('<div class="mha-panels" role="img"')
-    assert panels.count('<svg aria-hidden="true"') == 2
-    ```
     """
     if not alt.strip():
         raise ValueError(
@@ -137,17 +115,7 @@ def to_svg(fig: Figure | Sequence[Figure], alt: str) -> str:
 
 
 def smallest_text(svg: str) -> float:
-    """The smallest font size, in points, of the text of ``svg`` (``inf``: no text).
-
-    ```python
-    from mha.figures.style import SMALL, new_figure, to_svg, smallest_text
-
-    fig, ax = new_figure(2, 1)
-    ax.set_title("title", fontsize=12)
-    ax.set_xticks([0, 1])
-    assert smallest_text(to_svg(fig, "axes")) == SMALL
-    ```
-    """
+    """The smallest font size, in points, of the text of ``svg`` (``inf``: no text)."""
     sizes = [float(size) for size in re.findall(r"font-size: ([0-9.]+)px", svg)]
     return min(sizes, default=math.inf)
 
