@@ -81,7 +81,7 @@ def test_a_key_depends_on_the_modules_its_function_imports_only(monkeypatch):
     modules = cache.dependencies(cost.__name__)
     assert {"mha.pages.cost", "mha.accounting", "mha.support.measured"} <= set(modules)
     assert "mha.pages.ffn" not in modules and "mha.pretrained.smollm2" not in modules
-    keys = cache.cache_key(render, "a"), cache.cache_key(render, cost.sweep)
+    keys = cache.cache_key(render, "a"), cache.cache_key(render, cost._sweep)
     digest = cache._module_digest
 
     def edited(module: str) -> str:  # as if mha.pages.cost's code had changed
@@ -90,7 +90,7 @@ def test_a_key_depends_on_the_modules_its_function_imports_only(monkeypatch):
     monkeypatch.setattr(cache, "_module_digest", edited)
     # the function passed as an argument (a figure to draw, say) brings its module in
     assert cache.cache_key(render, "a") == keys[0]
-    assert cache.cache_key(render, cost.sweep) != keys[1]
+    assert cache.cache_key(render, cost._sweep) != keys[1]
 
 
 def test_imports_made_only_for_type_checking_are_not_dependencies():

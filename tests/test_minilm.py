@@ -127,7 +127,7 @@ def test_the_real_heads_atlas_reads_the_references_attention(reference):
     1e-4, and so each of the 72 heads gets the kind the page gives it."""
     atlas = real_heads.atlas()
     found = [run_reference(reference, text) for text in sentences()]
-    stats = real_heads.head_statistics(
+    stats = real_heads._head_statistics(
         [tokens for tokens, _, _ in found],
         [weights.astype(float) for _, _, weights in found],
     )
@@ -136,7 +136,7 @@ def test_the_real_heads_atlas_reads_the_references_attention(reference):
         np.testing.assert_allclose(
             values, atlas.statistics[name], atol=1e-4, err_msg=name
         )
-    kinds = head_grid.classify(stats, real_heads.KINDS)
+    kinds = head_grid.classify(stats, real_heads._KINDS)
     assert kinds.shape == (6, 12) and (kinds == atlas.kinds).all()
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from mha.data.published import decoder
-from mha.pages.real_gqa_model import PARAGRAPH
+from mha.pages.real_gqa_model import _PARAGRAPH
 from mha.pretrained import smollm2
 from tests.reference import reference_module
 
@@ -125,15 +125,15 @@ def shuffled_weights(model: smollm2.SmolLM2) -> smollm2.SmolLM2:
 
 def test_perplexity_of_an_ordinary_paragraph(model):
     """(The wrong RoPE pairing: ``tests/pages/test_real_gqa_model.py``.)"""
-    perplexity = model.perplexity(PARAGRAPH)
+    perplexity = model.perplexity(_PARAGRAPH)
     assert perplexity < 30
-    assert shuffled_weights(model).perplexity(PARAGRAPH) >= 5 * perplexity
+    assert shuffled_weights(model).perplexity(_PARAGRAPH) >= 5 * perplexity
 
 
 @pytest.mark.reference
 def test_logits_equal_the_reference(model, smollm2_reference, request):
     torch = reference_module("torch", request.config)
-    ids = model.encode(PARAGRAPH)[:48]
+    ids = model.encode(_PARAGRAPH)[:48]
     with torch.no_grad():
         expected = smollm2_reference(torch.tensor([ids])).logits[0].numpy()
     logits = model.logits(ids)

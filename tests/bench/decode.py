@@ -36,7 +36,7 @@ import numpy as np
 
 from mha.accounting import kv_cache_bytes
 from mha.layer import MultiHeadAttention
-from mha.pages.real_gqa_model import PARAGRAPH, expand_kv_heads
+from mha.pages.real_gqa_model import _PARAGRAPH, expand_kv_heads
 from mha.pretrained import smollm2
 from mha.support.threads import one_blas_thread
 from tests.bench.smollm2 import decode_seconds, products_seconds
@@ -227,7 +227,7 @@ def run() -> dict:
     """The three decoding studies of SmolLM2-135M, on one BLAS thread."""
     before = os.getloadavg()[0]
     model = smollm2.load()
-    text = model.encode(PARAGRAPH)
+    text = model.encode(_PARAGRAPH)
     ids = (text * (max(RECOMPUTE_CONTEXTS) // len(text) + 2))[
         : max(RECOMPUTE_CONTEXTS) + 1
     ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from mha.pages.fast_attention import D_K, TILE, memory
+from mha.pages.fast_attention import _D_K, _TILE, _memory
 
 SIZES = (256, 512, 1024, 2048, 4096, 8192)
 
@@ -18,10 +18,10 @@ SIZES = (256, 512, 1024, 2048, 4096, 8192)
 def run() -> dict:
     """Both paths' peak bytes at each n."""
     before = os.getloadavg()[0]
-    rows = memory(SIZES)
+    rows = _memory(SIZES)
     return {
-        "d_k": D_K,
-        "block": TILE,
+        "d_k": _D_K,
+        "block": _TILE,
         "dtype": "float64",
         "rows": rows,
         "load_average_1min": {

@@ -12,7 +12,7 @@ sum). The machine is shared, so three defences against other jobs' load:
 - each sample is the best of a few back-to-back calls, and the result keeps the
   median and quartiles of those samples over the rounds.
 
-The result is rendered by docs/cost.md through ``mha.pages.cost.timings()``.
+The result is rendered by docs/cost.md through ``mha.pages.cost._timings()``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from threadpoolctl import threadpool_limits
 
 from mha import MultiHeadAttention, scaled_dot_product_attention, split_heads
 from mha.data import published
-from mha.pages.cost import HEADS
+from mha.pages.cost import _HEADS
 from mha_site.bench import machine
 
 D_MODEL = published.model("Transformer base").d_model
@@ -65,7 +65,7 @@ def _measure() -> dict:
     rng = np.random.default_rng(0)
     x = rng.normal(size=(BATCH, N, D_MODEL)).astype(DTYPE)  # (batch, seq, d_model)
     calls = {}
-    for h in HEADS:
+    for h in _HEADS:
         layer = _layer(h, rng)
         q, k, v = (split_heads(x @ w, h) for w in (layer.w_q, layer.w_k, layer.w_v))
         calls[h] = (
@@ -74,9 +74,9 @@ def _measure() -> dict:
         )
         for fn in calls[h]:  # warm up
             fn()
-    times = {h: ([], []) for h in HEADS}
+    times = {h: ([], []) for h in _HEADS}
     for _ in range(ROUNDS):
-        for h in HEADS:
+        for h in _HEADS:
             for samples, fn in zip(times[h], calls[h], strict=True):
                 samples.append(_seconds(fn))
 
@@ -95,7 +95,7 @@ def _measure() -> dict:
             **stats(times[h][0], "layer"),
             **stats(times[h][1], "attention"),
         }
-        for h in HEADS
+        for h in _HEADS
     ]
     for row in rows:
         print(

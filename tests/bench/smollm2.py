@@ -146,7 +146,7 @@ def run() -> dict:
         load_cold = load_seconds(cache_dir)  # reads and dequantises the GGUF file
         load_warm = float(np.median([load_seconds(cache_dir) for _ in range(RUNS)]))
     model = smollm2.load()
-    prompt = model.encode(gqa_smollm2.PARAGRAPH)
+    prompt = model.encode(gqa_smollm2._PARAGRAPH)
     prefill = []
     for _ in range(RUNS):
         start = time.perf_counter()

@@ -1,10 +1,10 @@
 """The KV calculator on the page "MQA, GQA and the KV cache", in Chromium.
 
 Its one arithmetic is a JavaScript port of `mha.accounting.kv_cache_bytes` and of
-`mha.pages.kv_cache.what_fits` (and of `size_text`): the port is compared with the core
+`mha.pages.kv_cache._what_fits` (and of `size_text`): the port is compared with the core
 on generated shapes and on every published model, then the widget is driven with the
 mouse and the keyboard at a desktop and a phone width, and what it shows is compared
-with `mha.pages.kv_cache.calculator_view`.
+with `mha.pages.kv_cache._calculator_view`.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ import pytest
 from mha.accounting import kv_cache_bytes
 from mha.data.published import DECODERS, decoder
 from mha.pages.kv_cache import (
-    Shape,
-    calculator_models,
-    calculator_view,
-    size_text,
+    _calculator_models,
+    _calculator_view,
+    _Shape,
+    _size_text,
 )
 from mha.support.page import WIDGET_BYTES
 from tests.browser.accessibility import COLOUR_RULES, blocking_violations
@@ -49,7 +49,7 @@ OUTPUTS = [
 ] + ["kv-kind", "kv-weights", "kv-warning"]
 
 
-def generated_shapes(count: int = 240) -> list[Shape]:
+def generated_shapes(count: int = 240) -> list[_Shape]:
     """Random shapes over many orders of magnitude, seeded (so every run is the same)."""
     rng = np.random.default_rng(17)
     shapes = []
@@ -58,7 +58,7 @@ def generated_shapes(count: int = 240) -> list[Shape]:
         layers = int(rng.integers(1, 160))
         window = int(rng.choice([0, 0, 512, 4096, 2**17]))
         shapes.append(
-            Shape(
+            _Shape(
                 layers=layers,
                 query_heads=kv_heads * int(rng.integers(1, 16)),
                 kv_heads=kv_heads,
@@ -76,12 +76,12 @@ def generated_shapes(count: int = 240) -> list[Shape]:
     return shapes
 
 
-def published_shapes() -> list[Shape]:
-    names = calculator_models()
-    return [Shape.of(name, context=n) for name in names for n in (1, 4096, 10**6)]
+def published_shapes() -> list[_Shape]:
+    names = _calculator_models()
+    return [_Shape.of(name, context=n) for name in names for n in (1, 4096, 10**6)]
 
 
-def port(page, shapes: list[Shape], kv_heads_of=lambda s: s.kv_heads) -> list[dict]:
+def port(page, shapes: list[_Shape], kv_heads_of=lambda s: s.kv_heads) -> list[dict]:
     """The port's `whatFits` and `sizeText` on ``shapes``, as strings of integers."""
     args = [
         [
@@ -113,14 +113,14 @@ def port(page, shapes: list[Shape], kv_heads_of=lambda s: s.kv_heads) -> list[di
     )
 
 
-def core(shape: Shape, kv_heads: int) -> dict:
+def core(shape: _Shape, kv_heads: int) -> dict:
     fit = shape.fits(kv_heads)
     return {
         "cache": str(fit.cache),
         "weights": str(fit.weights),
         "longest": "null" if fit.longest_context is None else str(fit.longest_context),
         "batch": str(fit.largest_batch),
-        "size": size_text(fit.cache),
+        "size": _size_text(fit.cache),
         "layer": str(
             kv_cache_bytes(
                 shape.batch, kv_heads, shape.head_dim, shape.context, shape.itemsize
@@ -145,8 +145,8 @@ def shown(page) -> dict[str, str]:
     return dict(zip(OUTPUTS, page.evaluate(_SHOWN, OUTPUTS), strict=True))
 
 
-def expected(shape: Shape) -> dict[str, str]:
-    return {k: v.strip() for k, v in calculator_view(shape).items()}
+def expected(shape: _Shape) -> dict[str, str]:
+    return {k: v.strip() for k, v in _calculator_view(shape).items()}
 
 
 def test_port_equals_the_core_on_generated_and_published_shapes(new_page) -> None:
@@ -155,7 +155,7 @@ def test_port_equals_the_core_on_generated_and_published_shapes(new_page) -> Non
     assert len(shapes) >= 200 + len(DECODERS)
     # ties of the rounding (1.125 GiB), unit boundaries and thousands of EiB are
     # among them
-    edge = Shape(1, 1, 1, 1, 1, 1, 1, 1, 1.0)
+    edge = _Shape(1, 1, 1, 1, 1, 1, 1, 1, 1.0)
     edges = [(9, 2**26, 1), (1000, 1, 1), (1023, 1, 1), (512, 1, 1)]
     edges += [(10**12, 10**12, 10**6), (409 * 10**6, 2**59, 1)]
     shapes += [replace(edge, head_dim=h, context=n, batch=b) for h, n, b in edges]
@@ -188,13 +188,13 @@ def test_every_published_model_fills_the_form_and_shows_the_core(new_page, size)
     form = page.locator("form.kv-calculator")
     # before any input: the build-time view of the model the page opens with
     model = page.get_by_label("model", exact=True).input_value()
-    assert shown(page) == expected(Shape.of(model))
-    for name in calculator_models():  # chosen with the mouse, as a reader would
+    assert shown(page) == expected(_Shape.of(model))
+    for name in _calculator_models():  # chosen with the mouse, as a reader would
         page.get_by_label("model", exact=True).select_option(name)
         for field_name, label in LABELS.items():
             field = form.get_by_label(label, exact=True)
             assert field.get_attribute("name") == field_name
-        assert shown(page) == expected(Shape.of(name)), name
+        assert shown(page) == expected(_Shape.of(name)), name
     assert not seen.problems(), seen.problems()
 
 
@@ -208,7 +208,7 @@ def test_llama_2_70b_reads_as_the_issue_says(new_page) -> None:
     assert page.locator("#kv-cache-mqa").inner_text() == "160 MiB"
     assert page.locator("#kv-warning").inner_text() == ""
     page.get_by_label("memory (GiB)", exact=True).fill("160")  # two accelerators
-    view = expected(replace(Shape.of("Llama-2 70B"), memory_gib=160))
+    view = expected(replace(_Shape.of("Llama-2 70B"), memory_gib=160))
     assert shown(page) == view
     assert view["kv-batch-given"] == "25 sequences"  # 128.48 GiB of counted weights
     page.get_by_label("context", exact=True).fill("4097")  # past its published context
@@ -224,9 +224,9 @@ def test_driven_by_the_keyboard(new_page, size) -> None:
     select = page.get_by_label("model", exact=True)
     select.focus()
     page.keyboard.press("End")  # the last model, with the keyboard
-    last = list(calculator_models())[-1]
+    last = list(_calculator_models())[-1]
     assert select.input_value() == last
-    shape = Shape.of(last)
+    shape = _Shape.of(last)
     assert shown(page) == expected(shape)
     for name, value in [("kv_heads", "1"), ("batch", "8"), ("context", "20000")]:
         field = page.get_by_label(LABELS[name], exact=True)
@@ -284,7 +284,7 @@ def test_invalid_input_gets_a_message_naming_the_field(new_page) -> None:
         assert page.locator("#kv-cache-given").inner_text() == "–", label
         field.fill(valid)  # a valid value again: the message goes, the figures return
         assert not error.is_visible() and field.get_attribute("aria-invalid") is None
-        assert shown(page) == expected(Shape.of("Llama-3 8B")), label
+        assert shown(page) == expected(_Shape.of("Llama-3 8B")), label
     assert not seen.problems(), seen.problems()
 
 
@@ -342,7 +342,7 @@ def test_it_works_from_a_file(browser, built_site) -> None:
         page.wait_for_selector("form.kv-calculator[data-ready='true']")
         page.get_by_label("model", exact=True).select_option("Llama-2 70B")
         assert page.locator("#kv-cache-given").inner_text() == "1.25 GiB"
-        assert shown(page) == expected(Shape.of("Llama-2 70B"))
+        assert shown(page) == expected(_Shape.of("Llama-2 70B"))
         assert not errors, errors
     finally:
         page.close()
@@ -355,7 +355,7 @@ def test_deepseek_v2_caches_its_latent_and_position_key_per_token(new_page) -> N
     page.get_by_label("model", exact=True).select_option("DeepSeek-V2")
     page.get_by_label("context", exact=True).fill("1")
     formula = (512 + 64) * 60 * 2
-    assert page.locator("#kv-cache-given").inner_text() == size_text(formula)
+    assert page.locator("#kv-cache-given").inner_text() == _size_text(formula)
     assert page.locator("#kv-kind").inner_text() == "MLA"
     js = page.evaluate(
         "() => String(window.mhaKvCalculator.whatFits(60n, 128n, 128n, 1n, 1n, 2n, "
@@ -365,6 +365,6 @@ def test_deepseek_v2_caches_its_latent_and_position_key_per_token(new_page) -> N
     # a window over every layer caps the cache: Mistral 7B past its 4,096 tokens
     page.get_by_label("model", exact=True).select_option("Mistral 7B v0.1")
     page.get_by_label("context", exact=True).fill("1000000")
-    assert shown(page) == expected(Shape.of("Mistral 7B v0.1", context=10**6))
+    assert shown(page) == expected(_Shape.of("Mistral 7B v0.1", context=10**6))
     assert page.locator("#kv-context-given").inner_text().startswith("no limit")
     assert not seen.problems(), seen.problems()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mha.pages.depth import EXAMPLE
+from mha.pages.depth import _EXAMPLE
 from mha.pages.depth.repeated_tokens import N_ABLATED
 from tests.figures.drawn import assert_series, drawn
 
@@ -37,13 +37,13 @@ def test_circuit_attention_shows_each_head_doing_what_its_title_names():
     ]
     for panel, w in zip(panels, weights, strict=True):
         assert len(panel.images) == 1 and np.array_equal(panel.images[0], w)
-        assert panel.xticks == panel.yticks == [str(t) for t in EXAMPLE]
-    assert np.array_equal(tokens, EXAMPLE)
+        assert panel.xticks == panel.yticks == [str(t) for t in _EXAMPLE]
+    assert np.array_equal(tokens, _EXAMPLE)
     previous, induction = (panel.images[0] for panel in panels)
-    rows = np.arange(1, len(EXAMPLE))
+    rows = np.arange(1, len(_EXAMPLE))
     assert (previous[rows].argmax(axis=1) == rows - 1).all()
-    for t, token in enumerate(EXAMPLE):  # a repeat: after its first occurrence
-        first = np.flatnonzero(EXAMPLE[:t] == token)
+    for t, token in enumerate(_EXAMPLE):  # a repeat: after its first occurrence
+        first = np.flatnonzero(_EXAMPLE[:t] == token)
         if first.size:
             assert induction[t].argmax() == first[0] + 1, t
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from mha.figures.plotted import plotted
-from mha.pages.kv_cache import CONTEXT_MODEL, CONTEXTS, FIT_MODELS, page
+from mha.pages.kv_cache import _CONTEXT_MODEL, _CONTEXTS, _FIT_MODELS, page
 from tests.figures.from_page import draw
 
 
@@ -29,11 +29,11 @@ def test_head_sharing_joins_each_query_head_to_the_kv_head_it_reads():
 def test_cache_vs_context_draws_each_sizes_line_under_its_own_label():
     p = page()
     (panel,) = plotted(draw(p, "cache_vs_context"))
-    assert panel.title.startswith(CONTEXT_MODEL)
-    at = CONTEXTS.index(p.context)
+    assert panel.title.startswith(_CONTEXT_MODEL)
+    at = _CONTEXTS.index(p.context)
     by_kind = {label.split()[0]: line for label, line in panel.lines.items()}
-    assert set(by_kind) == {"MHA", "MQA", p.models[CONTEXT_MODEL].kind}
-    assert all(line[0].tolist() == list(CONTEXTS) for line in by_kind.values())
+    assert set(by_kind) == {"MHA", "MQA", p.models[_CONTEXT_MODEL].kind}
+    assert all(line[0].tolist() == list(_CONTEXTS) for line in by_kind.values())
     assert np.isclose(by_kind["MHA"][1, at], p.gib["mha"])
     assert np.isclose(by_kind["MHA"][1, -1], p.gib["longest"])
     assert np.isclose(by_kind["MQA"][1, at], p.gib["mqa"])
@@ -44,8 +44,8 @@ def test_cache_vs_context_draws_each_sizes_line_under_its_own_label():
 def test_fit_in_memory_draws_each_models_counts_as_published_and_with_full_mha():
     p = page()
     (panel,) = plotted(draw(p, "fit_in_memory"))
-    published, full = (np.array([p.fits[n][k] for n in FIT_MODELS]) for k in (0, 1))
+    published, full = (np.array([p.fits[n][k] for n in _FIT_MODELS]) for k in (0, 1))
     assert panel.bars["as published"].tolist() == published.tolist()
     assert panel.bars["with full MHA"].tolist() == full.tolist()
-    assert [label.split(" (")[0] for label in panel.yticks] == list(FIT_MODELS)
+    assert [label.split(" (")[0] for label in panel.yticks] == list(_FIT_MODELS)
     assert panel.texts == [f"{n:,}" for n in [*published, *full]]

@@ -8,7 +8,7 @@ import numpy as np
 
 from mha.figures.plotted import plotted
 from mha.figures.real_heads import KIND_STYLE, STAT_TITLES
-from mha.pages.real_heads import CAT, CRICKET, KINDS, TARGETS, page
+from mha.pages.real_heads import _CAT, _CRICKET, _KINDS, _TARGETS, page
 from tests.figures.from_page import draw
 
 
@@ -21,7 +21,7 @@ def test_kind_grid_colours_and_letters_each_head_by_its_kind_and_counts_them():
     fig = draw(page(), "kinds")
     (panel,) = plotted(fig)
     (codes,) = panel.images
-    kinds = list(KINDS)
+    kinds = list(_KINDS)
     assert np.array_equal(codes, np.vectorize(kinds.index)(a.kinds))
     letters = [KIND_STYLE[kind][1] for kind in a.kinds.ravel()]
     assert panel.texts == [letter for letter in letters if letter]
@@ -40,7 +40,7 @@ def test_kind_grid_colours_and_letters_each_head_by_its_kind_and_counts_them():
 def test_statistic_grids_draw_each_statistic_under_its_title():
     p = page()
     drawn = {panel.title: panel for panel in plotted(draw(p, "statistics"))}
-    names = [*TARGETS, "spread"]
+    names = [*_TARGETS, "spread"]
     assert list(drawn) == [STAT_TITLES[name] for name in names]
     for name in names:
         (image,) = drawn[STAT_TITLES[name]].images
@@ -56,7 +56,7 @@ def test_statistic_grids_draw_each_statistic_under_its_title():
 
 def test_typical_heads_draw_each_kinds_typical_head_on_the_sentence():
     p = page()
-    for name, example in (("cricket", CRICKET), ("cat", CAT)):
+    for name, example in (("cricket", _CRICKET), ("cat", _CAT)):
         seed = p.atlas.examples[example]
         panels = plotted(draw(p, name))
         assert [q.title for q in panels] == [

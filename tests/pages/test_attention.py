@@ -14,42 +14,42 @@ from mha.attention import causal_mask, padding_mask, softmax
 from mha.figures import attention as figures
 from mha.figures import to_svg
 from mha.pages import attention as scaling
-from mha.pages.attention import batches, cat_sat, dropout, facts, prefixes
+from mha.pages.attention import _facts, batches, cat_sat, dropout, prefixes
 from mha.pretrained.smollm2 import perplexity_of, token_losses
 from mha.support.formatting import decimals, thousands
 
 
 @pytest.fixture(scope="module")
-def variance() -> scaling.VarianceStudy:
-    return scaling.variance_study()
+def variance() -> scaling._VarianceStudy:
+    return scaling._variance_study()
 
 
 @pytest.fixture(scope="module")
-def saturation() -> scaling.SaturationStudy:
-    return scaling.saturation_study()
+def saturation() -> scaling._SaturationStudy:
+    return scaling._saturation_study()
 
 
 # --- the variance study ---------------------------------------------------------
 
 
 def test_variance_follows_d_k_sigma4_unscaled_and_sigma4_scaled(variance) -> None:
-    assert variance.d_k.tolist() == list(scaling.D_KS)
+    assert variance.d_k.tolist() == list(scaling._D_KS)
     assert np.allclose(variance.unscaled, variance.d_k, rtol=0.08)
     assert np.allclose(variance.scaled, 1.0, rtol=0.08)
     assert variance.worst_relative_error < 0.08
 
 
 def test_variance_scales_with_sigma_to_the_fourth() -> None:
-    study = scaling.variance_study(d_ks=(8, 128), sigma=0.5)
+    study = scaling._variance_study(d_ks=(8, 128), sigma=0.5)
     assert np.allclose(study.theory_unscaled, [8 / 16, 128 / 16])
     assert np.allclose(study.unscaled, study.theory_unscaled, rtol=0.1)
     assert np.allclose(study.scaled, 1 / 16, rtol=0.1)
 
 
 def test_variance_study_is_seeded() -> None:
-    first = scaling.variance_study(d_ks=(4, 16), n_pairs=256)
-    again = scaling.variance_study(d_ks=(4, 16), n_pairs=256)
-    other = scaling.variance_study(
+    first = scaling._variance_study(d_ks=(4, 16), n_pairs=256)
+    again = scaling._variance_study(d_ks=(4, 16), n_pairs=256)
+    other = scaling._variance_study(
         d_ks=(4, 16), n_pairs=256, rng=np.random.default_rng(1)
     )
     assert np.array_equal(first.unscaled, again.unscaled)
@@ -58,7 +58,7 @@ def test_variance_study_is_seeded() -> None:
 
 def test_each_d_k_reads_the_prefix_of_the_same_draw() -> None:
     # A d_k-dimensional pair is the first d_k columns of the widest draw.
-    study = scaling.variance_study(d_ks=(3, 5), n_pairs=50)
+    study = scaling._variance_study(d_ks=(3, 5), n_pairs=50)
     q, k = np.random.default_rng(0).standard_normal((2, 50, 5))
     assert np.isclose(study.unscaled[0], (q[:, :3] * k[:, :3]).sum(1).var())
     assert np.isclose(study.scaled[1], ((q * k).sum(1) / np.sqrt(5)).var())
@@ -77,7 +77,7 @@ def test_each_d_k_reads_the_prefix_of_the_same_draw() -> None:
 )
 def test_variance_study_rejects_bad_input(kwargs: dict, name: str) -> None:
     with pytest.raises(ValueError, match=rf"^{name}: expected"):
-        scaling.variance_study(**kwargs)
+        scaling._variance_study(**kwargs)
 
 
 # --- the softmax: Jacobian, entropy, saturation ---------------------------------
@@ -119,9 +119,9 @@ def test_without_the_scale_the_gradient_collapses(saturation) -> None:
 
 def test_saturation_study_rejects_bad_input(saturation) -> None:
     with pytest.raises(ValueError, match=r"^n_tokens: expected"):
-        scaling.saturation_study(n_tokens=1)
+        scaling._saturation_study(n_tokens=1)
     with pytest.raises(ValueError, match=r"^n_sequences: expected"):
-        scaling.saturation_study(n_sequences=0)
+        scaling._saturation_study(n_sequences=0)
     with pytest.raises(ValueError, match=r"^d_k: expected one of"):
         saturation.index(100)
 
@@ -130,20 +130,20 @@ def test_saturation_study_rejects_bad_input(saturation) -> None:
 
 
 def test_tiny_example_routes_each_token_by_its_query() -> None:
-    run = cat_sat.solve()
+    run = cat_sat._solve()
     assert [cat_sat.TOKENS[i] for i in run.weights[1:].argmax(axis=1)] == ["the", "cat"]
     assert np.allclose(run.weights[0], 1 / 3)  # a zero query: uniform weights
     assert not np.allclose(run.dots, run.dots.T)  # looking is not advertising
 
 
 def test_one_shared_matrix_makes_scores_symmetric_and_self_centred() -> None:
-    shared = cat_sat.solve(w_k=cat_sat.W_Q)
+    shared = cat_sat._solve(w_k=cat_sat.W_Q)
     assert np.array_equal(shared.dots, shared.dots.T)
     assert shared.weights[1:].argmax(axis=1).tolist() == [1, 2]  # each finds itself
 
 
 def test_causal_mask_hides_the_future() -> None:
-    run, causal = cat_sat.solve(), scaling.page().causal
+    run, causal = cat_sat._solve(), scaling.page().causal
     assert np.array_equal(np.triu(causal.weights, 1), np.zeros((3, 3)))
     assert causal.weights[0].tolist() == [1.0, 0.0, 0.0]
     assert np.allclose(causal.weights[2], run.weights[2])  # the last token sees all
@@ -198,7 +198,7 @@ def test_page_renders_the_study(built_site: Path, variance, saturation) -> None:
 
 
 def test_a_shared_matrix_does_not_make_every_token_score_itself_highest() -> None:
-    q = scaling.SELF_COUNTER_Q
+    q = scaling._SELF_COUNTER_Q
     dots = q @ q.T
     assert dots[0, 1] > dots[0, 0]  # q0 = [1, 0] scores q1 = [3, 0] above itself
     page = scaling.page()
@@ -210,7 +210,7 @@ def test_the_gradient_ratio_is_reported_as_a_spread_over_seeds() -> None:
     spread = scaling.page().spread
     assert spread.seeds == (0, 1, 2, 3)
     assert spread.drops == tuple(
-        scaling.saturation_study(
+        scaling._saturation_study(
             d_ks=(1024,), rng=np.random.default_rng(s)
         ).gradient_drop(1024)
         for s in spread.seeds
@@ -228,36 +228,38 @@ def test_the_typical_gain_is_the_frobenius_norm_over_root_n() -> None:
     rms = np.sqrt(np.mean(np.sum((g @ jacobian) ** 2, 1) / np.sum(g**2, 1)))
     gain = np.linalg.norm(jacobian) / np.sqrt(8)
     assert np.isclose(rms, gain, rtol=0.02)
-    study = scaling.saturation_study(d_ks=(4,), n_sequences=1, n_tokens=2)
+    study = scaling._saturation_study(d_ks=(4,), n_sequences=1, n_tokens=2)
     # two keys: ‖J‖_F = 2 p (1 - p) <= 1/2, so the gain is at most 1/(2√2)
     assert 0 < study.scaled.gradient[0] <= 0.5 / np.sqrt(2)
 
 
 def test_shuffling_the_sentence_shuffles_the_outputs() -> None:
-    run = cat_sat.solve()
+    run = cat_sat._solve()
     for order in [(2, 0, 1), (1, 0, 2), (0, 1, 2)]:
-        s = cat_sat.solve(order=order)
+        s = cat_sat._solve(order=order)
         assert np.allclose(s.output, run.output[list(order)])
         assert np.allclose(s.weights, run.weights[np.ix_(order, order)])
     with pytest.raises(ValueError, match=r"^order: expected a permutation"):
-        cat_sat.solve(order=(0, 0, 1))
+        cat_sat._solve(order=(0, 0, 1))
     page = scaling.page()
     assert page.shuffled_tokens == ["sat", "the", "cat"]
-    assert np.array_equal(page.shuffle.output, cat_sat.solve(order=(2, 0, 1)).output)
+    assert np.array_equal(page.shuffle.output, cat_sat._solve(order=(2, 0, 1)).output)
 
 
 def test_every_fact_of_the_page_holds_and_a_changed_value_is_refused() -> None:
     page = scaling.page()
     assert all(f.holds for f in page.facts.values())
-    values = {name: getattr(page, name) for name in inspect.signature(facts).parameters}
+    values = {
+        name: getattr(page, name) for name in inspect.signature(_facts).parameters
+    }
     ties = np.array([[9.0, 3.0], [3.0, 1.0]])
-    assert not facts(**{**values, "counter_dots": ties})["not_a_rule"].holds
+    assert not _facts(**{**values, "counter_dots": ties})["not_a_rule"].holds
     moved = dataclasses.replace(page.shuffle, output=page.shuffle.output * 2)
-    assert not facts(**{**values, "shuffle": moved})["shuffle"].holds
+    assert not _facts(**{**values, "shuffle": moved})["shuffle"].holds
     spread = dataclasses.replace(page.spread, drops=(10, 1000))  # two orders apart
-    assert not facts(**{**values, "spread": spread})["same_order"].holds
+    assert not _facts(**{**values, "spread": spread})["same_order"].holds
     off = dataclasses.replace(page.variance, unscaled=page.variance.unscaled * 1.5)
-    assert not facts(**{**values, "variance": off})["within_noise"].holds
+    assert not _facts(**{**values, "variance": off})["within_noise"].holds
 
 
 def test_the_figures_draw_the_pages_studies() -> None:
@@ -277,7 +279,7 @@ def test_the_figures_draw_the_pages_studies() -> None:
 def test_the_decoder_mask_gives_every_query_a_key_and_pads_only_themselves() -> None:
     lengths, n = (4, 2, 1), 4
     for left in (False, True):
-        mask = batches.decoder_mask(lengths, n, left)
+        mask = batches._decoder_mask(lengths, n, left)
         valid = padding_mask(lengths, n, left=left)
         assert mask.shape == (3, n, n) and mask.any(axis=-1).all()
         real = valid[:, :, None] & valid[:, None, :] & causal_mask(n)
@@ -293,12 +295,12 @@ def test_the_decoder_mask_gives_every_query_a_key_and_pads_only_themselves() -> 
 def test_padding_goes_where_the_side_says() -> None:
     short, long = np.ones((1, 8)), np.zeros((3, 8))
     right, left = batches.pad([long, short], False), batches.pad([long, short], True)
-    assert right[1, 0, 0] == 1 and (right[1, 1:] == batches.PAD_SCALE).all()
-    assert left[1, -1, 0] == 1 and (left[1, :-1] == batches.PAD_SCALE).all()
+    assert right[1, 0, 0] == 1 and (right[1, 1:] == batches._PAD_SCALE).all()
+    assert left[1, -1, 0] == 1 and (left[1, :-1] == batches._PAD_SCALE).all()
 
 
 def test_a_padded_batch_gives_each_sentence_its_own_result() -> None:
-    result = batches.study((4, 3, 1))
+    result = batches._study((4, 3, 1))
     assert max(result.right, result.left, result.right_causal_only) <= 1e-12
     assert result.left_causal_only > 1  # the pads before a token leak into it
     assert result.refusal.startswith("mask: expected at least one key")
@@ -325,11 +327,11 @@ def test_dropout_keeps_the_expectation_only_with_its_rescaling() -> None:
 def test_the_dropout_study_reads_minilms_p_and_one_step_drops_a_weight() -> None:
     study = scaling.page().drop
     assert study.p == dropout._minilm_p() and (study.one_draw == 0).any()
-    assert study.mean.shape == (len(dropout.SEEDS), 3, 3) and study.largest_z < 4
+    assert study.mean.shape == (len(dropout._SEEDS), 3, 3) and study.largest_z < 4
 
 
 def test_one_causal_pass_scores_every_prefix() -> None:
-    r = prefixes.results()
+    r = prefixes._results()
     assert (
         r.n == len(r.tokens) - 1 == len(r.rows)
         and r.separate_tokens == r.n * (r.n + 1) // 2
@@ -346,8 +348,8 @@ def fails(name: str, **changed) -> bool:
     """Whether the page's fact ``name`` is false once ``changed`` replaces some of
     the page's values."""
     page = scaling.page()
-    values = {n: getattr(page, n) for n in inspect.signature(facts).parameters}
-    return not facts(**{**values, **changed})[name].holds
+    values = {n: getattr(page, n) for n in inspect.signature(_facts).parameters}
+    return not _facts(**{**values, **changed})[name].holds
 
 
 def test_the_tiny_examples_facts_turn_false_on_other_values() -> None:
@@ -363,17 +365,17 @@ def test_the_tiny_examples_facts_turn_false_on_other_values() -> None:
     # "the" given the verb's query: it looks for a noun, its scores differ
     w_q = cat_sat.W_Q.copy()
     w_q[cat_sat.TOKENS.index("the")] = cat_sat.W_Q[cat_sat.TOKENS.index("sat")]
-    assert fails("uniform", tiny=cat_sat.solve(w_q=w_q))
+    assert fails("uniform", tiny=cat_sat._solve(w_q=w_q))
     # no mask: "the" sees every token; a mask of the later tokens: "sat" sees itself
     assert fails("causal_first", causal=tiny)
-    assert fails("causal_last", causal=cat_sat.solve(mask=causal_mask(3).T))
+    assert fails("causal_last", causal=cat_sat._solve(mask=causal_mask(3).T))
 
 
 def test_the_saturation_facts_turn_false_on_other_values() -> None:
     study = scaling.page().saturation
     un, sc = study.unscaled, study.scaled
 
-    def study_with(**runs: scaling.Softmaxed) -> scaling.SaturationStudy:
+    def study_with(**runs: scaling._Softmaxed) -> scaling._SaturationStudy:
         return dataclasses.replace(study, **runs)
 
     # the unscaled top weight falling, or its entropy rising, as d_k grows

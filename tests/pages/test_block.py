@@ -46,8 +46,8 @@ def test_smollm2s_block_written_here_is_the_models(page) -> None:
     check = page.check
     model = smollm2.load()
     assert check.smollm2_layers == model.config.n_layers
-    assert check.smollm2_gap <= block.SMOLLM2_TOLERANCE
-    assert check.smollm2_block_gap <= block.SMOLLM2_TOLERANCE
+    assert check.smollm2_gap <= block._SMOLLM2_TOLERANCE
+    assert check.smollm2_block_gap <= block._SMOLLM2_TOLERANCE
     # it is a real check: a block with its FFN removed is far from the model's
     x = model.embed(model.encode("The cat sat"))
     b = model.blocks[0]
@@ -75,8 +75,8 @@ def test_minilms_layer_written_here_is_the_models(page) -> None:
     encoder = minilm.load()
     assert check.minilm_layers == encoder.n_layers
     assert len(set(check.minilm_tokens)) == 2  # two lengths: the padding mask works
-    assert check.minilm_gap <= block.MINILM_TOLERANCE
-    batch = encoder.batch(list(block.MINILM_TEXTS))
+    assert check.minilm_gap <= block._MINILM_TOLERANCE
+    batch = encoder.batch(list(block._MINILM_TEXTS))
     x = encoder.embed_tokens(batch)
     layer = encoder.layers[0]
     ours = block.minilm_layer(x, layer, batch.mask)
@@ -106,7 +106,7 @@ def test_every_fact_holds_and_a_changed_value_is_refused(page) -> None:
     check = page.check
 
     def fails(name: str, **changed) -> bool:
-        return not block.facts(dataclasses.replace(check, **changed))[name].holds
+        return not block._facts(dataclasses.replace(check, **changed))[name].holds
 
     assert fails("smollm2_equal", smollm2_gap=1e-3)
     assert fails("minilm_equal", minilm_gap=1e-3)

@@ -13,9 +13,9 @@ import pytest
 from mha import MultiHeadAttention
 from mha.attention import causal_mask
 from mha.pages import circuits
-from mha.pages.circuits import Sequences, Studies, Weights, facts, sequences
+from mha.pages.circuits import _facts, _Sequences, _Studies, _Weights, sequences
 from mha.pages.circuits import weights as w
-from mha.pages.circuits.streaming import Streaming, streaming, window_mask
+from mha.pages.circuits.streaming import _Streaming, _streaming, _window_mask
 from mha.pages.depth import repeated_tokens
 from mha.pretrained import smollm2
 from mha.rope import RotaryEmbedding
@@ -33,14 +33,14 @@ def toy():
     rng = np.random.default_rng(5)
     layers = [MultiHeadAttention(12, 3, n_kv_heads=1, rng=rng) for _ in range(2)]
     gains = [rng.uniform(0.5, 2, 12) for _ in range(2)]
-    return w.fold(layers, gains), layers, gains
+    return w._fold(layers, gains), layers, gains
 
 
 def test_composition_equals_the_dense_products_at_every_offset_set(toy):
     folded, layers, gains = toy
     rope = RotaryEmbedding(4, interleaved=True)
-    offsets = w.rotations(rope, range(1, 6))
-    scores = w.composition_scores(folded, [offsets[:1], offsets])
+    offsets = w._rotations(rope, range(1, 6))
+    scores = w._composition_scores(folded, [offsets[:1], offsets])
     g0, g1 = (np.diag(g) for g in gains)
     for receiver in range(3):
         w_q = g1 @ layers[1].w_q[:, 4 * receiver : 4 * receiver + 4]
@@ -61,14 +61,14 @@ def test_copying_equals_the_full_circuit_on_a_toy_vocabulary(toy):
     rng = np.random.default_rng(6)
     embed = rng.normal(size=(12, 40))  # (d_model, vocab), tied
     heads = [(0, 1), (1, 2)]
-    eig = w.ov_eigenvalues(folded, heads, embed @ embed.T)
+    eig = w._ov_eigenvalues(folded, heads, embed @ embed.T)
     inputs = embed.T[:25]
-    ranks = w.own_token_ranks(folded, heads, inputs, embed[:, :25])
+    ranks = w._own_token_ranks(folded, heads, inputs, embed[:, :25])
     for k, (layer, head) in enumerate(heads):
         full = embed.T @ folded.w_v[layer, 0] @ folded.w_o[layer, head] @ embed
         nonzero = np.linalg.eigvals(full)
         nonzero = nonzero[np.argsort(-np.abs(nonzero))][:4]
-        assert np.isclose(w.copying_score(eig[k]), w.copying_score(nonzero))
+        assert np.isclose(w._copying_score(eig[k]), w._copying_score(nonzero))
         written = (
             inputs @ folded.w_v[layer, 0] @ folded.w_o[layer, head] @ embed[:, :25]
         )
@@ -77,17 +77,17 @@ def test_copying_equals_the_full_circuit_on_a_toy_vocabulary(toy):
 
 
 def test_a_window_mask_keeps_the_band_and_the_sinks():
-    mask = window_mask(10, band=3, sinks=2)
+    mask = _window_mask(10, band=3, sinks=2)
     for t in range(10):
         allowed = {j for j in range(t + 1) if t - j < 3 or j < 2}
         assert set(np.flatnonzero(mask[t])) == allowed
     with pytest.raises(ValueError, match="band"):
-        window_mask(4, band=0)
+        _window_mask(4, band=0)
     with pytest.raises(ValueError, match="ids"):
-        streaming((1, 2, 3), band=4, sinks=1)
+        _streaming((1, 2, 3), band=4, sinks=1)
     with pytest.raises(ValueError, match="offset_sets"):
-        w.composition_scores(
-            w.Folded(*(np.zeros((2, 1, 4, 2)),) * 4), [np.eye(3)[None]]
+        w._composition_scores(
+            w._Folded(*(np.zeros((2, 1, 4, 2)),) * 4), [np.eye(3)[None]]
         )
 
 
@@ -102,17 +102,17 @@ def test_logits_under_the_causal_mask_equal_plain_logits(model):
 
 @pytest.fixture(scope="module")
 def one_pass(model):
-    ids = repeated_tokens.repeated_sequences(model)[:1]
-    return sequences.run(model, repeated_tokens.traced(ids))
+    ids = repeated_tokens._repeated_sequences(model)[:1]
+    return sequences._run(model, repeated_tokens._traced(ids))
 
 
 def test_patching_a_sequence_with_itself_changes_nothing(model, one_pass):
     """With one sequence, "the next sequence" is the same one: the keys are unchanged."""
-    clean = sequences.patched_induction(model, one_pass, [(17, 3), (18, 6)], None)
-    same = sequences.patched_induction(model, one_pass, [(17, 3), (18, 6)], (16, 0))
+    clean = sequences._patched_induction(model, one_pass, [(17, 3), (18, 6)], None)
+    same = sequences._patched_induction(model, one_pass, [(17, 3), (18, 6)], (16, 0))
     assert np.allclose(clean, same, atol=1e-5) and (clean > 0.3).all()
     with pytest.raises(ValueError, match="sender"):
-        sequences.patched_induction(model, one_pass, [(17, 3)], (17, 0))
+        sequences._patched_induction(model, one_pass, [(17, 3)], (17, 0))
 
 
 def test_a_heads_write_rebuilt_from_the_depth_pages_weights_is_its_own(model, one_pass):
@@ -124,9 +124,9 @@ def test_a_heads_write_rebuilt_from_the_depth_pages_weights_is_its_own(model, on
     own = p.outputs[29][:, 1] @ w_o  # (1, n, d_model)
     causal = causal_mask(p.ids.shape[1])
     final = model.resume(p.entering[29], 29, causal, replace={(29, 1): own})
-    clean = sequences.second_copy_loss(model, p.entering[-1], p.ids)
-    assert abs(sequences.second_copy_loss(model, final, p.ids) - clean) < 1e-3
-    assert sequences.mean_ablated_loss(model, p, [(29, 1)]) > clean + 0.1
+    clean = sequences._second_copy_loss(model, p.entering[-1], p.ids)
+    assert abs(sequences._second_copy_loss(model, final, p.ids) - clean) < 1e-3
+    assert sequences._mean_ablated_loss(model, p, [(29, 1)]) > clean + 0.1
 
 
 def test_the_first_tokens_share_of_what_moves_is_a_share(one_pass):
@@ -139,7 +139,7 @@ TOP = ((18, 6), (17, 3), (17, 4), (17, 5), (18, 7))
 PREVIOUS = (16, 0)
 
 
-def made_up() -> Studies:
+def made_up() -> _Studies:
     """Values chosen so that every fact holds, with the page's heads."""
     n_layers, h = 30, 9
     composition = np.full((2, n_layers, h, n_layers, h), np.nan, np.float32)
@@ -162,19 +162,19 @@ def made_up() -> Studies:
         loss_second=2.8,
         loss_top=11.8,
     )
-    return Studies(
+    return _Studies(
         scan=scan,
         top=TOP,
         previous=PREVIOUS,
         controls=((13, 3), (3, 7)),
-        weights=Weights(
+        weights=_Weights(
             heads=(*TOP, (0, 0), (1, 1), (2, 2)),
             copying=np.array([0.3, 0.6, 0.3, -0.2, 0.5, 0.5, 0.9, -0.9]),
             median_rank=np.full(8, 300.0),
             first=np.full(8, 0.01),
             composition=composition,
         ),
-        sequences=Sequences(
+        sequences=_Sequences(
             first_token=np.full(n_layers, 0.5),
             first_token_moved=np.full(n_layers, 0.3),
             dla=dla,
@@ -184,7 +184,7 @@ def made_up() -> Studies:
             patched=np.full(len(TOP), 0.02),
             controls=clean[:, None] + np.full((len(TOP), 2), 0.001),
         ),
-        streaming=Streaming(
+        streaming=_Streaming(
             n=128, band=32, sinks=4, full=40.0, band_only=190.0, band_sinks=50.0
         ),
     )
@@ -192,12 +192,12 @@ def made_up() -> Studies:
 
 def test_each_fact_turns_false_with_other_values():
     s = made_up()
-    assert all(f.holds for f in facts(s).values())
+    assert all(f.holds for f in _facts(s).values())
     q, wt, st, scan = s.sequences, s.weights, s.streaming, s.scan
     n = len(s.top)
 
     def broken(**changes) -> dict:
-        return facts(dataclasses.replace(s, **changes))
+        return _facts(dataclasses.replace(s, **changes))
 
     def seqs(**c):
         return broken(sequences=dataclasses.replace(q, **c))
@@ -269,8 +269,8 @@ def test_the_interventions_equal_the_reference(model, smollm2_reference, request
     request.addfinalizer(lambda: torch.set_grad_enabled(grad))
     ref = smollm2_reference
     layers = ref.model.layers
-    ids = repeated_tokens.repeated_sequences(model)[:2]
-    p = sequences.run(model, repeated_tokens.traced(ids[:1]))
+    ids = repeated_tokens._repeated_sequences(model)[:2]
+    p = sequences._run(model, repeated_tokens._traced(ids[:1]))
     d_k, n = 64, ids.shape[1]
 
     captured = {}
@@ -322,11 +322,11 @@ def test_the_interventions_equal_the_reference(model, smollm2_reference, request
     with torch.no_grad():
         logits = ref(torch.tensor(ids[:1].tolist())).logits[0].double()
     handle.remove()
-    queries = np.arange(repeated_tokens.HALF, 2 * repeated_tokens.HALF - 1)
+    queries = np.arange(repeated_tokens._HALF, 2 * repeated_tokens._HALF - 1)
     nll = torch.nn.functional.cross_entropy(
         logits[queries], torch.tensor(ids[0, queries + 1])
     )
-    mine = sequences.mean_ablated_loss(model, p, [(16, 0)])
+    mine = sequences._mean_ablated_loss(model, p, [(16, 0)])
     assert abs(float(nll) - mine) < 2e-3
 
     # path patching: L18H6's keys from a stream with L16H0's write from the other sequence
@@ -349,16 +349,16 @@ def test_the_interventions_equal_the_reference(model, smollm2_reference, request
     )
     weights = scores.softmax(-1).double().numpy()[:, 0]
     reference = repeated_tokens.induction_scores(weights).mean()
-    both = sequences.run(model, repeated_tokens.traced(ids))
-    (mine,) = sequences.patched_induction(model, both, [(18, 6)], (16, 0))
+    both = sequences._run(model, repeated_tokens._traced(ids))
+    (mine,) = sequences._patched_induction(model, both, [(18, 6)], (16, 0))
     assert abs(reference - mine) < 2e-3
 
     # the windows, on the first 97 tokens of the Markdown: band 32, 4 sinks
-    text = circuits.markdown_ids()[:97]
-    mine = streaming(text, 32, 4)
+    text = circuits._markdown_ids()[:97]
+    mine = _streaming(text, 32, 4)
     for setting, mask in (
-        (mine.band_only, window_mask(96, 32)),
-        (mine.band_sinks, window_mask(96, 32, 4)),
+        (mine.band_only, _window_mask(96, 32)),
+        (mine.band_sinks, _window_mask(96, 32, 4)),
     ):
         with torch.no_grad():
             logits = (

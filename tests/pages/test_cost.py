@@ -23,17 +23,17 @@ from mha.figures.cost import head_timings, layer_split
 from mha.figures.cost import score_ranks as rank_figure
 from mha.pages import cost as cost_page
 from mha.pages.cost import (
-    HEADS,
-    HeadCount,
-    ScoreRank,
-    facts,
-    figures,
-    layer_costs,
+    _HEADS,
+    _facts,
+    _figures,
+    _HeadCount,
+    _layer_costs,
+    _published_costs,
+    _score_ranks,
+    _ScoreRank,
+    _sweep,
+    _timings,
     page,
-    published_costs,
-    score_ranks,
-    sweep,
-    timings,
 )
 from mha.support import formatting, measured
 from mha_site.bench import seal
@@ -42,7 +42,7 @@ from tests.docs.rendering import render
 
 
 def test_every_head_count_holds_4d_squared_parameters():
-    rows = sweep(d_model=64, heads=(1, 2, 4, 8, 16, 32, 64), n=10)
+    rows = _sweep(d_model=64, heads=(1, 2, 4, 8, 16, 32, 64), n=10)
     assert {r.params for r in rows} == {4 * 64**2}
     assert {r.params_bias for r in rows} == {4 * 64**2 + 4 * 64}
     assert [r.d_k for r in rows] == [64, 32, 16, 8, 4, 2, 1]
@@ -62,11 +62,11 @@ def test_the_formula_is_written_independently():
 
 
 def test_the_seed_score_cost_and_its_flops():
-    rows = sweep(d_model=512, heads=HEADS, n=100)
+    rows = _sweep(d_model=512, heads=_HEADS, n=100)
     assert {r.multiply_adds for r in rows} == {5_120_000}
     assert {r.flops for r in rows} == {10_240_000}
     assert rows[3].per_head_multiply_adds == 640_000  # 8 heads of d_k = 64
-    assert [r.scores for r in rows] == [h * 100 * 100 for h in HEADS]
+    assert [r.scores for r in rows] == [h * 100 * 100 for h in _HEADS]
     assert score_flops(100, 512, 8) == 2 * score_multiply_adds(100, 512, 8)
 
 
@@ -88,7 +88,7 @@ def test_published_shapes_carry_a_source_and_known_counts():
         8,
     )
     assert (model("BERT-large").d_model, model("BERT-large").n_heads) == (1024, 16)
-    costs = {c.shape.name: c for c in published_costs()}
+    costs = {c.shape.name: c for c in _published_costs()}
     assert costs["BERT-base"].params == 2_359_296 == costs["GPT-2 small"].params
     assert costs["BERT-large"].all_layers == 24 * (4 * 1024**2 + 4 * 1024)
     assert model(VOITA_2019.model).n_heads * model(VOITA_2019.model).n_layers == 48
@@ -98,7 +98,7 @@ def test_published_shapes_carry_a_source_and_known_counts():
 
 @pytest.fixture(scope="module")
 def ranks():
-    return score_ranks()
+    return _score_ranks()
 
 
 def test_each_head_reaches_exactly_its_rank_bound(ranks):
@@ -110,7 +110,7 @@ def test_each_head_reaches_exactly_its_rank_bound(ranks):
 
 
 def test_the_rank_bound_is_n_when_there_are_fewer_tokens_than_dimensions():
-    (row,) = score_ranks(d_model=32, heads=(1,), n=5)
+    (row,) = _score_ranks(d_model=32, heads=(1,), n=5)
     assert row.bound == 5 and row.ranks.tolist() == [5]
 
 
@@ -118,8 +118,8 @@ def test_the_rank_bound_is_n_when_there_are_fewer_tokens_than_dimensions():
 
 
 def test_the_committed_timings_cover_every_head_count():
-    t = timings()
-    assert [r.n_heads for r in t.rows] == list(HEADS)
+    t = _timings()
+    assert [r.n_heads for r in t.rows] == list(_HEADS)
     assert all(r.d_k * r.n_heads == t.d_model for r in t.rows)
     assert t.repeats >= 5 and t.machine["cpu_count"] >= 1 and t.machine["numpy"]
     assert t.threads == 1 and t.burst >= 1  # the page says "one core's work"
@@ -129,8 +129,8 @@ def test_the_committed_timings_cover_every_head_count():
 
 
 def test_the_reading_on_the_page_holds_for_the_committed_timings():
-    t = timings()
-    most = HEADS[-1]
+    t = _timings()
+    most = _HEADS[-1]
     assert t.slowest.n_heads == most  # "the layer with the most heads is slowest"
     assert t.ratio(most, t.fastest.n_heads) > 2
     assert t.ratio(most, 1, "attention") > 2  # the growth is in the attention core ...
@@ -144,7 +144,7 @@ def test_the_reading_on_the_page_holds_for_the_committed_timings():
 
 
 def test_cost_figures_are_deterministic(ranks):
-    for draw, data in ((head_timings, timings()), (rank_figure, ranks)):
+    for draw, data in ((head_timings, _timings()), (rank_figure, ranks)):
         assert to_svg(draw(data), "alt") == to_svg(draw(data), "alt")
 
 
@@ -157,12 +157,12 @@ def test_the_base_transformer_has_18_attention_sublayers():
         "masked decoder self-attention": 6,
         "encoder-decoder attention": 6,
     }
-    cost = next(c for c in published_costs() if c.shape.name == "Transformer base")
+    cost = next(c for c in _published_costs() if c.shape.name == "Transformer base")
     assert cost.sublayers == 18
     assert cost.all_layers == 18 * 1_050_624 == 18_911_232  # with biases
     assert 18 * cost.params == 18_874_368  # without
     assert page().sublayers[0] == ("encoder self-attention", 6)
-    one_stack = {c.shape.name: c.sublayers for c in published_costs()}
+    one_stack = {c.shape.name: c.sublayers for c in _published_costs()}
     assert one_stack["BERT-base"] == 12 and one_stack["GPT-2 small"] == 12
 
 
@@ -174,12 +174,12 @@ def test_the_cost_pages_facts_hold_and_turn_false_on_other_values():
     bleu = [24.9, 25.5, 25.8, 25.8, 25.4]  # Vaswani et al. Table 3 (A)
     assert not fails("vaswani_heads", bleu=bleu)
     assert fails("vaswani_heads", bleu=sorted(bleu))
-    capped = score_ranks(d_model=16, heads=(1, 16), n=8)  # 8 tokens: rank 8 < d_k = 16
+    capped = _score_ranks(d_model=16, heads=(1, 16), n=8)  # 8 tokens: rank 8 < d_k = 16
     assert not fails("on_bound", ranks=capped)
-    lying = [ScoreRank(r.n_heads, r.d_k, r.n, r.ranks - 1, r.bound) for r in capped]
+    lying = [_ScoreRank(r.n_heads, r.d_k, r.n, r.ranks - 1, r.bound) for r in capped]
     assert fails("on_bound", ranks=lying)
-    assert "sits exactly on" in figures(p.timings, capped, p.layers)["score_ranks"].alt
-    assert "fall below" in figures(p.timings, lying, p.layers)["score_ranks"].alt
+    assert "sits exactly on" in _figures(p.timings, capped, p.layers)["score_ranks"].alt
+    assert "fall below" in _figures(p.timings, lying, p.layers)["score_ranks"].alt
     assert "on the dashed bound line" in p.figures["score_ranks"].alt
     shrinking = replace(p.timings, rows=p.timings.rows[::-1])  # the core gets faster
     assert fails("growth_in_core", t=shrinking) and fails("rest_flat", t=shrinking)
@@ -194,10 +194,10 @@ def fails(name: str, **changed) -> bool:
     values = dict(rows=p.rows, costs=p.costs, t=p.timings, ranks=p.ranks)
     values |= dict(whole=p.whole, layers=p.layers)
     values["bleu"] = [row.bleu for row in vaswani2017.ROW_A]
-    return not facts(**{**values, **changed})[name].holds
+    return not _facts(**{**values, **changed})[name].holds
 
 
-def _whole_width(row: HeadCount) -> HeadCount:
+def _whole_width(row: _HeadCount) -> _HeadCount:
     """``row``'s heads each as wide as the model (d_k = d_model, not d_model / h):
     h times the projections' columns and the score multiply-adds."""
     h, d = row.n_heads, row.d_k * row.n_heads
@@ -255,7 +255,7 @@ def test_the_page_reads_the_shares_and_mismatches_of_the_totals():
 
 
 def test_the_rank_table_prints_what_the_module_computes():
-    for r in score_ranks(d_model=16, heads=(1, 4, 16), n=20):
+    for r in _score_ranks(d_model=16, heads=(1, 4, 16), n=20):
         assert r.ranks_text == str(r.bound)  # every head on its bound: one number
 
 
@@ -340,19 +340,19 @@ def test_layer_multiply_adds_names_a_bad_argument(args, kwargs, name):
 
 
 def test_every_published_context_is_in_the_layer_table_except_a_window():
-    names = {r.name for r in layer_costs()}
+    names = {r.name for r in _layer_costs()}
     assert {"BERT-base", "GPT-2 small", "Llama-2 7B", "Qwen2.5 7B"} <= names
     assert "Mistral 7B v0.1" not in names and "Transformer base" not in names
-    bert = {r.name: r for r in layer_costs()}["BERT-base"]
+    bert = {r.name: r for r in _layer_costs()}["BERT-base"]
     assert bert.cost == layer_multiply_adds(512, 768, 12)
     assert bert.weights == 12 * 512 * 512 and bert.weights_gb == 12 * 512**2 * 2 / 1e9
-    shares = [r.share for r in layer_costs()]
+    shares = [r.share for r in _layer_costs()]
     assert shares == sorted(shares) and 0 < shares[0] < shares[-1] < 1
 
 
 def test_the_whole_layer_facts_turn_false():
     layers, names = (
-        layer_costs(),
+        _layer_costs(),
         ("projections_dominate", "crossover_2d", "most_below"),
     )
     assert not any(fails(n, whole=layer_multiply_adds(100, 512, 8)) for n in names)
@@ -375,14 +375,14 @@ def test_the_whole_layer_facts_turn_false():
 
 
 def test_the_layer_split_figure_draws_two_parts_a_model():
-    layers = layer_costs()
+    layers = _layer_costs()
     fig = layer_split(layers)
     assert len(fig.axes[0].patches) == 2 * len(layers)
     p = page()
-    assert "Qwen2.5 7B" in figures(p.timings, p.ranks, layers)["layer_split"].alt
+    assert "Qwen2.5 7B" in _figures(p.timings, p.ranks, layers)["layer_split"].alt
 
 
 def test_the_layer_tables_units_are_the_counts_scaled():
-    r = {c.name: c for c in layer_costs()}["GPT-2 small"]
+    r = {c.name: c for c in _layer_costs()}["GPT-2 small"]
     assert r.billions == (r.cost.projections / 1e9, r.cost.attention / 1e9)
     assert r.weights_millions == 12 * 1024**2 / 1e6

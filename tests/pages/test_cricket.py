@@ -139,7 +139,7 @@ def fails(name: str, **changed) -> bool:
     values = dict(example=p.example, extended=p.extended, tripled=p.tripled)
     values = {**values, **changed}
     cost = values.pop("cost", p.cost)
-    return not (facts(**values) | cricket_page.cost_facts(cost))[name].holds
+    return not (facts(**values) | cricket_page._cost_facts(cost))[name].holds
 
 
 def test_each_heads_facts_turn_false_when_its_weights_change():
@@ -150,7 +150,7 @@ def test_each_heads_facts_turn_false_when_its_weights_change():
     undecided = replace(a, weights=ex.full.weights)
     assert fails("a_commits", example=replace(ex, head_a=undecided))
     # head B's weights on "his" and "century" swapped: "century" comes first
-    his, century = cricket_page.HIS, cricket_page.CENTURY
+    his, century = cricket_page._HIS, cricket_page._CENTURY
     swapped = b.weights.copy()
     swapped[[his, century]] = swapped[[century, his]]
     assert fails("b_self", example=replace(ex, head_b=replace(b, weights=swapped)))

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from mha.pages import depth
 from mha.pages.depth import induction, repeated_tokens
-from mha.pages.depth.induction_training import Shape, init_params, loss_and_grads
+from mha.pages.depth.induction_training import _init_params, _loss_and_grads, _Shape
 from mha.pretrained import smollm2
 from tests.reference import reference_module
 
@@ -35,32 +35,32 @@ def brute_force(tokens: list[int]) -> tuple[list[int], list[int]]:
 def test_targets_are_the_token_after_the_most_recent_earlier_occurrence(tokens):
     answers, offsets = brute_force(tokens)
     assert induction.targets_of(np.array(tokens)).tolist() == answers
-    assert induction.offsets_of(np.array(tokens)).tolist() == offsets
+    assert induction._offsets_of(np.array(tokens)).tolist() == offsets
 
 
 def test_the_exclusion_baseline_is_a_uniform_guess_among_the_other_tokens():
     """By construction the answer is never the current token nor the first one; a
     guess uniform over the remaining tokens is right 1 / (12 - 2) of the time, or
     1 / (12 - 1) where the current token is the first."""
-    task = depth.task()
-    batch = induction.sample(depth.N_TEST, np.random.default_rng([depth.SEED, 1]))
+    task = depth._task()
+    batch = induction.sample(depth._N_TEST, np.random.default_rng([depth._SEED, 1]))
     odds = []
     for row, answers in zip(batch.tokens, batch.targets, strict=True):
         for t, answer in enumerate(answers):
             if answer >= 0:
                 assert answer not in (row[t], row[0])
-                odds.append(1 / (induction.VOCAB - len({row[t], row[0]})))
+                odds.append(1 / (induction._VOCAB - len({row[t], row[0]})))
     assert task.exclusion == pytest.approx(np.mean(odds))
     assert task.exclusion == pytest.approx(0.099, abs=0.001)
     assert task.chance < task.exclusion and task.excluded_answers == 0
-    facts = depth.facts(task, repeated_tokens.scan())
+    facts = depth._facts(task, repeated_tokens.scan())
     assert facts["never_excluded"].holds and facts["one_near_exclusion"].holds
-    leaky = depth.facts(
+    leaky = depth._facts(
         dataclasses.replace(task, excluded_answers=1), repeated_tokens.scan()
     )
     assert not leaky["never_excluded"].holds
     better = dataclasses.replace(task.one, accuracy=task.one.accuracy + 0.05)
-    far = depth.facts(dataclasses.replace(task, one=better), repeated_tokens.scan())
+    far = depth._facts(dataclasses.replace(task, one=better), repeated_tokens.scan())
     assert not far["one_near_exclusion"].holds
 
 
@@ -73,43 +73,43 @@ def test_one_layer_answers_exactly_at_the_offsets_it_has_heads_for(offsets, seed
     """Sequences of the task's kind (two shuffles, cut): wherever the earlier
     occurrence lies at a covered offset, the answer; elsewhere no answer at all."""
     batch = induction.sample(20, np.random.default_rng(seed), vocab=6, length=10)
-    circuit = induction.build_one_layer(tuple(offsets), vocab=6, length=10)
+    circuit = induction._build_one_layer(tuple(offsets), vocab=6, length=10)
     assert circuit.layers[0].n_heads == len(offsets) + 1 and len(circuit.layers) == 1
     stream, _ = circuit.run(batch.tokens)
     logits = stream[-1] @ circuit.unembed
-    where = np.isin(induction.offsets_of(batch.tokens), offsets)
+    where = np.isin(induction._offsets_of(batch.tokens), offsets)
     assert (logits.argmax(axis=-1)[where] == batch.targets[where]).all()
     assert (logits.max(axis=-1)[where] > 0.5).all()
     assert (logits.max(axis=-1)[~where] < 0.5).all()  # no answer
 
 
 def test_one_layer_covers_more_offsets_only_with_more_heads():
-    task = depth.task()
+    task = depth._task()
     rows = task.built_one
-    assert [len(r.offsets) for r in rows] == [*depth.BUILT_HEADS, len(task.offsets)]
+    assert [len(r.offsets) for r in rows] == [*depth._BUILT_HEADS, len(task.offsets)]
     assert [r.n_heads for r in rows] == [len(r.offsets) + 1 for r in rows]
     assert all(r.covered == 1.0 for r in rows) and rows[-1].overall == 1.0
     assert [r.share for r in rows] == sorted(r.share for r in rows)
     assert all(r.elsewhere == 0.0 and r.overall == r.share for r in rows[:-1])
-    assert task.offsets == tuple(range(2, induction.LENGTH))  # offset 1 cannot occur
+    assert task.offsets == tuple(range(2, induction._LENGTH))  # offset 1 cannot occur
     scan = repeated_tokens.scan()
-    facts = depth.facts(task, scan)
+    facts = depth._facts(task, scan)
     assert facts["built_exact"].holds and facts["built_all"].holds
     miss = dataclasses.replace(rows[0], covered=0.99)
-    wrong = depth.facts(dataclasses.replace(task, built_one=(miss, *rows[1:])), scan)
+    wrong = depth._facts(dataclasses.replace(task, built_one=(miss, *rows[1:])), scan)
     assert not wrong["built_exact"].holds
     partial = dataclasses.replace(rows[-1], overall=0.99)
-    short = depth.facts(
+    short = depth._facts(
         dataclasses.replace(task, built_one=(*rows[:-1], partial)), scan
     )
     assert not short["built_all"].holds
     with pytest.raises(ValueError, match="offsets"):
-        induction.build_one_layer((23,))
+        induction._build_one_layer((23,))
 
 
 def test_sequences_are_two_shuffles_and_only_the_second_is_scored():
     batch = induction.sample(50, np.random.default_rng(0))
-    v = induction.VOCAB
+    v = induction._VOCAB
     assert (np.sort(batch.tokens[:, :v], axis=1) == np.arange(v)).all()
     second = batch.tokens[:, v:]
     assert all(len(set(row)) == len(row) for row in second.tolist())
@@ -123,13 +123,13 @@ def test_sequences_are_two_shuffles_and_only_the_second_is_scored():
 
 def test_the_built_circuit_solves_the_task_and_needs_its_first_layer():
     circuit = induction.build()
-    batch = induction.sample(depth.N_TEST, np.random.default_rng(0))
+    batch = induction.sample(depth._N_TEST, np.random.default_rng(0))
     assert circuit.accuracy(batch) == 1.0
     _, weights = circuit.run(batch.tokens[:20])
-    t = np.arange(1, induction.LENGTH)
+    t = np.arange(1, induction._LENGTH)
     assert (weights[0][:, 0, t].argmax(axis=-1) == t - 1).all()  # previous-token head
     # without the previous-token head's write, the induction head's keys see nothing
-    assert circuit.silenced().accuracy(batch) < 2 / induction.VOCAB
+    assert circuit.silenced().accuracy(batch) < 2 / induction._VOCAB
 
 
 def test_the_circuit_refuses_a_length_its_recency_cannot_order():
@@ -137,13 +137,13 @@ def test_the_circuit_refuses_a_length_its_recency_cannot_order():
         induction.build(vocab=40, length=80)
 
 
-@pytest.mark.parametrize("shape", [Shape(1, 2), Shape(2, 1)], ids=lambda s: s.name)
+@pytest.mark.parametrize("shape", [_Shape(1, 2), _Shape(2, 1)], ids=lambda s: s.name)
 def test_gradients_equal_finite_differences(shape):
-    params = init_params(shape, [0, 1], dtype=np.float64)
+    params = _init_params(shape, [0, 1], dtype=np.float64)
     batch = induction.sample(4, np.random.default_rng(1))
     tokens = np.stack([batch.tokens] * 2)
     targets = np.stack([batch.targets] * 2)
-    loss, grads = loss_and_grads(params, tokens, targets, shape)
+    loss, grads = _loss_and_grads(params, tokens, targets, shape)
     rng = np.random.default_rng(2)
     step = 1e-6
     for name, array in params.items():
@@ -151,47 +151,47 @@ def test_gradients_equal_finite_differences(shape):
             where = (1, *(int(rng.integers(0, s)) for s in array.shape[1:]))
             moved = {k: v.copy() for k, v in params.items()}
             moved[name][where] += step
-            moved_loss, _ = loss_and_grads(moved, tokens, targets, shape)
+            moved_loss, _ = _loss_and_grads(moved, tokens, targets, shape)
             numeric = (moved_loss[1] - loss[1]) / step
             assert numeric == pytest.approx(grads[name][where], rel=1e-3, abs=1e-7)
 
 
 def test_the_two_shapes_have_the_same_attention_parameters():
     counts = []
-    for shape in (Shape(1, 2), Shape(2, 1)):
-        params = init_params(shape, [0])
+    for shape in (_Shape(1, 2), _Shape(2, 1)):
+        params = _init_params(shape, [0])
         counts.append(sum(a.size for k, a in params.items() if k.startswith("w_")))
         assert counts[-1] == shape.attention_params()
     assert counts[0] == counts[1]
 
 
 def test_stacking_learns_the_task_and_one_layer_does_not():
-    task, scan = depth.task(), repeated_tokens.scan()
+    task, scan = depth._task(), repeated_tokens.scan()
     assert task.constructed == 1.0
     assert (task.one.accuracy < 2 * task.chance).all()
     assert (task.two.accuracy >= 0.9).all()
     assert task.count_guess < 2 * task.chance < task.uniform_guess
-    facts = depth.facts(task, scan)
+    facts = depth._facts(task, scan)
     # the one-layer models as good as the two-layer ones: the sentences go false
     equal = dataclasses.replace(task.one, accuracy=task.two.accuracy)
-    worse = depth.facts(dataclasses.replace(task, one=equal), scan)
+    worse = depth._facts(dataclasses.replace(task, one=equal), scan)
     assert facts["one_layer"].holds and not worse["one_layer"].holds
     assert facts["one_below_twice"].holds and not worse["one_below_twice"].holds
-    guess = depth.facts(dataclasses.replace(task, uniform_guess=task.chance), scan)
+    guess = depth._facts(dataclasses.replace(task, uniform_guess=task.chance), scan)
     assert facts["count_guess"].holds and not guess["count_guess"].holds
 
 
 def test_the_scan_facts_turn_false_with_other_values():
     scan = repeated_tokens.scan()
-    facts = depth.facts(depth.task(), scan)
+    facts = depth._facts(depth._task(), scan)
     assert facts["second_copy"].holds and facts["ablation"].holds
     assert facts["sinks"].holds and facts["below_even"].holds and facts["louder"].holds
     no_copy = dataclasses.replace(scan, loss_second=scan.loss_first)
     harmless = dataclasses.replace(scan, loss_top=scan.loss_random.max())
     no_sink = dataclasses.replace(scan, first_token=0 * scan.first_token)
-    assert not depth.facts(depth.task(), no_copy)["second_copy"].holds
-    assert not depth.facts(depth.task(), harmless)["ablation"].holds
-    assert not depth.facts(depth.task(), no_sink)["sinks"].holds
+    assert not depth._facts(depth._task(), no_copy)["second_copy"].holds
+    assert not depth._facts(depth._task(), harmless)["ablation"].holds
+    assert not depth._facts(depth._task(), no_sink)["sinks"].holds
     assert depth.page().louder == ["L0", "L29"]
     assert depth.page().below_even == ["L0", "L1", "L11"]
 
@@ -199,8 +199,8 @@ def test_the_scan_facts_turn_false_with_other_values():
 def test_the_reach_loudness_partner_and_even_spread_facts_turn_false():
     p = depth.page()
 
-    def fails(name: str, task: depth.Task = p.task, scan=p.scan) -> bool:
-        return not depth.facts(task, scan)[name].holds
+    def fails(name: str, task: depth._Task = p.task, scan=p.scan) -> bool:
+        return not depth._facts(task, scan)[name].holds
 
     task, scan = p.task, p.scan
     # the weakest two-layer model only as good as the best one-layer model
@@ -230,26 +230,26 @@ def test_the_sinks_sit_where_the_first_token_stands_out_not_by_how_far():
     scan = repeated_tokens.scan()
     ratio = scan.first_stream_norm / scan.stream_norm
     groups = depth.page().sinks
-    quiet = np.flatnonzero(ratio[:-1] < depth.OUTSIZED)
+    quiet = np.flatnonzero(ratio[:-1] < depth._OUTSIZED)
     assert groups["quiet"]["span"] == "L0, L1, L10 and L11" == depth._span(quiet)
     assert groups["jump"] == "L11" and groups["jump_to"] == ratio[12] == ratio.max()
     assert groups["before"]["span"] == "L2–L9" and groups["after"]["span"] == "L12–L29"
     assert groups["quiet"]["share"][1] == scan.first_token[quiet].max()
-    facts = depth.facts(depth.task(), scan)
+    facts = depth._facts(depth._task(), scan)
     assert facts["massive"].holds and facts["co_occur"].holds
     assert facts["not_by_size"].holds
     # a sink in a layer whose first token does not stand out: no longer co-occurring
     share = scan.first_token.copy()
     share[quiet[0]] = 0.9
-    lone = depth.facts(depth.task(), dataclasses.replace(scan, first_token=share))
+    lone = depth._facts(depth._task(), dataclasses.replace(scan, first_token=share))
     assert not lone["co_occur"].holds
     # sinks growing with the ratio: the later layers give the first token more
     share = scan.first_token.copy()
     share[12:] = 0.95
-    growing = depth.facts(depth.task(), dataclasses.replace(scan, first_token=share))
+    growing = depth._facts(depth._task(), dataclasses.replace(scan, first_token=share))
     assert not growing["not_by_size"].holds
     flat = dataclasses.replace(scan, first_stream_norm=scan.stream_norm * 1.5)
-    assert not depth.facts(depth.task(), flat)["massive"].holds
+    assert not depth._facts(depth._task(), flat)["massive"].holds
 
 
 @pytest.mark.parametrize(
@@ -265,8 +265,8 @@ def test_scores_on_hand_made_patterns():
     induction_pattern = np.zeros((n, n))
     induction_pattern[np.arange(half, n), np.arange(1, half + 1)] = 1
     assert repeated_tokens.induction_scores(induction_pattern, half) == 1
-    assert repeated_tokens.previous_token_scores(induction_pattern) < 1
-    assert repeated_tokens.previous_token_scores(np.eye(n, k=-1)) == 1
+    assert repeated_tokens._previous_token_scores(induction_pattern) < 1
+    assert repeated_tokens._previous_token_scores(np.eye(n, k=-1)) == 1
     with pytest.raises(ValueError, match="weights"):
         repeated_tokens.induction_scores(np.ones((3, 4)), 2)
 
@@ -274,11 +274,11 @@ def test_scores_on_hand_made_patterns():
 def test_the_batched_ablation_equals_one_pass_per_sequence_with_a_head_mask(model):
     """``ablated_loss`` runs all sequences at once, and from the first changed layer
     when it is handed the unchanged streams; both equal ``logits(ids, head_mask)``."""
-    ids = repeated_tokens.repeated_sequences(model)[:2]
+    ids = repeated_tokens._repeated_sequences(model)[:2]
     heads = [(17, 3), (18, 6)]
     keep = np.ones((30, 9))
     keep[17, 3] = keep[18, 6] = 0
-    half = repeated_tokens.HALF
+    half = repeated_tokens._HALF
     expected = np.mean(
         [
             np.log(
@@ -288,10 +288,10 @@ def test_the_batched_ablation_equals_one_pass_per_sequence_with_a_head_mask(mode
         ]
     )
     entering = np.stack([model.trace(row).stream for row in ids], axis=1)
-    assert repeated_tokens.ablated_loss(model, ids, heads) == pytest.approx(
+    assert repeated_tokens._ablated_loss(model, ids, heads) == pytest.approx(
         expected, abs=1e-3
     )
-    assert repeated_tokens.ablated_loss(model, ids, heads, entering) == pytest.approx(
+    assert repeated_tokens._ablated_loss(model, ids, heads, entering) == pytest.approx(
         expected, abs=1e-3
     )
 
@@ -314,7 +314,7 @@ def test_smollm2_has_induction_heads_and_they_carry_the_repeat():
     assert page.ablation_ratio == scan.loss_top / scan.loss_second
     assert (
         len({tuple(map(tuple, s)) for s in scan.random_sets})
-        == repeated_tokens.N_RANDOM_SETS
+        == repeated_tokens._N_RANDOM_SETS
     )
     assert not set(map(tuple, scan.random_sets.reshape(-1, 2).tolist())) & set(top)
     assert np.all((scan.first_token >= 0) & (scan.first_token <= 1))
@@ -342,15 +342,15 @@ def test_head_scores_equal_the_reference(model, smollm2_reference, request):
                 )
             weights = np.stack([a[0].numpy() for a in out.attentions]).astype(float)
             induction.append(repeated_tokens.induction_scores(weights))
-            previous.append(repeated_tokens.previous_token_scores(weights))
+            previous.append(repeated_tokens._previous_token_scores(weights))
         return np.mean(induction, axis=0), np.mean(previous, axis=0)
 
     scan = repeated_tokens.scan()
-    induction, previous = reference_scores(repeated_tokens.repeated_sequences(model))
+    induction, previous = reference_scores(repeated_tokens._repeated_sequences(model))
     np.testing.assert_allclose(induction, scan.induction, atol=1e-3, rtol=0)
     np.testing.assert_allclose(previous, scan.previous, atol=1e-3, rtol=0)
 
-    fresh = repeated_tokens.repeated_sequences(model, np.random.default_rng(2026))
+    fresh = repeated_tokens._repeated_sequences(model, np.random.default_rng(2026))
     fresh_induction, _ = reference_scores(fresh)
     n = repeated_tokens.N_ABLATED
     site = set(repeated_tokens.strongest(scan.induction, n))

@@ -14,12 +14,12 @@ from mha.pages.fast_attention import (
     BLOCK,
     SCORES,
     VALUES,
-    facts,
-    memory,
-    multiply_adds,
-    online_steps,
+    _facts,
+    _memory,
+    _multiply_adds,
+    _online_steps,
+    _peak_bytes,
     page,
-    peak_bytes,
 )
 
 
@@ -36,14 +36,14 @@ def test_every_fact_holds_and_the_example_agrees_with_the_softmax():
 def test_the_online_steps_end_at_the_softmax_for_any_block(block):
     rng = np.random.default_rng(block)
     scores, values = rng.normal(size=11) * 5, rng.normal(size=11)
-    steps = online_steps(scores, values, block)
+    steps = _online_steps(scores, values, block)
     assert len(steps) == math.ceil(11 / block)
     assert steps[-1].so_far == pytest.approx(softmax(scores) @ values, abs=1e-12)
     assert steps[-1].m == scores.max() and steps[0].rescale == 0.0
 
 
 def test_each_running_state_is_the_softmax_of_the_keys_seen_so_far():
-    for step in online_steps(SCORES, VALUES, BLOCK):
+    for step in _online_steps(SCORES, VALUES, BLOCK):
         seen = slice(0, step.keys[-1] + 1)
         assert step.s == pytest.approx(np.exp(SCORES[seen] - step.m).sum())
         assert step.so_far == pytest.approx(softmax(SCORES[seen]) @ VALUES[seen])
@@ -51,17 +51,17 @@ def test_each_running_state_is_the_softmax_of_the_keys_seen_so_far():
 
 def test_the_multiply_adds_match_their_closed_forms():
     n, d, b = 1024, 64, 128
-    full, causal = multiply_adds(n, d, b, False), multiply_adds(n, d, b, True)
+    full, causal = _multiply_adds(n, d, b, False), _multiply_adds(n, d, b, True)
     assert full["naive"] == full["tiled"] == causal["naive"] == n * n * 2 * d
     t = n // b  # query blocks; query block i visits i + 1 key blocks
     assert causal["tiled"] == b * b * 2 * d * t * (t + 1) // 2
     assert full["rescale"] == n * (d + 1) * t
-    ragged = multiply_adds(300, 16, 64, True)  # the last block of 44 sees all 300 keys
+    ragged = _multiply_adds(300, 16, 64, True)  # the last block of 44 sees all 300 keys
     assert ragged["tiled"] == 64 * 32 * (64 + 128 + 192 + 256) + 44 * 300 * 32
 
 
 def test_the_memory_grows_as_n_squared_and_as_n():
-    small, double = memory((256, 512))
+    small, double = _memory((256, 512))
     for row in (small, double):
         assert row["dense"] <= row["naive"] < 1.2 * row["dense"]
     assert 3.5 < double["naive"] / small["naive"] < 4.5
@@ -78,7 +78,7 @@ def test_a_peak_does_not_count_what_a_first_call_keeps():
             kept.append(np.ones(10_000))
         np.ones(100)
 
-    assert peak_bytes(fills_a_cache_once) == peak_bytes(fills_a_cache_once) < 8_000
+    assert _peak_bytes(fills_a_cache_once) == _peak_bytes(fills_a_cache_once) < 8_000
 
 
 def test_the_bench_agrees_with_the_build_where_both_measured():
@@ -96,7 +96,7 @@ def test_facts_turn_false():
     def broken(i, value):
         changed = list(args)
         changed[i] = value
-        return facts(*changed)
+        return _facts(*changed)
 
     flat = [dataclasses.replace(s, rescale=1.0) for s in p.steps]
     assert not broken(0, flat)["max_moves"].holds

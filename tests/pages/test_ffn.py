@@ -12,16 +12,16 @@ from hypothesis import strategies as st
 from mha.figures import to_svg
 from mha.figures.ffn import convex_hull as hull_figure
 from mha.pages.ffn import (
-    bounds_check,
-    convex_hull,
-    facts,
+    _bounds_check,
+    _convex_hull,
+    _facts,
+    _figures,
+    _hull_demo,
+    _in_convex_polygon,
+    _sink_relu_demo,
     feed_forward,
-    figures,
-    hull_demo,
-    in_convex_polygon,
     page,
     relu_demo,
-    sink_relu_demo,
 )
 from mha.support.formatting import significant
 
@@ -30,28 +30,28 @@ from mha.support.formatting import significant
 @given(st.integers(min_value=3, max_value=40), st.integers(0, 2**32 - 1))
 def test_the_hull_holds_every_point_and_its_vertices_are_extreme(n, seed):
     points = np.random.default_rng(seed).normal(size=(n, 2))
-    hull = convex_hull(points)
-    assert in_convex_polygon(points, hull, tol=1e-9).all()
+    hull = _convex_hull(points)
+    assert _in_convex_polygon(points, hull, tol=1e-9).all()
     for i, vertex in enumerate(hull):  # drop a vertex: it falls outside the rest
         rest = np.delete(hull, i, axis=0)
-        assert not in_convex_polygon(vertex[None], rest, tol=-1e-12)[0]
+        assert not _in_convex_polygon(vertex[None], rest, tol=-1e-12)[0]
 
 
 def test_a_point_outside_is_detected():
-    square = convex_hull(np.array([[0, 0], [2, 0], [2, 2], [0, 2], [1, 1]]))
-    inside = in_convex_polygon(np.array([[1, 1], [2.5, 1], [1, -0.1]]), square)
+    square = _convex_hull(np.array([[0, 0], [2, 0], [2, 2], [0, 2], [1, 1]]))
+    inside = _in_convex_polygon(np.array([[1, 1], [2.5, 1], [1, -0.1]]), square)
     assert inside.tolist() == [True, False, False]
 
 
 def test_every_output_of_the_drawn_head_is_inside_its_hull():
-    demo = hull_demo()
+    demo = _hull_demo()
     assert demo.inside.all() and len(demo.inside) == len(demo.values)
     assert np.allclose(demo.weights.sum(axis=1), 1) and (demo.weights >= 0).all()
     assert np.allclose(demo.outputs, demo.weights @ demo.values)
 
 
 def test_every_output_coordinate_stays_within_its_values():
-    check = bounds_check()
+    check = _bounds_check()
     assert check.within == check.checks == 4 * 8 * 32 * 8
     assert check.min_weight >= 0
 
@@ -84,7 +84,7 @@ def test_the_ffn_is_relu_with_identity_weights():
 
 
 def test_the_hull_figure_is_deterministic():
-    demo = hull_demo()
+    demo = _hull_demo()
     assert to_svg(hull_figure(demo), "alt") == to_svg(hull_figure(demo), "alt")
 
 
@@ -96,12 +96,12 @@ def test_the_ffn_pages_facts_hold_and_turn_false_on_other_values():
         "8 outputs as crosses, all of which fall inside" in p.figures["convex_hull"].alt
     )
     outside = replace(p.hull, inside=np.array([True] * 7 + [False]))
-    assert not facts(outside, p.bounds, p.relu, p.sink)["all_within"].holds
-    assert "7 of which fall inside" in figures(outside)["convex_hull"].alt
+    assert not _facts(outside, p.bounds, p.relu, p.sink)["all_within"].holds
+    assert "7 of which fall inside" in _figures(outside)["convex_hull"].alt
     negative = replace(p.bounds, min_weight=-1e-3)
-    assert not facts(p.hull, negative, p.relu, p.sink)["never_negative"].holds
+    assert not _facts(p.hull, negative, p.relu, p.sink)["never_negative"].holds
     affine = replace(p.relu, attention_error=0.0)  # as if an affine map were ReLU
-    assert not facts(p.hull, p.bounds, affine, p.sink)["ffn_exact"].holds
+    assert not _facts(p.hull, p.bounds, affine, p.sink)["ffn_exact"].holds
 
 
 def test_the_lone_tokens_gap_is_printed_as_what_it_is():
@@ -109,15 +109,15 @@ def test_the_lone_tokens_gap_is_printed_as_what_it_is():
     p = page()
     assert p.relu.linear_gap == 0.0 and p.linear_gap == "0.0e+00"
     assert p.facts["linear"].holds and p.facts["linear_exact"].holds
-    rounding = facts(p.hull, p.bounds, replace(p.relu, linear_gap=4e-16), p.sink)
+    rounding = _facts(p.hull, p.bounds, replace(p.relu, linear_gap=4e-16), p.sink)
     assert rounding["linear"].holds and not rounding["linear_exact"].holds
-    coarse = facts(p.hull, p.bounds, replace(p.relu, linear_gap=1e-3), p.sink)
+    coarse = _facts(p.hull, p.bounds, replace(p.relu, linear_gap=1e-3), p.sink)
     assert not coarse["linear"].holds
 
 
 def test_a_sink_lets_a_head_approach_relu():
     """With a zero-valued sink beside it, head i outputs x_i sigmoid(beta x_i)."""
-    demo = sink_relu_demo()
+    demo = _sink_relu_demo()
     x = np.random.default_rng(0).normal(size=(2000, 4))  # relu_demo's tokens
     target = np.maximum(x, 0)
     spread = ((target - target.mean(axis=0)) ** 2).sum()
@@ -132,4 +132,4 @@ def test_a_sink_lets_a_head_approach_relu():
     assert p.sink_errors == f"{errors[0]}, {errors[1]} and {errors[2]}"
     assert p.sink_scales == "1, 10 and 100"
     blunt = replace(demo, errors=(0.3, 0.2, 0.1))  # no better than the affine fit
-    assert not facts(p.hull, p.bounds, p.relu, blunt)["sink_closer"].holds
+    assert not _facts(p.hull, p.bounds, p.relu, blunt)["sink_closer"].holds

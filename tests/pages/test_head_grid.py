@@ -111,8 +111,8 @@ def test_minilm_kinds_are_the_atlas(widgets) -> None:
     names = np.array(data["kindNames"], dtype=object)[np.array(data["kinds"])]
     atlas = real_heads.atlas()
     assert (names == atlas.kinds).all() and names.shape == (6, 12)
-    assert data["kindNames"] == list(real_heads.KINDS)
-    assert widgets["minilm"].counts == {k: atlas.count(k) for k in real_heads.KINDS}
+    assert data["kindNames"] == list(real_heads._KINDS)
+    assert widgets["minilm"].counts == {k: atlas.count(k) for k in real_heads._KINDS}
 
 
 def test_smollm2_kinds_follow_the_atlas_rule(widgets, cores) -> None:

@@ -80,7 +80,7 @@ def test_no_two_heads_maps_look_alike(four) -> None:
     """The issue's test: every two of the four 8 x 8 maps differ by >= 0.1 on average."""
     for a, b in itertools.combinations(range(4), 2):
         difference = np.abs(four[a] - four[b]).mean()
-        assert difference >= hx.ALIKE, (cat_mat.HEADS[a], cat_mat.HEADS[b], difference)
+        assert difference >= hx._ALIKE, (cat_mat.HEADS[a], cat_mat.HEADS[b], difference)
 
 
 def test_the_one_head_map_is_dominated_by_the_full_stop_except_the_two_the() -> None:
@@ -90,11 +90,11 @@ def test_the_one_head_map_is_dominated_by_the_full_stop_except_the_two_the() -> 
     assert led[THE] == SECOND_THE and led[SECOND_THE] == THE
     s = cat_mat.STRENGTH  # why: part of speech + same word beat the sink
     assert s["part of speech"] + s["same word"] > s["sink"]
-    assert hx.dominance().rows_led == 6 and hx.dominance().dominated
+    assert hx._dominance().rows_led == 6 and hx._dominance().dominated
 
 
 def test_the_slider_shows_when_the_full_stop_takes_over() -> None:
-    levels = [hx.dominance(s) for s in cat_mat.SINK_STRENGTHS]
+    levels = [hx._dominance(s) for s in cat_mat.SINK_STRENGTHS]
     assert cat_mat.STRENGTH["sink"] in cat_mat.SINK_STRENGTHS
     led = [d.rows_led for d in levels]
     assert led == sorted(led) and led[0] == 0 and led[-1] == len(TOKENS)
@@ -164,8 +164,8 @@ def test_facts_turn_false_when_the_sink_weakens(monkeypatch) -> None:
     """With the sink at 8, "." no longer leads most rows: the sentence must go."""
     monkeypatch.setitem(cat_mat.STRENGTH, "sink", 8.0)
     s, four = cat_mat.strengths(), cat_mat.attention_weights(4)
-    levels = tuple(hx.dominance(v) for v in cat_mat.SINK_STRENGTHS)
-    stale = hx.facts(s, four, cat_mat.attention_weights(1)[0], levels, cat_mat.solve())
+    levels = tuple(hx._dominance(v) for v in cat_mat.SINK_STRENGTHS)
+    stale = hx._facts(s, four, cat_mat.attention_weights(1)[0], levels, cat_mat.solve())
     assert (
         not stale["one_head_dominated"].holds
         and "1 of 8" in stale["one_head_dominated"].values
@@ -177,11 +177,11 @@ def test_facts_turn_false_when_the_sink_weakens(monkeypatch) -> None:
 def test_facts_turn_false_on_other_maps() -> None:
     s, levels, p = cat_mat.STRENGTH, hx.page().dominance, cat_mat.solve()
     alike = np.full((4, 8, 8), 1 / 8)  # four identical, even maps
-    stale = hx.facts(s, alike, alike[0], levels, p)
+    stale = hx._facts(s, alike, alike[0], levels, p)
     assert not stale["heads_differ"].holds and not stale["one_head_dominated"].holds
     assert stale["same_word_spreads"].holds
     blurred = dataclasses.replace(p, entropy_bits={1: 1.0, 2: 2.0, 4: 0.5})
-    assert not hx.facts(s, alike, alike[0], levels, blurred)["blur_order"].holds
+    assert not hx._facts(s, alike, alike[0], levels, blurred)["blur_order"].holds
 
 
 def test_the_patterns_and_the_slider_facts_turn_false_on_other_values(four) -> None:
@@ -191,7 +191,7 @@ def test_the_patterns_and_the_slider_facts_turn_false_on_other_values(four) -> N
     patterns = p.patterns
 
     def facts(four=four, levels=levels, patterns=patterns) -> dict:
-        return hx.facts(s, four, one, levels, patterns)
+        return hx._facts(s, four, one, levels, patterns)
 
     assert all(fact.holds for fact in facts().values())
     matched = four.copy()  # "cat" matching "mat" in the same-word head, as in POS
@@ -209,7 +209,7 @@ def test_the_patterns_and_the_slider_facts_turn_false_on_other_values(four) -> N
 
 def test_the_figure_is_the_explorers_default_variant() -> None:
     (static,) = hx.page().figures["heatmaps"].data
-    data = hx.example("cat_mat")
+    data = hx._example("cat_mat")
     assert static == {
         "queries": data["queries"],
         "keys": data["keys"],
@@ -223,7 +223,7 @@ def test_the_figure_is_the_explorers_default_variant() -> None:
 
 @pytest.fixture(scope="module")
 def data() -> dict:
-    return hx.example("cat_mat")
+    return hx._example("cat_mat")
 
 
 def _all_floats(node: object):
@@ -240,12 +240,12 @@ def _all_floats(node: object):
 def test_payload_floats_have_at_most_four_decimals(data) -> None:
     floats = list(_all_floats(data))
     assert len(floats) > 1000
-    assert all(round(f, hx.DECIMALS) == f for f in floats)
+    assert all(round(f, hx._DECIMALS) == f for f in floats)
 
 
-@pytest.mark.parametrize("name", hx.EXAMPLES)
+@pytest.mark.parametrize("name", hx._EXAMPLES)
 def test_each_widgets_data_fits_its_budget(name) -> None:
-    size = len(hx.widget(name).encode())
+    size = len(hx._widget(name).encode())
     assert size <= WIDGET_BYTES, f"{name}: {size} bytes"
 
 
@@ -289,13 +289,13 @@ def test_payload_numbers_are_the_cores(data, index) -> None:
 
 
 def test_the_widget_embeds_its_data_as_json_safe_in_html() -> None:
-    html = hx.widget("cat_mat")
+    html = hx._widget("cat_mat")
     body = re.search(
         r'<script type="application/json" class="mhx-data">(.*?)</script>', html
     )
-    assert body and json.loads(body.group(1)) == hx.example("cat_mat")
+    assert body and json.loads(body.group(1)) == hx._example("cat_mat")
     with pytest.raises(ValueError, match="name"):
-        hx.example("nope")
+        hx._example("nope")
 
 
 def test_the_build_embeds_the_data_in_the_pages(built_site: Path) -> None:
@@ -303,7 +303,7 @@ def test_the_build_embeds_the_data_in_the_pages(built_site: Path) -> None:
     assert not list((root / "docs").rglob("*explorer*.json"))
     assert not (built_site / "assets" / "data" / "heads-explorer.json").exists()
     html = (built_site / "heads-explorer" / "index.html").read_text()
-    assert hx.widget("cat_mat") in html
+    assert hx._widget("cat_mat") in html
     assert len(html.encode()) <= 1024 * 1024, len(html.encode())
     assert "mha-explorer" not in (built_site / "cricket" / "index.html").read_text()
     page = (built_site / "heads-explorer" / "index.html").read_text()

@@ -56,7 +56,9 @@ def test_home_facts_hold_and_a_stale_one_is_refused() -> None:
     home = index.page()
     assert all(f.holds for f in home.facts.values())
     assert home.params_one == home.params_many == 4 * 512 * 512
-    assert not index.facts(home.params_one, home.params_one + 1, 8)["same_params"].holds
+    assert not index._facts(home.params_one, home.params_one + 1, 8)[
+        "same_params"
+    ].holds
 
 
 @pytest.mark.parametrize("source", NOTEBOOKS, ids=lambda p: p.name)

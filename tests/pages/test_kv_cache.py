@@ -21,22 +21,22 @@ from mha.data.published import DECODERS, GQA_TABLE_1, decoder
 from mha.figures import to_svg
 from mha.figures.kv_cache import cache_vs_context, fit_in_memory, head_sharing
 from mha.pages.kv_cache import (
-    BYTES_PER_VALUE,
-    EXAMPLE_CONTEXT,
-    EXAMPLE_MEMORY,
-    FIT_MODELS,
-    GIB,
-    Shape,
-    attention_kind,
-    cache_bytes,
-    calculator_json,
-    calculator_view,
-    facts,
-    figures,
+    _BYTES_PER_VALUE,
+    _EXAMPLE_CONTEXT,
+    _EXAMPLE_MEMORY,
+    _FIT_MODELS,
+    _GIB,
+    _attention_kind,
+    _cache_bytes,
+    _calculator_json,
+    _calculator_view,
+    _facts,
+    _figures,
+    _Shape,
+    _size_text,
+    _tradeoffs,
+    _what_fits,
     page,
-    size_text,
-    tradeoffs,
-    what_fits,
 )
 from mha.support.page import WIDGET_BYTES
 
@@ -88,9 +88,9 @@ def test_configuration_and_its_per_token_bytes(name, layers, heads, kv_heads, he
         kv_heads,
         head_dim,
     )
-    assert cache_bytes(c, 1) == 2 * layers * kv_heads * head_dim * 2
-    assert cache_bytes(c, 1, n_kv_heads=heads) == 2 * layers * heads * head_dim * 2
-    assert cache_bytes(c, 1, itemsize=4) == 2 * cache_bytes(c, 1)
+    assert _cache_bytes(c, 1) == 2 * layers * kv_heads * head_dim * 2
+    assert _cache_bytes(c, 1, n_kv_heads=heads) == 2 * layers * heads * head_dim * 2
+    assert _cache_bytes(c, 1, itemsize=4) == 2 * _cache_bytes(c, 1)
 
 
 def test_per_token_bytes_equal_a_filled_cache_of_the_same_shape():
@@ -105,12 +105,12 @@ def test_per_token_bytes_equal_a_filled_cache_of_the_same_shape():
     measured = sum(cache.nbytes for cache in caches)
     per_layer = kv_cache_bytes(2, c.n_kv_heads, c.head_dim, 5, 4)
     assert measured == 3 * per_layer
-    assert per_layer * c.n_layers == cache_bytes(c, 5, batch=2, itemsize=4)
+    assert per_layer * c.n_layers == _cache_bytes(c, 5, batch=2, itemsize=4)
 
 
 def test_falcon_has_one_kv_head_whatever_its_config_counts():
     falcon = decoder("Falcon-7B")
-    assert falcon.n_kv_heads == 1 and attention_kind(falcon.n_heads, 1) == "MQA"
+    assert falcon.n_kv_heads == 1 and _attention_kind(falcon.n_heads, 1) == "MQA"
     assert "multi_query" in falcon.source.where
     row = next(r for r in page().rows if r.config is falcon)
     assert row.saving == falcon.n_heads == 71
@@ -121,15 +121,15 @@ def test_head_width_is_read_not_derived_from_d_model():
     assert palm.n_heads * palm.head_dim != palm.d_model
     assert gemma7.n_heads * gemma7.head_dim != gemma7.d_model
     assert page().naive == {"PaLM 540B": (384, 1.5), "Gemma 7B": (192, 0.75)}
-    assert cache_bytes(palm, 1) == 2 * 118 * 1 * 256 * 2  # not 384
+    assert _cache_bytes(palm, 1) == 2 * 118 * 1 * 256 * 2  # not 384
 
 
 def test_attention_kinds_at_the_ends_of_gqa():
-    assert attention_kind(8, 8) == "MHA"  # GQA-h
-    assert attention_kind(8, 1) == "MQA"  # GQA-1
-    assert attention_kind(8, 2) == "GQA-2"
+    assert _attention_kind(8, 8) == "MHA"  # GQA-h
+    assert _attention_kind(8, 1) == "MQA"  # GQA-1
+    assert _attention_kind(8, 2) == "GQA-2"
     with pytest.raises(ValueError, match="n_kv_heads: expected a divisor of n_heads=8"):
-        attention_kind(8, 3)
+        _attention_kind(8, 3)
     kinds = {r.config.name: r.kind for r in page().rows}
     assert kinds["Llama-2 7B"] == kinds["GPT-3 175B"] == "MHA"
     assert kinds["Llama-2 70B"] == "GQA-8" and kinds["Gemma 2B"] == "MQA"
@@ -137,23 +137,23 @@ def test_attention_kinds_at_the_ends_of_gqa():
 
 def test_sliding_window_caps_the_tokens_held():
     mistral = decoder("Mistral 7B v0.1")
-    assert cache_bytes(mistral, 100) == 100 * cache_bytes(mistral, 1)
+    assert _cache_bytes(mistral, 100) == 100 * _cache_bytes(mistral, 1)
     assert mistral.sliding_window == 4096
-    assert cache_bytes(mistral, 10**6) == cache_bytes(mistral, 4096)
-    assert cache_bytes(mistral, 4097) == 4096 * cache_bytes(mistral, 1)
+    assert _cache_bytes(mistral, 10**6) == _cache_bytes(mistral, 4096)
+    assert _cache_bytes(mistral, 4097) == 4096 * _cache_bytes(mistral, 1)
     with pytest.raises(ValueError, match="context: expected a positive integer"):
-        cache_bytes(mistral, 0)
+        _cache_bytes(mistral, 0)
 
 
 def test_the_sequences_that_fit_are_the_largest_count_that_fits():
     fits = page().fits
-    assert list(fits) == list(FIT_MODELS)
-    for name in FIT_MODELS:
+    assert list(fits) == list(_FIT_MODELS)
+    for name in _FIT_MODELS:
         c = decoder(name)
         for n, h_kv in zip(fits[name], (c.n_kv_heads, c.n_heads), strict=True):
-            per_sequence = cache_bytes(c, EXAMPLE_CONTEXT, n_kv_heads=h_kv)
+            per_sequence = _cache_bytes(c, _EXAMPLE_CONTEXT, n_kv_heads=h_kv)
             used = page().counted[name] * 2 + n * per_sequence
-            assert used <= EXAMPLE_MEMORY < used + per_sequence, name
+            assert used <= _EXAMPLE_MEMORY < used + per_sequence, name
     assert fits["Llama-2 7B"] == (33, 33)  # MHA: 512 KiB a token, 2 GiB a sequence
     assert fits["Llama-3 8B"][0] > 3 * fits["Llama-2 7B"][0]
 
@@ -166,8 +166,8 @@ def test_weights_bytes_come_from_the_counted_parameters_not_the_nominal_size():
     assert page().counted["Llama-2 70B"] == 68_976_648_192  # the cost page's count
     assert round(page().gib["weights"], 2) == 128.48  # not 130.39 GiB
     gemma = decoder("Gemma 2B")  # the weights come first: 16-bit, params × 2 bytes
-    free = EXAMPLE_MEMORY - page().counted["Gemma 2B"] * 2
-    per_sequence = cache_bytes(gemma, EXAMPLE_CONTEXT)
+    free = _EXAMPLE_MEMORY - page().counted["Gemma 2B"] * 2
+    per_sequence = _cache_bytes(gemma, _EXAMPLE_CONTEXT)
     assert page().fits["Gemma 2B"][0] == free // per_sequence
 
 
@@ -188,7 +188,7 @@ def test_what_fits_is_the_largest_context_and_batch_that_fit():
         layers, h_kv, d = (int(x) for x in rng.integers(1, 100, size=3))
         n, b, s = int(rng.integers(1, 10**5)), int(rng.integers(1, 64)), 2
         params, memory = int(rng.integers(1, 10**10)), int(rng.integers(1, 2**36))
-        fit = what_fits(layers, h_kv, d, n, b, s, params, memory)
+        fit = _what_fits(layers, h_kv, d, n, b, s, params, memory)
         assert fit.cache == layers * kv_cache_bytes(b, h_kv, d, n, s)
         assert fit.weights == params * s and fit.free == max(memory - params * s, 0)
         per_token = layers * kv_cache_bytes(b, h_kv, d, 1, s)
@@ -198,38 +198,38 @@ def test_what_fits_is_the_largest_context_and_batch_that_fit():
         assert fit.weights + (fit.longest_context + 1) * per_token > memory
         assert fit.weights + (fit.largest_batch + 1) * per_sequence > memory
     with pytest.raises(ValueError, match="layers: expected a positive integer"):
-        what_fits(0, 1, 1, 1, 1, 1, 1, 1)
+        _what_fits(0, 1, 1, 1, 1, 1, 1, 1)
     with pytest.raises(ValueError, match="n_kv_heads: expected a positive integer"):
-        what_fits(1, 0, 1, 1, 1, 1, 1, 1)
+        _what_fits(1, 0, 1, 1, 1, 1, 1, 1)
 
 
 def test_sizes_are_written_to_three_figures_in_a_scaling_unit():
-    assert size_text(1_342_177_280) == "1.25 GiB"
-    assert size_text(10 * GIB) == "10 GiB" and size_text(160 * 2**20) == "160 MiB"
-    assert size_text(999) == "999 bytes" and size_text(1000) == "0.977 KiB"
-    assert size_text(9 * 2**27) == "1.13 GiB"  # 1.125 exactly: the half goes up
-    assert size_text(1023 * 2**20 + 2**19) == "1 GiB"  # 1,023.5 MiB rounds up a unit
-    assert size_text(3 * 2**60) == "3 EiB"
+    assert _size_text(1_342_177_280) == "1.25 GiB"
+    assert _size_text(10 * _GIB) == "10 GiB" and _size_text(160 * 2**20) == "160 MiB"
+    assert _size_text(999) == "999 bytes" and _size_text(1000) == "0.977 KiB"
+    assert _size_text(9 * 2**27) == "1.13 GiB"  # 1.125 exactly: the half goes up
+    assert _size_text(1023 * 2**20 + 2**19) == "1 GiB"  # 1,023.5 MiB rounds up a unit
+    assert _size_text(3 * 2**60) == "3 EiB"
 
 
 def test_the_calculator_reads_llama_2_70b_as_the_page_says():
-    view = calculator_view(Shape.of("Llama-2 70B"))
+    view = _calculator_view(_Shape.of("Llama-2 70B"))
     assert view["kv-cache-given"] == "1.25 GiB"
     assert view["kv-cache-mha"] == "10 GiB" and view["kv-cache-mqa"] == "160 MiB"
     assert view["kv-kind"] == "GQA-8" and view["kv-heads-mha"] == "64"
     assert (
         "alone exceed" in view["kv-weights"] and view["kv-batch-given"] == "0 sequences"
     )
-    bigger = calculator_view(Shape(80, 64, 8, 128, 4096, 1, 2, 70 * 10**9, 160))
+    bigger = _calculator_view(_Shape(80, 64, 8, 128, 4096, 1, 2, 70 * 10**9, 160))
     assert bigger["kv-batch-given"] == "23 sequences"  # (160 GiB - 140 GB) / 1.25 GiB
     assert bigger["kv-warning"] == ""  # no model chosen: nothing to warn against
-    past = calculator_view(Shape.of("Llama-2 70B", context=4097))
+    past = _calculator_view(_Shape.of("Llama-2 70B", context=4097))
     assert past["kv-warning"].startswith("4,097 tokens is past the 4,096 tokens")
-    assert calculator_view(Shape.of("Llama-2 70B", context=4096))["kv-warning"] == ""
+    assert _calculator_view(_Shape.of("Llama-2 70B", context=4096))["kv-warning"] == ""
 
 
 def test_the_calculator_data_is_embedded_small_and_complete():
-    data = json.loads(calculator_json())
+    data = json.loads(_calculator_json())
     designs = [d.name for d in KV_DESIGNS if d.name not in {c.name for c in DECODERS}]
     assert [m["name"] for m in data["models"]] == [c.name for c in DECODERS] + designs
     for m, c in zip(data["models"], DECODERS, strict=False):
@@ -240,7 +240,7 @@ def test_the_calculator_data_is_embedded_small_and_complete():
             page().counted[c.name],
         )
         assert m["max_context"] == c.max_context
-    assert len(calculator_json().encode()) <= WIDGET_BYTES
+    assert len(_calculator_json().encode()) <= WIDGET_BYTES
 
 
 def test_which_kv_head_each_query_head_reads_comes_from_repeat_kv():
@@ -269,22 +269,22 @@ def test_the_pages_facts_hold_and_follow_the_values():
     assert p.fits["Llama-3 8B"] == (130, 32)
     assert (round(p.speed_share, 2), round(p.recovered, 2)) == (0.86, 0.83)
     swapped = {**p.naive, "PaLM 540B": (192, 0.75), "Gemma 7B": (384, 1.5)}
-    found = facts(p.models, swapped, p.fits, p.tradeoff, p.counted, p.designs)
+    found = _facts(p.models, swapped, p.fits, p.tradeoff, p.counted, p.designs)
     assert not found["palm_too_large"].holds and not found["gemma_too_small"].holds
     assert found["palm_trap"].holds  # still a trap, the other way: the Markdown's else
     same = {**p.naive, "Gemma 7B": (256, 1.0)}
-    assert not facts(p.models, same, p.fits, p.tradeoff, p.counted, p.designs)[
+    assert not _facts(p.models, same, p.fits, p.tradeoff, p.counted, p.designs)[
         "gemma_trap"
     ].holds
     fewer = {**p.fits, "Llama-3 8B": (1, 1)}
-    assert not facts(p.models, p.naive, fewer, p.tradeoff, p.counted, p.designs)[
+    assert not _facts(p.models, p.naive, fewer, p.tradeoff, p.counted, p.designs)[
         "fit_llama"
     ].holds
     texts = p.figures
     assert "8 times the published grouped-query model" in texts["cache_vs_context"].alt
     assert "Falcon-7B fits the most, 2,147" in texts["fit_in_memory"].alt
     assert "Q0 to Q3 read KV0" in texts["head_sharing"].alt
-    assert figures(p.models, p.fits) == texts
+    assert _figures(p.models, p.fits) == texts
     assert [o for o in p.options if o[2]] == [("Llama-3 8B", "GQA-8", True)]
 
 
@@ -293,7 +293,7 @@ def test_the_traps_and_the_weights_facts_turn_false_on_other_values():
     p = page()
 
     def stated(models=p.models, naive=p.naive, counted=p.counted) -> dict:
-        return facts(models, naive, p.fits, p.tradeoff, counted, p.designs)
+        return _facts(models, naive, p.fits, p.tradeoff, counted, p.designs)
 
     falcon = p.models["Falcon-7B"]  # the table reading the config's 71 K/V heads
     read = dataclasses.replace(falcon, per_token=falcon.per_token_mha, saving=1.0)
@@ -302,10 +302,10 @@ def test_the_traps_and_the_weights_facts_turn_false_on_other_values():
     honest = {**p.naive, "PaLM 540B": (palm.head_dim, 1.0)}
     assert not stated(naive=honest)["palm_trap"].holds
     llama = p.models["Llama-2 70B"].config  # weights as large as its longest MHA cache
-    cache = cache_bytes(llama, p.longest, n_kv_heads=llama.n_heads)
-    heavy = {**p.counted, llama.name: cache // BYTES_PER_VALUE}
+    cache = _cache_bytes(llama, p.longest, n_kv_heads=llama.n_heads)
+    heavy = {**p.counted, llama.name: cache // _BYTES_PER_VALUE}
     assert not stated(counted=heavy)["mha_beyond_weights"].holds
-    filling = {**p.counted, llama.name: EXAMPLE_MEMORY // BYTES_PER_VALUE}  # not over
+    filling = {**p.counted, llama.name: _EXAMPLE_MEMORY // _BYTES_PER_VALUE}  # not over
     assert not stated(counted=filling)["llama70_absent"].holds
 
 
@@ -333,14 +333,14 @@ def test_a_tradeoff_fact_turns_false_on_another_table_1(name, model, changed):
         dataclasses.replace(r, **changed) if r.model == model else r
         for r in GQA_TABLE_1
     ]
-    assert not facts(p.models, p.naive, p.fits, tradeoffs(table), p.counted, p.designs)[
-        name
-    ].holds
+    assert not _facts(
+        p.models, p.naive, p.fits, _tradeoffs(table), p.counted, p.designs
+    )[name].holds
 
 
 def test_gqa_tradeoff_reads_table_1():
     rows = page().tradeoff
-    assert tradeoffs(GQA_TABLE_1) == rows
+    assert _tradeoffs(GQA_TABLE_1) == rows
     assert set(rows) == {r.model for r in GQA_TABLE_1}
     assert rows["MHA-XXL"].speedup == 1.0 and rows["MHA-XXL"].score_drop == 0.0
     assert rows["MQA-XXL"].speedup == pytest.approx(1.51 / 0.24)
@@ -368,11 +368,11 @@ def test_figures_draw_the_core_values_deterministically():
     fig = cache_vs_context(*spec.data)
     at = contexts.index(4096)
     assert [line.get_ydata()[at] for line in fig.axes[0].lines] == [
-        cache_bytes(llama70, 4096, n_kv_heads=h) / GIB for h in (64, 8, 1)
+        _cache_bytes(llama70, 4096, n_kv_heads=h) / _GIB for h in (64, 8, 1)
     ]
     assert to_svg(fig, "alt") == to_svg(cache_vs_context(*spec.data), "alt")
     bars, context = page().figures["fit_in_memory"].data
-    assert context == EXAMPLE_CONTEXT and [b[0] for b in bars][-2:] == [
+    assert context == _EXAMPLE_CONTEXT and [b[0] for b in bars][-2:] == [
         "Falcon-7B (MQA)",
         "Gemma 2B (MQA)",
     ]
@@ -397,27 +397,29 @@ def test_every_text_of_the_figures_follows_the_page_colour():
 def test_deepseek_v2_caches_a_latent_and_a_position_key_per_token_per_layer():
     formula = (512 + 64) * 60 * 2  # (d_c + d_h^R) · layers · 16-bit
     assert page().designs[0]["per_token"] == formula
-    shape = Shape.of("DeepSeek-V2", context=1)
+    shape = _Shape.of("DeepSeek-V2", context=1)
     assert (shape.latent, shape.layers, shape.window) == (512 + 64, 60, 0)
     fit = shape.fits()
     assert fit.cache == formula
-    view = calculator_view(shape)
-    assert view["kv-kind"] == "MLA" and view["kv-cache-given"] == size_text(formula)
-    assert view["kv-cache-mha"] == size_text(2 * 128 * 128 * 60 * 2)  # 128 heads of 128
+    view = _calculator_view(shape)
+    assert view["kv-kind"] == "MLA" and view["kv-cache-given"] == _size_text(formula)
+    assert view["kv-cache-mha"] == _size_text(
+        2 * 128 * 128 * 60 * 2
+    )  # 128 heads of 128
 
 
 def test_a_window_caps_its_layers_and_only_theirs():
-    gemma = Shape.of("Gemma 2 9B", context=10**6)
+    gemma = _Shape.of("Gemma 2 9B", context=10**6)
     assert (gemma.window, gemma.windowed_layers, gemma.layers) == (4096, 21, 42)
     per_layer_token = 2 * 8 * 256 * 2
     expected = per_layer_token * (21 * 10**6 + 21 * 4096)
     assert gemma.fits().cache == expected
     gemma_2 = next(r for r in page().designs if r["design"].name == "Gemma 2 9B")
     assert gemma_2["per_token"] == per_layer_token * 42  # no window caps one token
-    mistral = Shape.of("Mistral 7B v0.1", context=10**6)  # every layer windowed
-    assert mistral.fits().cache == cache_bytes(decoder("Mistral 7B v0.1"), 4096)
+    mistral = _Shape.of("Mistral 7B v0.1", context=10**6)  # every layer windowed
+    assert mistral.fits().cache == _cache_bytes(decoder("Mistral 7B v0.1"), 4096)
     assert mistral.fits().longest_context is None
-    assert calculator_view(mistral)["kv-context-given"].startswith("no limit")
+    assert _calculator_view(mistral)["kv-context-given"].startswith("no limit")
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -436,18 +438,18 @@ def test_the_longest_context_is_the_last_that_fits(seed):
         window=int(rng.choice([0, 1024, 4096])),
         windowed_layers=int(rng.integers(0, layers)),  # at least one global layer
     )
-    longest = what_fits(context=1, **args).longest_context
-    free = what_fits(context=1, **args).free
+    longest = _what_fits(context=1, **args).longest_context
+    free = _what_fits(context=1, **args).free
     if longest:
-        assert what_fits(context=longest, **args).cache <= free
-    assert what_fits(context=longest + 1, **args).cache > free
+        assert _what_fits(context=longest, **args).cache <= free
+    assert _what_fits(context=longest + 1, **args).cache > free
 
 
 def test_the_design_facts_turn_false_on_other_values():
     p = page()
 
     def fails(name: str, rows: list[dict]) -> bool:
-        found = facts(p.models, p.naive, p.fits, p.tradeoff, p.counted, rows)
+        found = _facts(p.models, p.naive, p.fits, p.tradeoff, p.counted, rows)
         return not found[name].holds
 
     rows = p.designs

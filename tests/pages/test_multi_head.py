@@ -247,25 +247,25 @@ def test_cross_attention_reads_another_sequence_through_the_same_weights(
 def test_facts_hold_and_a_stale_one_is_refused() -> None:
     page = mechanism.page()
     assert all(f.holds for f in page.facts.values())
-    names = inspect.signature(mechanism.facts).parameters
+    names = inspect.signature(mechanism._facts).parameters
     values = {name: getattr(page, name) for name in names}
     ones = np.ones_like(page.contrast.heads)
     tied = dataclasses.replace(page.contrast, heads=ones)
-    assert not mechanism.facts(**values | {"contrast": tied})["tops_differ"].holds
-    same = mechanism.Dependence(np.ones((4, 4)))  # every head moves every slice
-    refused = mechanism.facts(**values | {"bare": same, "mixed": page.bare})
+    assert not mechanism._facts(**values | {"contrast": tied})["tops_differ"].holds
+    same = mechanism._Dependence(np.ones((4, 4)))  # every head moves every slice
+    refused = mechanism._facts(**values | {"bare": same, "mixed": page.bare})
     assert not refused["bare_own"].holds and not refused["mixed_every"].holds
     gqa = MultiHeadAttention(8, 4, n_kv_heads=2)
-    assert not mechanism.facts(**values | {"wide": gqa})["wide_same"].holds
+    assert not mechanism._facts(**values | {"wide": gqa})["wide_same"].holds
     no_w_o = dataclasses.replace(page.whole, out=page.whole.concat)  # W_O skipped
-    assert not mechanism.facts(**values | {"whole": no_w_o})["whole_matches"].holds
+    assert not mechanism._facts(**values | {"whole": no_w_o})["whole_matches"].holds
     shorter = page.x[:-1]  # not the same tokens twice: the last one is not read
     moved = (
         mechanism.cross_attention(page.layer, page.x, shorter)[0]
         - page.layer(page.x)[0]
     )
     gap = float(np.abs(moved).max())
-    assert not mechanism.facts(**values | {"cross_gap": gap})["cross_is_self"].holds
+    assert not mechanism._facts(**values | {"cross_gap": gap})["cross_is_self"].holds
 
 
 def test_the_figures_draw_the_pages_values() -> None:

@@ -243,8 +243,8 @@ TINY = head_sweep.SweepConfig(
 
 
 @pytest.fixture(scope="module")
-def tiny_sweep() -> head_sweep.Sweep:
-    return head_sweep.run(TINY)
+def tiny_sweep() -> head_sweep._Sweep:
+    return head_sweep._run(TINY)
 
 
 def test_the_rate_with_the_lowest_validation_loss_is_chosen(tiny_sweep):
@@ -274,8 +274,8 @@ def test_steps_to_finds_the_first_crossing(tiny_sweep):
     curve = r.curve()
     level = (curve.max() + curve.min()) / 2
     step = r.steps_to(level)
-    assert curve[step - head_sweep.CURVE_WINDOW] < level
-    assert (curve[: step - head_sweep.CURVE_WINDOW] >= level).all()
+    assert curve[step - head_sweep._CURVE_WINDOW] < level
+    assert (curve[: step - head_sweep._CURVE_WINDOW] >= level).all()
     assert r.steps_to(-1.0) is None
 
 
@@ -291,7 +291,7 @@ def test_validation_and_test_sets_differ():
 def test_sweep_is_computed_once_then_cached(monkeypatch, tmp_path):
     monkeypatch.setenv("MHA_CACHE_DIR", str(tmp_path))
     calls = []
-    real_run = head_sweep.run
+    real_run = head_sweep._run
 
     def counting_run(config):
         calls.append(config)
@@ -318,7 +318,7 @@ def test_sweep_is_computed_once_then_cached(monkeypatch, tmp_path):
 
 
 def test_toy_figures_are_byte_identical_between_draws(tiny_sweep):
-    data = page_module.figures(tiny_sweep, (1, 2))["head_heatmaps"].data  # images
+    data = page_module._figures(tiny_sweep, (1, 2))["head_heatmaps"].data  # images
     first = to_svg(figures.head_heatmaps(*data), "alt")
     assert first == to_svg(figures.head_heatmaps(*data), "alt")
     assert first.count("<image") == 4  # a heatmap per head (1 + 2) and the colour bar
@@ -343,7 +343,7 @@ def test_vaswani_row_a_keeps_the_width_and_names_its_source():
 # --- the page's values and facts ----------------------------------------------------
 
 
-def _scored(sweep: head_sweep.Sweep, accuracy: dict, loss: dict) -> head_sweep.Sweep:
+def _scored(sweep: head_sweep._Sweep, accuracy: dict, loss: dict) -> head_sweep._Sweep:
     """``sweep`` with every seed's accuracy and loss set per head count."""
     results = tuple(
         dataclasses.replace(
@@ -372,14 +372,14 @@ def test_the_table_values_are_the_results(tiny_sweep):
 def test_a_fact_turns_false_when_the_numbers_change(tiny_sweep):
     """One head failing is computed from the values: make it succeed, the fact goes."""
     fails = _scored(tiny_sweep, {1: 0.5, 2: 1.0, 32: 0.9}, {1: 0.6, 2: 0.01, 32: 0.2})
-    assert page_module.facts(fails, vaswani2017.ROW_A)["one_fails"].holds
-    assert page_module.facts(fails, vaswani2017.ROW_A)["narrow_worse"].holds
+    assert page_module._facts(fails, vaswani2017.ROW_A)["one_fails"].holds
+    assert page_module._facts(fails, vaswani2017.ROW_A)["narrow_worse"].holds
     solves = _scored(tiny_sweep, {1: 1.0, 2: 1.0, 32: 0.9}, {1: 0.01, 2: 0.01, 32: 0.2})
-    assert not page_module.facts(solves, vaswani2017.ROW_A)["one_fails"].holds
-    assert not page_module.facts(solves, vaswani2017.ROW_A)["best_is_relations"].holds
+    assert not page_module._facts(solves, vaswani2017.ROW_A)["one_fails"].holds
+    assert not page_module._facts(solves, vaswani2017.ROW_A)["best_is_relations"].holds
 
 
-def _changed(sweep: head_sweep.Sweep, n_heads: int, **values) -> head_sweep.Sweep:
+def _changed(sweep: head_sweep._Sweep, n_heads: int, **values) -> head_sweep._Sweep:
     """``sweep`` with the result of ``n_heads`` heads given other ``values``."""
     results = tuple(
         dataclasses.replace(r, **values) if r.n_heads == n_heads else r
@@ -391,12 +391,12 @@ def _changed(sweep: head_sweep.Sweep, n_heads: int, **values) -> head_sweep.Swee
 def test_each_fact_turns_false_when_the_site_sweep_says_otherwise():
     """Each sentence of the reading made wrong by changing the result it is about."""
     page = page_module.page()
-    s = head_sweep.Sweep(page.config, tuple(page.rows))
+    s = head_sweep._Sweep(page.config, tuple(page.rows))
     one, two, widest = page.one, page.two, page.widest
     sixteen, eight = page.second_widest, s.result(widest.n_heads // 4)
 
-    def facts(sweep: head_sweep.Sweep, row=vaswani2017.ROW_A) -> dict:
-        return page_module.facts(sweep, row)
+    def facts(sweep: head_sweep._Sweep, row=vaswani2017.ROW_A) -> dict:
+        return page_module._facts(sweep, row)
 
     assert all(fact.holds for fact in facts(s).values())
     # one head taking one relation, as the two-head model's previous-token head does
@@ -435,14 +435,14 @@ def test_each_fact_turns_false_when_the_site_sweep_says_otherwise():
 
 def test_the_papers_facts_turn_false_on_another_row_a():
     page = page_module.page()
-    s = head_sweep.Sweep(page.config, tuple(page.rows))
+    s = head_sweep._Sweep(page.config, tuple(page.rows))
     first, *rest = vaswani2017.ROW_A
     best = max(vaswani2017.ROW_A, key=lambda row: row.bleu)
     level = (dataclasses.replace(first, bleu=best.bleu), *rest)  # one head as good
-    assert not page_module.facts(s, level)["paper_shape"].holds
+    assert not page_module._facts(s, level)["paper_shape"].holds
     two = vaswani2017.HeadsRow(2, first.d_k // 2, best.perplexity, best.bleu)
     tried = (first, two, *rest)  # had the paper tried h = 2, and it did best
-    assert not page_module.facts(s, tried)["paper_best"].holds
+    assert not page_module._facts(s, tried)["paper_best"].holds
 
 
 def test_the_page_quotes_the_site_sweep():

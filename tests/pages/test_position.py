@@ -13,9 +13,9 @@ from mha import MultiHeadAttention
 from mha.pages.exercises import check_rope, rope_facts
 from mha.pages.exercises import page as exercises_page
 from mha.pages.position import (
-    NOPE_TOKENS,
+    _NOPE_TOKENS,
     TOLERANCE,
-    facts,
+    _facts,
     page,
     real,
 )
@@ -142,7 +142,7 @@ def test_alternatives(p):
     alt = p.alt
     assert np.allclose(alt.slopes, [2.0**-k for k in range(1, 9)])
     assert np.allclose(alt.alibi_weights.sum(-1), 1)
-    assert np.allclose(alt.nope_weights, 1 / np.arange(1, NOPE_TOKENS + 1))
+    assert np.allclose(alt.nope_weights, 1 / np.arange(1, _NOPE_TOKENS + 1))
     assert np.isclose(alt.slowest_extended, 4 * alt.slowest_angle)
     assert alt.fastest_angle == 1.0
 
@@ -189,7 +189,7 @@ def test_each_fact_can_turn_false(name, part, changes):
     base = page()
     parts = {"a": base.absolute, "r": base.rope, "h": base.real, "alt": base.alt}
     parts[part] = _replaced(parts[part], **changes)
-    assert not facts(parts["a"], parts["r"], parts["h"], parts["alt"])[name].holds
+    assert not _facts(parts["a"], parts["r"], parts["h"], parts["alt"])[name].holds
 
 
 # --- the exercise and the recall answer ------------------------------------------------
@@ -289,12 +289,12 @@ def test_the_recall_answer():
 def test_the_shifted_pass_equals_the_reference(smollm2_reference, request):
     """``attentions(ids, start=SHIFT)`` against transformers given the same positions
     (``position_ids``): every weight of every layer and head."""
-    from mha.pages.position import SHIFT, TEXT
+    from mha.pages.position import _TEXT, SHIFT
     from tests.reference import reference_module
 
     torch = reference_module("torch", request.config)
     model = smollm2.load()
-    ids = model.encode(TEXT)
+    ids = model.encode(_TEXT)
     positions = torch.arange(SHIFT, SHIFT + len(ids))[None]
     with torch.no_grad():
         out = smollm2_reference(

@@ -15,7 +15,7 @@ import pytest
 
 from mha import MultiHeadAttention, causal_mask
 from mha.pages import real_gqa_model as gqa
-from mha.pages.real_gqa_model import swap_rope_pairing
+from mha.pages.real_gqa_model import _swap_rope_pairing
 from mha.rope import RotaryEmbedding
 from mha_site.facts import stated
 from tests.conftest import ROOT
@@ -80,7 +80,7 @@ def test_one_paragraph_cannot_rank_the_kindest_layers(page):
     kinder = r.mqa_layer_loss.copy()
     kinder[r.best_layer] = r.token_loss - 0.5
     clear = dataclasses.replace(r, mqa_layer_loss=kinder)
-    stale = gqa.facts(clear, page.bench, page.every.counts, page.paper)
+    stale = gqa._facts(clear, page.bench, page.every.counts, page.paper)
     assert not stale["best_is_noise"].holds
     # the worst layer as noisy as its change: no longer outside the noise
     noisy = r.mqa_layer_loss.copy()
@@ -88,7 +88,7 @@ def test_one_paragraph_cannot_rank_the_kindest_layers(page):
     noise = np.resize([-10.0, 10.0], len(r.token_loss))
     noisy[r.worst_layer] = r.token_loss + shift + noise
     blurred = dataclasses.replace(r, mqa_layer_loss=noisy)
-    assert not gqa.facts(blurred, page.bench, page.every.counts, page.paper)[
+    assert not gqa._facts(blurred, page.bench, page.every.counts, page.paper)[
         "worst_is_not"
     ].holds
 
@@ -148,7 +148,7 @@ def test_the_study_facts_turn_false_on_other_results(page):
         mha_perplexity=2 * r.perplexity,
         mqa_layer_perplexity=(r.perplexity,) * 30,  # even, and all close
     )
-    stale = gqa.facts(other, page.bench, page.every.counts, page.paper)
+    stale = gqa._facts(other, page.bench, page.every.counts, page.paper)
     for name in (
         "same_answer",
         "mha_logits",
@@ -166,7 +166,7 @@ def test_the_cache_conversion_and_paper_facts_turn_false_on_other_results(page):
     r, paper = page.study, page.paper
 
     def stated(study=r, paper=paper) -> dict:
-        return gqa.facts(study, page.bench, page.every.counts, paper)
+        return gqa._facts(study, page.bench, page.every.counts, paper)
 
     # the answer's last token fed back: the cache one token past the formula's
     fed = r.gqa.nbytes[-1] + r.gqa.bytes_per_token
@@ -188,7 +188,7 @@ def test_the_benchmark_and_widget_facts_turn_false_on_other_results(page):
         "prefill_tokens_per_s": page.bench["decode_tokens_per_s"],
         "decode_bound_ratio": page.bench["budget_decode_bound_ratio"] / 2,
     }
-    stale = gqa.facts(page.study, slow, {"first token": 1, "mixed": 269}, page.paper)
+    stale = gqa._facts(page.study, slow, {"first token": 1, "mixed": 269}, page.paper)
     for name in ("products_slower", "prefill_faster", "target", "sink_heads"):
         assert not stale[name].holds, name
 
@@ -201,7 +201,7 @@ def test_the_swapped_pairing_is_a_fresh_rotation_and_leaves_the_original_alone()
     layer.rope = RotaryEmbedding(4, base=500.0, interleaved=True)
     x = np.random.default_rng(0).normal(size=(1, 9, 16))
     before, _ = layer(x)
-    swapped = swap_rope_pairing(layer)
+    swapped = _swap_rope_pairing(layer)
     from_scratch = copy.copy(layer)
     from_scratch.rope = RotaryEmbedding(4, base=500.0, interleaved=False)
     np.testing.assert_array_equal(swapped(x)[0], from_scratch(x)[0])
@@ -227,8 +227,8 @@ def test_the_decoding_facts_turn_false_on_other_results(page):
     ]
     flat = [{**r, "speedup": {**r["speedup"], "median": 2.0}} for r in d["recompute"]]
     level = [{**r, "predicted_ratio": 1.1} for r in d["grouped"]]
-    assert not gqa.decoding_facts({**d, "recompute": slow})["cache_always"].holds
-    assert not gqa.decoding_facts({**d, "recompute": flat})["gap_grows"].holds
-    assert not gqa.decoding_facts({**d, "grouped": level})["predicted_grows"].holds
-    assert gqa.decoding_facts({**d, "busy": True})["busy"].holds
-    assert not gqa.decoding_facts({**d, "busy": False})["busy"].holds
+    assert not gqa._decoding_facts({**d, "recompute": slow})["cache_always"].holds
+    assert not gqa._decoding_facts({**d, "recompute": flat})["gap_grows"].holds
+    assert not gqa._decoding_facts({**d, "grouped": level})["predicted_grows"].holds
+    assert gqa._decoding_facts({**d, "busy": True})["busy"].holds
+    assert not gqa._decoding_facts({**d, "busy": False})["busy"].holds

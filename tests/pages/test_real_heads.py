@@ -17,7 +17,7 @@ from mha.experiments import head_grid
 from mha.experiments.corpus import CAT, CRICKET, TRIPLES, retrieval_queries
 from mha.experiments.value_norms import value_norms
 from mha.pages import real_heads as head_atlas
-from mha.pages.real_heads import cls_shares, pruning
+from mha.pages.real_heads import _cls_shares, pruning
 from mha.pretrained import minilm
 
 # --- the head atlas's logic on small inputs ------------------------------------------
@@ -29,7 +29,7 @@ def one_head(matrix: np.ndarray) -> np.ndarray:
 
 
 def test_statistics_of_a_next_token_head():
-    stats = head_atlas.head_statistics([TOKENS], [one_head(np.eye(7, k=1))[..., :, :]])
+    stats = head_atlas._head_statistics([TOKENS], [one_head(np.eye(7, k=1))[..., :, :]])
     assert stats["next"][0, 0] == 1
     assert stats["previous"][0, 0] == stats["cls"][0, 0] == 0
     assert stats["sep"][0, 0] == pytest.approx(1 / 5)  # only "dog" is followed by [SEP]
@@ -37,7 +37,7 @@ def test_statistics_of_a_next_token_head():
 
 
 def test_statistics_of_a_uniform_head():
-    stats = head_atlas.head_statistics([TOKENS], [one_head(np.full((7, 7), 1 / 7))])
+    stats = head_atlas._head_statistics([TOKENS], [one_head(np.full((7, 7), 1 / 7))])
     assert stats["spread"][0, 0] == pytest.approx(1)
     assert stats["entropy"][0, 0] == pytest.approx(math.log(7))
     assert stats["cls"][0, 0] == pytest.approx(1 / 7)
@@ -49,7 +49,7 @@ def test_statistics_average_over_all_queries_of_all_sentences():
     short = ["[CLS]", "hi", "[SEP]"]
     to_cls = np.zeros((3, 3))
     to_cls[:, 0] = 1
-    stats = head_atlas.head_statistics(
+    stats = head_atlas._head_statistics(
         [TOKENS, short], [one_head(np.eye(7, k=1)), one_head(to_cls)]
     )
     assert stats["cls"][0, 0] == pytest.approx(1 / 6)  # 1 of 6 word queries
@@ -58,13 +58,13 @@ def test_statistics_average_over_all_queries_of_all_sentences():
 
 def test_statistics_refuse_mismatched_shapes():
     with pytest.raises(ValueError, match=r"weights\[0\]: expected shape"):
-        head_atlas.head_statistics([TOKENS], [one_head(np.eye(6))])
+        head_atlas._head_statistics([TOKENS], [one_head(np.eye(6))])
     with pytest.raises(ValueError, match="tokens, weights"):
-        head_atlas.head_statistics([TOKENS], [])
+        head_atlas._head_statistics([TOKENS], [])
 
 
 def stats_with(**values: float) -> dict[str, np.ndarray]:
-    stats = {name: np.zeros((1, 1)) for name in head_atlas.STATISTICS}
+    stats = {name: np.zeros((1, 1)) for name in head_atlas._STATISTICS}
     for name, value in values.items():
         stats[name][0, 0] = value
     return stats
@@ -82,15 +82,15 @@ def stats_with(**values: float) -> dict[str, np.ndarray]:
     ],
 )
 def test_classification_follows_the_stated_thresholds(values, kind):
-    assert head_grid.classify(stats_with(**values), head_atlas.KINDS)[0, 0] == kind
+    assert head_grid.classify(stats_with(**values), head_atlas._KINDS)[0, 0] == kind
 
 
-def small_atlas() -> head_atlas.Atlas:
-    stats = {name: np.zeros((2, 2)) for name in head_atlas.STATISTICS}
+def small_atlas() -> head_atlas._Atlas:
+    stats = {name: np.zeros((2, 2)) for name in head_atlas._STATISTICS}
     stats["cls"][:] = [[0.9, 0.6], [0.1, 0.0]]
     stats["spread"][:] = [[0.1, 0.3], [0.8, 0.2]]
-    kinds = head_grid.classify(stats, head_atlas.KINDS)
-    return head_atlas.Atlas(stats, kinds, (), 1, 1)
+    kinds = head_grid.classify(stats, head_atlas._KINDS)
+    return head_atlas._Atlas(stats, kinds, (), 1, 1)
 
 
 def test_atlas_counts_and_picks_the_typical_head():
@@ -113,8 +113,8 @@ def test_atlas_counts_and_picks_the_typical_head():
 def test_retrieval_accuracy_counts_nearest_neighbours():
     # 0 and 1 are close, 2 is alone; the query (2, 0) cannot be answered
     points = np.array([[1.0, 0.0], [0.96, 0.28], [0.0, 1.0]])
-    assert pruning.retrieval_accuracy(points, [(0, 1), (1, 0)]) == 1
-    assert pruning.retrieval_accuracy(points, [(0, 1), (2, 0)]) == 0.5
+    assert pruning._retrieval_accuracy(points, [(0, 1), (1, 0)]) == 1
+    assert pruning._retrieval_accuracy(points, [(0, 1), (2, 0)]) == 0.5
 
 
 def test_corpus_queries_pair_each_sentence_with_its_paraphrase():
@@ -123,8 +123,8 @@ def test_corpus_queries_pair_each_sentence_with_its_paraphrase():
     assert all(abs(q - a) == 1 and min(q, a) % 3 == 0 for q, a in queries)
 
 
-def fake_pruning() -> pruning.Pruning:
-    return pruning.Pruning(
+def fake_pruning() -> pruning._Pruning:
+    return pruning._Pruning(
         n_sentences=3,
         n_queries=2,
         baseline_retrieval=1.0,
@@ -147,21 +147,21 @@ def test_pruning_result_helpers():
 
 
 def test_literature_counts_are_the_papers_shares_of_the_heads():
-    assert pruning.literature_counts(72) == (29, 57)
-    assert pruning.literature_counts(144) == (58, 114)
+    assert pruning._literature_counts(72) == (29, 57)
+    assert pruning._literature_counts(144) == (58, 114)
 
 
 # --- what docs/real-heads.md says about the results ----------------------------------
 
 
 @pytest.fixture(scope="module")
-def atlas() -> head_atlas.Atlas:
+def atlas() -> head_atlas._Atlas:
     return head_atlas.atlas()
 
 
 @pytest.fixture(scope="module")
-def pruned() -> pruning.Pruning:
-    return pruning.pruning()
+def pruned() -> pruning._Pruning:
+    return pruning._pruning()
 
 
 def test_the_pages_claims_about_the_atlas_hold(atlas):
@@ -197,7 +197,7 @@ def test_every_fact_of_the_page_holds_and_its_values_are_the_studies(atlas, prun
     page = head_atlas.page()
     assert {name for name, fact in page.facts.items() if not fact.holds} == set()
     assert page.total_heads == 72 and page.counts == {
-        kind: atlas.count(kind) for kind in head_atlas.KINDS
+        kind: atlas.count(kind) for kind in head_atlas._KINDS
     }
     michel, voita, every = page.literature
     assert (michel[0], voita[0], every[0]) == (29, 57, 72) and every[1] == 1
@@ -214,14 +214,14 @@ def test_every_fact_of_the_page_holds_and_its_values_are_the_studies(atlas, prun
 
 def test_the_atlas_facts_turn_false_on_another_atlas(pruned):
     """The hand-made 2 x 2 atlas has no positional head and no shift."""
-    stale = head_atlas.facts(small_atlas(), pruned)
+    stale = head_atlas._facts(small_atlas(), pruned)
     assert not stale["shift"].holds and not stale["bottom"].holds
     assert stale["cls_dominant"].holds and stale["none_of_these"].holds
 
 
 def test_the_pruning_facts_turn_false_on_other_results(atlas):
     two_layers = dataclasses.replace(fake_pruning(), layer_cosine=np.array([0.95, 0.9]))
-    stale = head_atlas.facts(atlas, two_layers)
+    stale = head_atlas._facts(atlas, two_layers)
     assert stale["last_layer"].holds and stale["others_fine"].holds
     for name in ("single_small", "several_times", "words_themselves"):
         assert not stale[name].holds, name  # 0.9 < 0.95; 0.1 < 3 x 0.05; 0.5
@@ -231,7 +231,7 @@ def test_the_pruning_facts_turn_false_on_other_results(atlas):
         cumulative_retrieval=np.array([1.0, 0.0, 0.0]),
         n_queries=10,
     )
-    stale = head_atlas.facts(atlas, fast_then_slow)
+    stale = head_atlas._facts(atlas, fast_then_slow)
     assert not stale["slow_then_fast"].holds and not stale["retrieval_flat"].holds
 
 
@@ -240,14 +240,14 @@ def test_each_fact_turns_false_when_the_real_results_say_otherwise(atlas, pruned
     cls = head_atlas.page().cls_moved
 
     def stated(a=atlas, p=pruned) -> dict:
-        return head_atlas.facts(a, p, cls)
+        return head_atlas._facts(a, p, cls)
 
     assert all(fact.holds for fact in stated().values())
     kinds = atlas.kinds.copy()  # the strongest [SEP] head passing the majority rule
     kinds[atlas.strongest("sep")] = "[SEP]"
     assert not stated(a=dataclasses.replace(atlas, kinds=kinds))["none_of_these"].holds
     halved = {**atlas.statistics, "cls": atlas.statistics["cls"] / 2}  # half on [CLS]
-    fewer = head_grid.classify(halved, head_atlas.KINDS)
+    fewer = head_grid.classify(halved, head_atlas._KINDS)
     assert not stated(a=dataclasses.replace(atlas, kinds=fewer))["cls_dominant"].holds
     stats = atlas.statistics  # parking on [SEP] as BERT does, not on [CLS]
     swapped = {**stats, "cls": stats["sep"], "sep": stats["cls"]}
@@ -270,7 +270,7 @@ def test_the_figures_draw_what_the_page_hands_them():
     page = head_atlas.page()
     figures, atlas, pruned = page.figures, page.atlas, page.pruned
     assert figures["kinds"].data[0] is atlas and figures["damage"].data[0] is pruned
-    assert figures["cat"].data[1:] == (head_atlas.CAT,) != figures["cricket"].data[1:]
+    assert figures["cat"].data[1:] == (head_atlas._CAT,) != figures["cricket"].data[1:]
     cumulative, papers = figures["cumulative"].data
     assert cumulative is pruned and [share for share, _ in papers] == pytest.approx(
         [0.4, 38 / 48]
@@ -288,11 +288,11 @@ def test_the_cls_heads_move_little_of_what_they_weigh(atlas, pruned):
     w = forward.weights[layer][0, head, 1:-1]  # word queries
     norms = value_norms(model.layers[layer].attention, forward.hidden[layer])[0, head]
     by_hand = (w[:, 0] * norms[0] / (w * norms).sum(-1)).mean()
-    weight, moved = cls_shares([text], [(layer, head)])
+    weight, moved = _cls_shares([text], [(layer, head)])
     assert np.isclose(weight, w[:, 0].mean()) and np.isclose(moved, by_hand)
-    weight, moved = head_atlas.cls_moved(atlas)
+    weight, moved = head_atlas._cls_moved(atlas)
     assert moved < weight / 3
-    equal = head_atlas.facts(atlas, pruned, cls=(weight, weight))
+    equal = head_atlas._facts(atlas, pruned, cls=(weight, weight))
     assert not equal["cls_moves_little"].holds
     with pytest.raises(ValueError, match="heads"):
-        cls_shares([text], [])
+        _cls_shares([text], [])

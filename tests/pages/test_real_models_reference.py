@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from mha.pages.depth import repeated_tokens
-from mha.pages.real_gqa_model import PARAGRAPH, results
+from mha.pages.real_gqa_model import _PARAGRAPH, results
 from mha.pretrained import smollm2
 from tests.reference import reference_module
 
@@ -33,7 +33,7 @@ def _perplexity(torch, model, ids: list[int]) -> float:
 
 
 def _ids() -> list[int]:
-    return smollm2.load().encode(PARAGRAPH)
+    return smollm2.load().encode(_PARAGRAPH)
 
 
 def test_the_perplexity_equals_the_reference(smollm2_reference, request):
@@ -123,7 +123,7 @@ def _depth_reference(torch, reference, ids: np.ndarray, removed=()):
     finally:
         for hook in hooks:
             hook.remove()
-    half = repeated_tokens.HALF
+    half = repeated_tokens._HALF
     queries = np.arange(half, 2 * half - 1)
     logits = out.logits[0].double().log_softmax(-1).numpy()
     loss = float(-logits[queries, ids[queries + 1]].mean())
@@ -134,7 +134,7 @@ def _depth_reference(torch, reference, ids: np.ndarray, removed=()):
 
 @pytest.fixture(scope="module")
 def one_sequence() -> np.ndarray:
-    return repeated_tokens.repeated_sequences(smollm2.load())[:1]
+    return repeated_tokens._repeated_sequences(smollm2.load())[:1]
 
 
 def test_the_depth_ablation_losses_equal_the_reference(
@@ -152,7 +152,7 @@ def test_the_depth_ablation_losses_equal_the_reference(
         losses[name] = _depth_reference(
             torch, smollm2_reference, one_sequence[0], heads
         )[0]
-        ours = repeated_tokens.ablated_loss(model, one_sequence, heads)
+        ours = repeated_tokens._ablated_loss(model, one_sequence, heads)
         assert ours == pytest.approx(losses[name], abs=1e-3), (name, heads)
     assert losses["top"] > losses["worst random"] > losses["all kept"]  # as the page
 

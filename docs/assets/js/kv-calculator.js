@@ -2,13 +2,13 @@
 // side for the K/V heads entered, full MHA and MQA, and what fits beside the weights.
 //
 // Its data (the published models) is embedded in the page as JSON
-// (mha.pages.kv_cache.calculator_json), so it works from a file:// too. The one
+// (mha.pages.kv_cache._calculator_json), so it works from a file:// too. The one
 // arithmetic here is a port of two functions of the core, one function each, and a
 // browser test (tests/browser/test_kv_calculator.py) compares them with the core on
 // generated shapes and every published model:
 //   kvCacheBytes  <- mha.accounting.kv_cache_bytes
-//   whatFits      <- mha.pages.kv_cache.what_fits
-// sizeText writes a size as mha.pages.kv_cache.size_text does (compared the same way).
+//   whatFits      <- mha.pages.kv_cache._what_fits
+// sizeText writes a size as mha.pages.kv_cache._size_text does (compared the same way).
 // Sizes are BigInt: exact for any shape, as Python's integers are.
 (() => {
   "use strict";
@@ -35,7 +35,7 @@
     return value === 0n ? 0n : positive(name, value);
   }
 
-  // mha.pages.kv_cache.what_fits: the cache, and what fits beside the weights.
+  // mha.pages.kv_cache._what_fits: the cache, and what fits beside the weights.
   // latent > 0: a layer caches that many values per token (latent attention);
   // window > 0: `windowed` of the layers hold at most `window` tokens.
   function whatFits(layers, kvHeads, headDim, context, batch, itemsize, params, memory,
@@ -78,7 +78,7 @@
 
   const UNITS = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
 
-  // mha.pages.kv_cache.size_text: 3 significant figures, halves up, trailing zeros
+  // mha.pages.kv_cache._size_text: 3 significant figures, halves up, trailing zeros
   // dropped, in the largest unit that keeps the size at least 1; thousands separated
   // (only EiB can reach them).
   function sizeText(bytes) {

@@ -10,12 +10,12 @@ from matplotlib.figure import Figure
 from mha.figures.style import INK, PALETTE, SMALL, new_figure
 
 if TYPE_CHECKING:
-    from mha.pages.attention import SaturationStudy, VarianceStudy
+    from mha.pages.attention import _SaturationStudy, _VarianceStudy
 
 UNSCALED, SCALED = PALETTE[5], PALETTE[0]  # vermillion and blue: colour-blind safe
 
 
-def variance_vs_dk(study: VarianceStudy) -> Figure:
+def variance_vs_dk(study: _VarianceStudy) -> Figure:
     """Empirical (markers) and theoretical (lines) score variance against d_k, log-log."""
     fig, ax = new_figure(5.6, 3.4)
     d_k = study.d_k
@@ -37,7 +37,7 @@ def variance_vs_dk(study: VarianceStudy) -> Figure:
     return fig
 
 
-def saturation_vs_dk(study: SaturationStudy) -> list[Figure]:
+def saturation_vs_dk(study: _SaturationStudy) -> list[Figure]:
     """Largest weight, entropy and softmax-Jacobian norm against d_k, scaled or not.
 
     Three panels, side by side on a wide screen, one above the other on a phone.

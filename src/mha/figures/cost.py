@@ -12,10 +12,10 @@ from matplotlib.ticker import FuncFormatter
 from mha.figures.style import INK, PALETTE, new_figure
 
 if TYPE_CHECKING:
-    from mha.pages.cost import LayerCost, ScoreRank, Timings
+    from mha.pages.cost import _LayerCost, _ScoreRank, _Timings
 
 
-def head_timings(timings: Timings) -> Figure:
+def head_timings(timings: _Timings) -> Figure:
     """Median wall-clock of the layer and of its attention core against h (log-log).
 
     Shaded bands are the interquartile ranges of the repeats; the gap between the
@@ -51,7 +51,7 @@ def _plain(value: float, _position: int) -> str:
     return f"{value:g}"
 
 
-def score_ranks(ranks: tuple[ScoreRank, ...]) -> Figure:
+def score_ranks(ranks: tuple[_ScoreRank, ...]) -> Figure:
     """Rank of each head's score matrix against d_k, with the bound min(n, d_k)."""
     d_k = np.array([r.d_k for r in ranks])
     fig, ax = new_figure(6.0, 3.0)
@@ -78,7 +78,7 @@ def score_ranks(ranks: tuple[ScoreRank, ...]) -> Figure:
     return fig
 
 
-def layer_split(layers: tuple[LayerCost, ...]) -> Figure:
+def layer_split(layers: tuple[_LayerCost, ...]) -> Figure:
     """One bar per model at its full context: the projections' share of the layer's
     multiply-adds, then the scores' and weighted sum's, each printed in its part.
     """

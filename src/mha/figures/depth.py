@@ -16,7 +16,7 @@ from matplotlib.ticker import FixedLocator, NullLocator
 from mha.figures.style import CMAP, INK, PALETTE, new_figure
 
 if TYPE_CHECKING:
-    from mha.pages.depth import Scan, Task
+    from mha.pages.depth import Scan, _Task
 
 
 def residual_norms(scan: Scan) -> Figure:
@@ -76,7 +76,7 @@ def circuit_attention(weights: tuple[np.ndarray, ...], tokens: np.ndarray) -> Fi
     return fig
 
 
-def training(task: Task) -> Figure:
+def training(task: _Task) -> Figure:
     """Held-out accuracy of each trained model, per seed, on a log scale, against
     chance, the exclusion baseline and twice chance.
     """

@@ -10,10 +10,10 @@ from matplotlib.patches import Polygon
 from mha.figures.style import PALETTE, new_figure
 
 if TYPE_CHECKING:
-    from mha.pages.ffn import HullDemo
+    from mha.pages.ffn import _HullDemo
 
 
-def convex_hull(demo: HullDemo) -> Figure:
+def convex_hull(demo: _HullDemo) -> Figure:
     """One head's value vectors, their convex hull, and the head's outputs inside it."""
     fig, ax = new_figure(3.9, 3.4)
     ax.add_patch(

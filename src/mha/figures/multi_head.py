@@ -16,7 +16,7 @@ from mha.figures.style import CMAP, INK, PALETTE, SMALL, new_figure
 from mha.heads import split_heads
 
 if TYPE_CHECKING:
-    from mha.pages.multi_head import Contrast, Dependence, WholeLayer
+    from mha.pages.multi_head import _Contrast, _Dependence, _WholeLayer
 
 
 def split_heads_reshape(seq: int = 3, d_model: int = 8, n_heads: int = 4) -> Figure:
@@ -152,7 +152,7 @@ def _annotated_heatmap(
         )
 
 
-def head_dependence(bare: Dependence, mixed: Dependence) -> Figure:
+def head_dependence(bare: _Dependence, mixed: _Dependence) -> Figure:
     """Heatmaps of ``mha.pages.multi_head.dependence`` without W_O (``bare``) and with it (``mixed``)."""
     bare, mixed = bare.moved, mixed.moved  # (h, h) each
     h = bare.shape[0]
@@ -173,7 +173,7 @@ def head_dependence(bare: Dependence, mixed: Dependence) -> Figure:
     return fig
 
 
-def one_vs_many(contrast: Contrast) -> Figure:
+def one_vs_many(contrast: _Contrast) -> Figure:
     """One query's weights: a row per head, then the wide head's single row."""
     rows = np.vstack([contrast.heads, contrast.wide[None]])  # (h + 1, k_len)
     h, k_len = contrast.heads.shape
@@ -195,7 +195,7 @@ def one_vs_many(contrast: Contrast) -> Figure:
     return fig
 
 
-def whole_layer(w: WholeLayer) -> Figure:
+def whole_layer(w: _WholeLayer) -> Figure:
     """The whole layer in one picture, every arrow labelled with its array's shape:
     X → W_Q, W_K, W_V → split into h heads → h attention maps → concatenate → W_O.
 

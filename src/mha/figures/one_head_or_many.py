@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from mha.figures.style import CMAP, DENSE, INK, PALETTE, new_figure
-from mha.pages.one_head_or_many import CURVE_LEVEL, CURVE_WINDOW, Sweep
+from mha.pages.one_head_or_many.head_sweep import _CURVE_LEVEL, _CURVE_WINDOW, _Sweep
 
 
 def _heads_axis(ax, heads: list[int]) -> None:
@@ -34,7 +34,7 @@ def _range_plot(ax, heads: list[int], values: np.ndarray, colour: str) -> None:
 
 
 def sweep_results(
-    sweep: Sweep, paper: tuple, d_model: int, paper_d_model: int
+    sweep: _Sweep, paper: tuple, d_model: int, paper_d_model: int
 ) -> Figure:
     """Toy test loss and accuracy per h, beside the ``paper``'s rows (Vaswani et al.'s
     Table 3 row A: ``n_heads``, ``perplexity``, ``bleu``); the widths label the axes.
@@ -66,17 +66,17 @@ def sweep_results(
     return fig
 
 
-def learning_curves(sweep: Sweep) -> Figure:
+def learning_curves(sweep: _Sweep) -> Figure:
     """Training loss against step for every h (mean over seeds, running mean).
 
-    A dotted line marks ``CURVE_LEVEL``, the loss the page counts as learned.
+    A dotted line marks the page's learned level, the loss the page counts as learned.
     """
     fig, ax = new_figure(5.6, 3.2)
     for colour, result in zip(PALETTE, sweep.results, strict=False):
         curve = result.curve()
-        steps = np.arange(CURVE_WINDOW, CURVE_WINDOW + curve.size)
+        steps = np.arange(_CURVE_WINDOW, _CURVE_WINDOW + curve.size)
         ax.plot(steps, curve, color=colour, label=f"h = {result.n_heads}")
-    ax.axhline(CURVE_LEVEL, color=INK, linewidth=0.8, linestyle=":")
+    ax.axhline(_CURVE_LEVEL, color=INK, linewidth=0.8, linestyle=":")
     ax.set_yscale("log")
     ax.set_xlabel("training step")
     ax.set_ylabel("loss on the step's batch (nats)")
@@ -151,7 +151,7 @@ def head_heatmaps(
     return [*panels, fig]
 
 
-def head_roles(sweep: Sweep) -> list[Figure]:
+def head_roles(sweep: _Sweep) -> list[Figure]:
     """Each trained head's mean weight on the previous vs the referenced token.
 
     One panel per h, one point per head and reporting seed, and a last panel with the

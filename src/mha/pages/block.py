@@ -26,23 +26,26 @@ from mha.pretrained.smollm2 import rms_norm, silu
 from mha.support.cache import cached
 from mha.support.page import Fact, Page
 
-Sublayer = Callable[[np.ndarray], np.ndarray]
+_Sublayer = Callable[[np.ndarray], np.ndarray]
 
-SMOLLM2_TEXT = "The cat sat on the mat because it was warm."
-MINILM_TEXTS = ("the cat sat on the warm mat .", "a dog barked")  # two lengths: padding
-SMOLLM2_TOLERANCE = 1e-4  # relative to the largest logit, float32 through 30 blocks
+_SMOLLM2_TEXT = "The cat sat on the mat because it was warm."
+_MINILM_TEXTS = (
+    "the cat sat on the warm mat .",
+    "a dog barked",
+)  # two lengths: padding
+_SMOLLM2_TOLERANCE = 1e-4  # relative to the largest logit, float32 through 30 blocks
 # absolute, float32 through 6 layers: the output is at most about 5.5, where float32
 # steps by 4.8e-7, so 1e-5 allows some 20 steps (how many it takes depends on the
 # CPU's BLAS kernels and threads: 1.4e-6 on one machine)
-MINILM_TOLERANCE = 1e-5
+_MINILM_TOLERANCE = 1e-5
 
 
 def pre_norm(
     x: np.ndarray,
-    attend: Sublayer,
-    ffn: Sublayer,
-    norm_1: Sublayer,
-    norm_2: Sublayer,
+    attend: _Sublayer,
+    ffn: _Sublayer,
+    norm_1: _Sublayer,
+    norm_2: _Sublayer,
 ) -> np.ndarray:
     """Normalise, attend, add; normalise, feed forward, add. The stream ``x`` itself
     is never normalised.
@@ -53,10 +56,10 @@ def pre_norm(
 
 def post_norm(
     x: np.ndarray,
-    attend: Sublayer,
-    ffn: Sublayer,
-    norm_1: Sublayer,
-    norm_2: Sublayer,
+    attend: _Sublayer,
+    ffn: _Sublayer,
+    norm_1: _Sublayer,
+    norm_2: _Sublayer,
 ) -> np.ndarray:
     """Attend, add, normalise; feed forward, add, normalise. The stream is
     normalised after each sublayer.
@@ -117,7 +120,7 @@ def source(function: Callable) -> str:
 
 
 @dataclass(frozen=True)
-class Check:
+class _Check:
     """The blocks written here against the models' own code, on real text."""
 
     smollm2_tokens: int
@@ -136,7 +139,7 @@ class Check:
     minilm_rms: np.ndarray  # the real tokens of the first sentence
 
 
-def study(smollm2_text: str, minilm_texts: tuple[str, ...], digest: str) -> Check:
+def _study(smollm2_text: str, minilm_texts: tuple[str, ...], digest: str) -> _Check:
     """Run both models through the blocks written here and through their own code
     (``digest`` names SmolLM2's weights, for the cache).
     """
@@ -161,7 +164,7 @@ def study(smollm2_text: str, minilm_texts: tuple[str, ...], digest: str) -> Chec
         y = minilm_layer(y, layer, batch.mask)
     hidden.append(y)
     expected = encoder.forward(batch).hidden[-1]
-    return Check(
+    return _Check(
         smollm2_tokens=len(ids),
         smollm2_layers=len(model.blocks),
         smollm2_gap=float(gap),
@@ -183,31 +186,31 @@ def _rms(x: np.ndarray) -> np.ndarray:
 @functools.cache
 def page() -> Page:
     """What the page prints: the two checks and the stream's size through the depth."""
-    check = cached(study, SMOLLM2_TEXT, MINILM_TEXTS, smollm2.gguf_digest())
+    check = cached(_study, _SMOLLM2_TEXT, _MINILM_TEXTS, smollm2.gguf_digest())
     return Page(
         check=check,
-        smollm2_tolerance=SMOLLM2_TOLERANCE,
-        minilm_tolerance=MINILM_TOLERANCE,
+        smollm2_tolerance=_SMOLLM2_TOLERANCE,
+        minilm_tolerance=_MINILM_TOLERANCE,
         first_peak=float(check.smollm2_first_rms.max()),
         minilm_low=float(check.minilm_rms[1:].min()),  # after each layer
         minilm_high=float(check.minilm_rms[1:].max()),
-        facts=facts(check),
+        facts=_facts(check),
         figures={},
     )
 
 
-def facts(check: Check) -> dict[str, Fact]:
+def _facts(check: _Check) -> dict[str, Fact]:
     """The page's facts: both blocks equal their models', and what each norm
     placement does to the stream's size.
     """
     pre, post = check.smollm2_rms, check.minilm_rms
     return {
         "smollm2_equal": Fact(
-            check.smollm2_gap <= SMOLLM2_TOLERANCE,
+            check.smollm2_gap <= _SMOLLM2_TOLERANCE,
             f"relative logit gap {check.smollm2_gap}",
         ),
         "minilm_equal": Fact(
-            check.minilm_gap <= MINILM_TOLERANCE, f"largest gap {check.minilm_gap}"
+            check.minilm_gap <= _MINILM_TOLERANCE, f"largest gap {check.minilm_gap}"
         ),
         "pre_norm_grows": Fact(
             pre[-1] > 100 * pre[0], f"stream RMS {np.round(pre, 3).tolist()}"

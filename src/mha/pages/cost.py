@@ -30,18 +30,18 @@ from mha.support.page import Fact, Figure, Page
 from mha.support.validate import generator
 from mha.worked.cricket import COST_N as N  # tokens, as in the seed's cost example
 
-D_MODEL = published.model("Transformer base").d_model
-FORMULA = (4 * D_MODEL**2, 4 * D_MODEL**2 + 4 * D_MODEL)  # without and with biases
-HEADS = (1, 2, 4, 8, 16, 32, 64)
+_D_MODEL = published.model("Transformer base").d_model
+_FORMULA = (4 * _D_MODEL**2, 4 * _D_MODEL**2 + 4 * _D_MODEL)  # without and with biases
+_HEADS = (1, 2, 4, 8, 16, 32, 64)
 # The rank study: narrow, so that d_k runs down to 1 in a few SVDs, and n > d_model
 # tokens, so that every head is capped by its d_k.
-RANK_D_MODEL = 64
+_RANK_D_MODEL = 64
 # Vaswani et al. (2017), section 3.1: each encoder layer has a self-attention
 # sublayer, each decoder layer a masked one and an encoder-decoder one. BERT is one
 # encoder stack, GPT-2 one decoder stack.
-ENCODER, DECODER = "encoder self-attention", "masked decoder self-attention"
-SUBLAYERS_PER_LAYER = {
-    "Transformer base": (ENCODER, DECODER, "encoder-decoder attention"),
+_ENCODER, _DECODER = "encoder self-attention", "masked decoder self-attention"
+_SUBLAYERS_PER_LAYER = {
+    "Transformer base": (_ENCODER, _DECODER, "encoder-decoder attention"),
     "BERT-base": ("self-attention",),
     "BERT-large": ("self-attention",),
     "GPT-2 small": ("masked self-attention",),
@@ -51,24 +51,24 @@ SUBLAYERS_PER_LAYER = {
 @functools.cache
 def page() -> Page:
     """What the page prints: the sweep over h, published shapes, timings, ranks."""
-    rows, ranks, t = cached(sweep), cached(score_ranks), timings()  # computed once
-    costs, layers, parts = published_costs(), layer_costs(), []
+    rows, ranks, t = cached(_sweep), cached(_score_ranks), _timings()  # computed once
+    costs, layers, parts = _published_costs(), _layer_costs(), []
     for b in map(totals.breakdown, totals.ARCHITECTURES):  # every model, part by part
         counts = (b.embeddings, b.attention, b.ffn, b.norms + b.other, b.total)
         millions = (round(n / 1e6) for n in (*counts, b.stated))
-        parts.append(ModelParts(b.name, *millions, b.attention_share, b.stated_source))
+        parts.append(_ModelParts(b.name, *millions, b.attention_share, b.stated_source))
     base, bert = published.model("Transformer base"), published.model("BERT-base")
-    whole = layer_multiply_adds(N, D_MODEL, base.n_heads)  # the count table's shape
+    whole = layer_multiply_adds(N, _D_MODEL, base.n_heads)  # the count table's shape
     by_share = sorted(parts, key=lambda p: p.attention_share)
     by_name = {p.name: p for p in parts}
     bleu = [r.bleu for r in vaswani2017.ROW_A]  # Table 3 (A): BLEU by number of heads
     return Page(
-        d_model=D_MODEL,
+        d_model=_D_MODEL,
         n=N,
         rows=rows,
-        formula=FORMULA,  # written from d_model, no layer at all
+        formula=_FORMULA,  # written from d_model, no layer at all
         costs=costs,
-        sublayers=[(kind, base.n_layers) for kind in SUBLAYERS_PER_LAYER[base.name]],
+        sublayers=[(kind, base.n_layers) for kind in _SUBLAYERS_PER_LAYER[base.name]],
         bert=bert,
         bert_one_head=param_count(bert.d_model, 1),
         parts=parts,
@@ -84,13 +84,13 @@ def page() -> Page:
         windowed=[c for c in published.DECODERS if c.sliding_window is not None],
         vaswani=vaswani2017.ROW_A,  # Table 3 (A): BLEU by number of heads
         vaswani_best=vaswani2017.best_bleu(),
-        facts=facts(rows, costs, t, ranks, bleu, whole, layers),
-        figures=figures(t, ranks, layers),
+        facts=_facts(rows, costs, t, ranks, bleu, whole, layers),
+        figures=_figures(t, ranks, layers),
     )
 
 
 @dataclass(frozen=True)
-class HeadCount:
+class _HeadCount:
     """One layer shape ``(d_model, n_heads)`` and what it costs for ``n`` tokens."""
 
     n_heads: int
@@ -103,9 +103,9 @@ class HeadCount:
     scores: int  # h·n² entries the softmax exponentiates and normalises
 
 
-def sweep(
-    d_model: int = D_MODEL, heads: tuple[int, ...] = HEADS, n: int = N
-) -> tuple[HeadCount, ...]:
+def _sweep(
+    d_model: int = _D_MODEL, heads: tuple[int, ...] = _HEADS, n: int = N
+) -> tuple[_HeadCount, ...]:
     """Instantiate a layer for every head count and count what it holds and does."""
     rows = []
     for h in heads:
@@ -113,12 +113,12 @@ def sweep(
         params = (plain.param_count, biased.param_count)
         madds = (n * n * (d_model // h), score_multiply_adds(n, d_model, h))
         counts = (*params, *madds, score_flops(n, d_model, h), h * n * n)
-        rows.append(HeadCount(h, d_model // h, *counts))
+        rows.append(_HeadCount(h, d_model // h, *counts))
     return tuple(rows)
 
 
 @dataclass(frozen=True)
-class PublishedCost:
+class _PublishedCost:
     """The attention parameters of one published model, per layer and in all layers."""
 
     shape: published.ModelShape
@@ -128,19 +128,19 @@ class PublishedCost:
     all_layers: int  # params_bias × sublayers
 
 
-def published_costs() -> tuple[PublishedCost, ...]:
+def _published_costs() -> tuple[_PublishedCost, ...]:
     """``param_count`` at the shape of every model of ``published.MODELS``."""
     costs = []
     for s in published.MODELS:
         bias = param_count(s.d_model, s.n_heads, bias=True)
-        sublayers = len(SUBLAYERS_PER_LAYER[s.name]) * s.n_layers
+        sublayers = len(_SUBLAYERS_PER_LAYER[s.name]) * s.n_layers
         params = param_count(s.d_model, s.n_heads)
-        costs.append(PublishedCost(s, params, bias, sublayers, bias * sublayers))
+        costs.append(_PublishedCost(s, params, bias, sublayers, bias * sublayers))
     return tuple(costs)
 
 
 @dataclass(frozen=True)
-class ModelParts:
+class _ModelParts:
     """One published model's parameters by part, in millions, with attention's share."""
 
     name: str
@@ -155,7 +155,7 @@ class ModelParts:
 
 
 @dataclass(frozen=True)
-class LayerCost:
+class _LayerCost:
     """One published model's attention layer at its full context: what it computes
     and the attention weights it holds."""
 
@@ -194,7 +194,7 @@ class LayerCost:
         return self.weights * 2 / 1e9
 
 
-def layer_costs() -> tuple[LayerCost, ...]:
+def _layer_costs() -> tuple[_LayerCost, ...]:
     """Every published model with a context length (learned positions, or the
     published context of a decoder that attends to every past token): its layer's
     multiply-adds at that length, sorted by the n² part's share.
@@ -212,12 +212,12 @@ def layer_costs() -> tuple[LayerCost, ...]:
     rows = []
     for name, d, h, h_kv, d_k, n, source in shapes:
         cost = layer_multiply_adds(n, d, h, n_kv_heads=h_kv, d_k=d_k)
-        rows.append(LayerCost(name, d, h, h_kv, d_k, n, source, cost))
+        rows.append(_LayerCost(name, d, h, h_kv, d_k, n, source, cost))
     return tuple(sorted(rows, key=lambda r: r.share))
 
 
 @dataclass(frozen=True)
-class ScoreRank:
+class _ScoreRank:
     """The ranks of the ``n × n`` score matrices QᵢKᵢᵀ of every head of one layer."""
 
     n_heads: int
@@ -238,12 +238,12 @@ class ScoreRank:
         return bool((self.ranks == self.bound).all())
 
 
-def score_ranks(
-    d_model: int = RANK_D_MODEL,
-    heads: tuple[int, ...] = HEADS,
+def _score_ranks(
+    d_model: int = _RANK_D_MODEL,
+    heads: tuple[int, ...] = _HEADS,
     n: int = N,
     rng: np.random.Generator | None = None,
-) -> tuple[ScoreRank, ...]:
+) -> tuple[_ScoreRank, ...]:
     """Rank of every head's score matrix ``Qᵢ Kᵢᵀ`` (at most d_k) for random tokens,
     one layer per head count.
     """
@@ -255,12 +255,12 @@ def score_ranks(
         q = split_heads(x @ layer.w_q, h)  # (h, n, d_k)
         k = split_heads(x @ layer.w_k, h)
         ranks = np.linalg.matrix_rank(q @ np.swapaxes(k, -1, -2))  # of (h, n, n)
-        rows.append(ScoreRank(h, layer.d_k, n, ranks, min(n, layer.d_k)))
+        rows.append(_ScoreRank(h, layer.d_k, n, ranks, min(n, layer.d_k)))
     return tuple(rows)
 
 
 @dataclass(frozen=True)
-class Timing:
+class _Timing:
     """Median wall-clock of one head count (milliseconds, with the quartiles)."""
 
     n_heads: int
@@ -279,7 +279,7 @@ class Timing:
 
 
 @dataclass(frozen=True)
-class Timings:
+class _Timings:
     """The ``heads`` benchmark as measured by ``make bench``, with its machine."""
 
     d_model: int
@@ -289,7 +289,7 @@ class Timings:
     repeats: int  # rounds; each round samples every head count once
     burst: int  # back-to-back calls per sample, of which the fastest is kept
     threads: int  # BLAS threads
-    rows: tuple[Timing, ...]
+    rows: tuple[_Timing, ...]
     machine: dict
 
     def ratio(self, n_heads: int, baseline: int, part: str = "layer") -> float:
@@ -314,32 +314,32 @@ class Timings:
         return min(rest), max(rest)
 
     @property
-    def fastest(self) -> Timing:
+    def fastest(self) -> _Timing:
         """The head count whose whole layer has the smallest median time."""
         return min(self.rows, key=lambda r: r.layer_ms)
 
     @property
-    def slowest(self) -> Timing:
+    def slowest(self) -> _Timing:
         """The head count whose whole layer has the largest median time."""
         return max(self.rows, key=lambda r: r.layer_ms)
 
 
-def timings() -> Timings:
+def _timings() -> _Timings:
     """The committed result of the ``heads`` benchmark (run ``make bench`` to refresh)."""
     data = measured.load("heads")
     fields = ("d_model", "n", "batch", "dtype", "repeats", "burst", "threads")
-    rows = tuple(Timing(**row) for row in data["rows"])
-    return Timings(**{f: data[f] for f in fields}, rows=rows, machine=data["machine"])
+    rows = tuple(_Timing(**row) for row in data["rows"])
+    return _Timings(**{f: data[f] for f in fields}, rows=rows, machine=data["machine"])
 
 
-def facts(
-    rows: tuple[HeadCount, ...],
-    costs: tuple[PublishedCost, ...],
-    t: Timings,
-    ranks: tuple[ScoreRank, ...],
+def _facts(
+    rows: tuple[_HeadCount, ...],
+    costs: tuple[_PublishedCost, ...],
+    t: _Timings,
+    ranks: tuple[_ScoreRank, ...],
     bleu: list[float],
     whole: LayerMultiplyAdds,
-    layers: tuple[LayerCost, ...],
+    layers: tuple[_LayerCost, ...],
 ) -> dict[str, Fact]:
     """The facts the page states about counts, timings, ranks, Vaswani's BLEU and
     the ``whole`` layer's multiply-adds (at the count table's shape, and ``layers``).
@@ -362,7 +362,7 @@ def facts(
     below = [r for r in layers if r.context < r.cost.crossover]
     return {
         "flat": Fact(
-            {(r.params, r.params_bias) for r in rows} == {FORMULA},
+            {(r.params, r.params_bias) for r in rows} == {_FORMULA},
             f"params {sorted({r.params for r in rows})}",
         ),
         "shared_shape": Fact(
@@ -418,8 +418,8 @@ def facts(
     }
 
 
-def figures(
-    t: Timings, ranks: tuple[ScoreRank, ...], layers: tuple[LayerCost, ...]
+def _figures(
+    t: _Timings, ranks: tuple[_ScoreRank, ...], layers: tuple[_LayerCost, ...]
 ) -> dict[str, Figure]:
     """The whole layer's multiply-adds at every published model's context, the
     measured times and the score ranks, in the page's order; the alt texts say what

@@ -13,7 +13,7 @@ from mha.support.page import Fact, Figure, Page
 from mha.worked import cricket
 from mha.worked.cricket import Cricket, HeadRun
 
-KOHLI, HIS, CENTURY, OVER = range(4)  # positions in cricket.EXTENDED_TOKENS
+_KOHLI, _HIS, _CENTURY, _OVER = range(4)  # positions in cricket.EXTENDED_TOKENS
 
 
 @functools.cache
@@ -28,8 +28,8 @@ def page() -> Page:
         tripled=tripled,
         tokens=cricket.TOKENS,
         cost=cost,
-        facts=facts(example, extended, tripled) | cost_facts(cost),
-        figures=figures(example, extended),
+        facts=facts(example, extended, tripled) | _cost_facts(cost),
+        figures=_figures(example, extended),
     )
 
 
@@ -62,33 +62,33 @@ def facts(
         "tie": tie,
         "tie_verdict": tie,
         "a_commits": Fact(
-            _top(a) == KOHLI and a[KOHLI] > full[KOHLI],
+            _top(a) == _KOHLI and a[_KOHLI] > full[_KOHLI],
             f"head A {_r(a)}, one head {_r(full)}",
         ),
-        "b_self": Fact(_top(b) == HIS, f"head B {_r(b)}"),
-        "split_breaks_tie": Fact(_top(a2) == KOHLI, f"head A at scale 2: {_r(a2)}"),
+        "b_self": Fact(_top(b) == _HIS, f"head B {_r(b)}"),
+        "split_breaks_tie": Fact(_top(a2) == _KOHLI, f"head A at scale 2: {_r(a2)}"),
         "scale_sharpens": Fact(
-            _top(a2) == _top(a) == KOHLI and a[KOHLI] > a2[KOHLI],
-            f"Kohli: {a2[KOHLI]:.3f} at scale 2, {a[KOHLI]:.3f} at scale √2",
+            _top(a2) == _top(a) == _KOHLI and a[_KOHLI] > a2[_KOHLI],
+            f"Kohli: {a2[_KOHLI]:.3f} at scale 2, {a[_KOHLI]:.3f} at scale √2",
         ),
         "b_scale": Fact(
-            b[HIS] > b2[HIS] and b[CENTURY] < b2[CENTURY],
+            b[_HIS] > b2[_HIS] and b[_CENTURY] < b2[_CENTURY],
             f"head B at 2: {_r(b2)}, at √2: {_r(b)}",
         ),
         "century_tie": Fact(
-            np.isclose(c_full[KOHLI], c_full[OVER])
-            and c_full[KOHLI] > max(c_full[HIS], c_full[CENTURY]),
+            np.isclose(c_full[_KOHLI], c_full[_OVER])
+            and c_full[_KOHLI] > max(c_full[_HIS], c_full[_CENTURY]),
             f"century, one head: {_r(c_full)}",
         ),
         "century_heads": Fact(
-            _top(century.head_a.weights) == KOHLI
-            and _top(century.head_b.weights) == OVER,
+            _top(century.head_a.weights) == _KOHLI
+            and _top(century.head_b.weights) == _OVER,
             f"century, head A {_r(century.head_a.weights)}, "
             f"head B {_r(century.head_b.weights)}",
         ),
         "his_extended": Fact(
-            np.isclose(his.full.weights[KOHLI], his.full.weights[HIS])
-            and _top(his.head_a.weights) == KOHLI,
+            np.isclose(his.full.weights[_KOHLI], his.full.weights[_HIS])
+            and _top(his.head_a.weights) == _KOHLI,
             f"his, one head {_r(his.full.weights)}, head A {_r(his.head_a.weights)}",
         ),
         "no_weight_moves": Fact(
@@ -109,7 +109,7 @@ def facts(
     }
 
 
-def cost_facts(cost: dict[str, int]) -> dict[str, Fact]:
+def _cost_facts(cost: dict[str, int]) -> dict[str, Fact]:
     """The fact the page states about the cost of one head against several."""
     c = cost
     return {
@@ -120,7 +120,7 @@ def cost_facts(cost: dict[str, int]) -> dict[str, Fact]:
     }
 
 
-def figures(example: Cricket, extended: dict[str, Cricket]) -> dict[str, Figure]:
+def _figures(example: Cricket, extended: dict[str, Cricket]) -> dict[str, Figure]:
     """The page's two figures; their alt texts state what the facts check."""
     return {
         "three_distributions": Figure(

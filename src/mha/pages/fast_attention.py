@@ -29,15 +29,15 @@ SCORES = np.array([1.0, 0.5, 3.0, 2.0, 2.5, -1.0])
 VALUES = np.array([10.0, 20.0, 30.0, 40.0, 50.0, 60.0])
 BLOCK = 2
 
-SIZES = (256, 512, 1024, 2048)  # n measured by the build; make bench goes further
-D_K = 64  # every head of the memory study: d_k = d_v = 64, float64
-TILE = 128  # tiled_attention's default block
-ITEMSIZE = np.dtype(np.float64).itemsize
-DENSE_ARRAYS = 3  # attend holds the scores, the masked scores and the weights
+_SIZES = (256, 512, 1024, 2048)  # n measured by the build; make bench goes further
+_D_K = 64  # every head of the memory study: d_k = d_v = 64, float64
+_TILE = 128  # tiled_attention's default block
+_ITEMSIZE = np.dtype(np.float64).itemsize
+_DENSE_ARRAYS = 3  # attend holds the scores, the masked scores and the weights
 
 
 @dataclass(frozen=True)
-class Step:
+class _Step:
     """The running state after one block of keys (``online_steps``)."""
 
     keys: tuple[int, ...]  # the block's key positions
@@ -53,9 +53,9 @@ class Step:
         return self.o / self.s
 
 
-def online_steps(
+def _online_steps(
     scores: np.ndarray, values: np.ndarray, block: int
-) -> tuple[Step, ...]:
+) -> tuple[_Step, ...]:
     """The online softmax of one query, a block of keys at a time: each step's state."""
     m, s, o, steps = -math.inf, 0.0, 0.0, []
     for j in range(0, len(scores), block):
@@ -66,13 +66,13 @@ def online_steps(
         s = s * rescale + float(p.sum())
         o = o * rescale + float(p @ v)
         steps.append(
-            Step(tuple(range(j, j + len(x))), float(x.max()), m_new, rescale, s, o)
+            _Step(tuple(range(j, j + len(x))), float(x.max()), m_new, rescale, s, o)
         )
         m = m_new
     return tuple(steps)
 
 
-def peak_bytes(fn: Callable[[], object]) -> int:
+def _peak_bytes(fn: Callable[[], object]) -> int:
     """The largest allocation total (bytes) while ``fn()`` runs, from tracemalloc,
     which sees NumPy's array buffers.
 
@@ -89,7 +89,7 @@ def peak_bytes(fn: Callable[[], object]) -> int:
         tracemalloc.stop()
 
 
-def memory(sizes: tuple[int, ...]) -> list[dict]:
+def _memory(sizes: tuple[int, ...]) -> list[dict]:
     """Peak bytes of causal attention over ``n`` tokens, one head of d_k = 64 in
     float64, through ``attend`` (the whole n×n) and ``tiled_attention`` (blocks of 128).
     """
@@ -100,17 +100,19 @@ def _peaks(n: int) -> dict:
     """Both paths' peak bytes at ``n`` tokens, beside the three n×n arrays and the
     output."""
     rng = np.random.default_rng(n)
-    q, k, v = (rng.normal(size=(n, D_K)) for _ in range(3))
+    q, k, v = (rng.normal(size=(n, _D_K)) for _ in range(3))
     return {
         "n": n,
-        "naive": peak_bytes(lambda: attend(q, k, v, causal_mask(n))),
-        "tiled": peak_bytes(lambda: tiled_attention(q, k, v, causal=True, block=TILE)),
-        "dense": DENSE_ARRAYS * n * n * ITEMSIZE,  # scores, masked scores, weights
-        "output": n * D_K * ITEMSIZE,  # what both return
+        "naive": _peak_bytes(lambda: attend(q, k, v, causal_mask(n))),
+        "tiled": _peak_bytes(
+            lambda: tiled_attention(q, k, v, causal=True, block=_TILE)
+        ),
+        "dense": _DENSE_ARRAYS * n * n * _ITEMSIZE,  # scores, masked scores, weights
+        "output": n * _D_K * _ITEMSIZE,  # what both return
     }
 
 
-def multiply_adds(n: int, d_k: int, block: int, causal: bool) -> dict[str, int]:
+def _multiply_adds(n: int, d_k: int, block: int, causal: bool) -> dict[str, int]:
     """Multiply-adds of the two matrix products (q kᵀ, then weights × v) through
     ``attend`` and through ``tiled_attention``, and the tiled path's extra multiplies
     that rescale its running sum and output (d_v = d_k).
@@ -130,17 +132,17 @@ def multiply_adds(n: int, d_k: int, block: int, causal: bool) -> dict[str, int]:
 @functools.cache
 def page() -> Page:
     """What the page prints: the example, the memory, the counts, the bench's rows."""
-    steps = online_steps(SCORES, VALUES, BLOCK)
+    steps = _online_steps(SCORES, VALUES, BLOCK)
     direct = float(softmax(SCORES) @ VALUES)
-    rows = cached(memory, SIZES)
+    rows = cached(_memory, _SIZES)
     bench = measured.load("fast_attention")
-    n = SIZES[-1]
+    n = _SIZES[-1]
     counts = {
         "n": n,
-        "d_k": D_K,
-        "block": TILE,
-        "full": multiply_adds(n, D_K, TILE, causal=False),
-        "causal": multiply_adds(n, D_K, TILE, causal=True),
+        "d_k": _D_K,
+        "block": _TILE,
+        "full": _multiply_adds(n, _D_K, _TILE, causal=False),
+        "causal": _multiply_adds(n, _D_K, _TILE, causal=True),
     }
     counts["rescale_share"] = counts["full"]["rescale"] / counts["full"]["tiled"]
     counts["causal_share"] = counts["causal"]["tiled"] / counts["causal"]["naive"]
@@ -157,10 +159,10 @@ def page() -> Page:
         bench=bench,
         bench_rows=[_readable(row) for row in bench["rows"]],
         counts=counts,
-        d_k=D_K,
-        tile=TILE,
-        itemsize=ITEMSIZE,
-        dense_arrays=DENSE_ARRAYS,
+        d_k=_D_K,
+        tile=_TILE,
+        itemsize=_ITEMSIZE,
+        dense_arrays=_DENSE_ARRAYS,
         sources={
             "dao": dao2022.SHORT,
             "dao_citation": dao2022.CITATION,
@@ -168,8 +170,8 @@ def page() -> Page:
             "online": dao2022.ONLINE_SOFTMAX_SHORT,
             "online_url": dao2022.ONLINE_SOFTMAX_URL,
         },
-        facts=facts(steps, direct, rows, bench["rows"], counts),
-        figures=figures(rows, bench["rows"]),
+        facts=_facts(steps, direct, rows, bench["rows"], counts),
+        figures=_figures(rows, bench["rows"]),
     )
 
 
@@ -186,8 +188,8 @@ def _growth(rows: list[dict], key: str) -> list[float]:
     return [b[key] / a[key] for a, b in itertools.pairwise(rows)]
 
 
-def facts(
-    steps: tuple[Step, ...],
+def _facts(
+    steps: tuple[_Step, ...],
     direct: float,
     rows: list[dict],
     bench_rows: list[dict],
@@ -236,7 +238,7 @@ def facts(
     }
 
 
-def figures(rows: list[dict], bench_rows: list[dict]) -> dict[str, Figure]:
+def _figures(rows: list[dict], bench_rows: list[dict]) -> dict[str, Figure]:
     """The memory figure: both paths' peaks against n, the build's and the bench's."""
     return {
         "memory": Figure(
@@ -247,7 +249,7 @@ def figures(rows: list[dict], bench_rows: list[dict]) -> dict[str, Figure]:
             "four times the memory for twice the tokens. The tiled path climbs with "
             "slope one at most, from a floor of a few blocks of scores.",
             caption="Peak memory of one head's causal attention (d_k = "
-            f"{D_K}, float64): attend against tiled_attention in blocks of {TILE}. "
+            f"{_D_K}, float64): attend against tiled_attention in blocks of {_TILE}. "
             "Look at the slopes: n² against n.",
         ),
     }

@@ -21,15 +21,15 @@ from mha.support.formatting import significant, words
 from mha.support.page import Fact, Figure, Page
 from mha.support.validate import generator
 
-SINK_SCALES = (1.0, 10.0, 100.0)  # beta: the sink heads' score per unit of x
-Rng = np.random.Generator | None
+_SINK_SCALES = (1.0, 10.0, 100.0)  # beta: the sink heads' score per unit of x
+_Rng = np.random.Generator | None
 
 
 @functools.cache
 def page() -> Page:
     """What the page prints: the drawn head, the bounds check, the ReLU comparison."""
-    hull, bounds, relu = hull_demo(), bounds_check(), relu_demo()
-    sink = sink_relu_demo()
+    hull, bounds, relu = _hull_demo(), _bounds_check(), relu_demo()
+    sink = _sink_relu_demo()
     return Page(
         hull=hull,
         inside=(int(hull.inside.sum()), len(hull.inside)),  # outputs in the hull, all
@@ -40,13 +40,13 @@ def page() -> Page:
         sink=sink,
         sink_errors=words([f"{significant(100 * e)}%" for e in sink.errors]),
         sink_scales=words([f"{beta:.0f}" for beta in sink.scales]),
-        facts=facts(hull, bounds, relu, sink),
-        figures=figures(hull),
+        facts=_facts(hull, bounds, relu, sink),
+        figures=_figures(hull),
     )
 
 
-def facts(
-    hull: HullDemo, bounds: BoundsCheck, relu: ReluDemo, sink: SinkDemo
+def _facts(
+    hull: _HullDemo, bounds: _BoundsCheck, relu: _ReluDemo, sink: _SinkDemo
 ) -> dict[str, Fact]:
     """The facts the page's sentences state about the four demonstrations."""
     errors = np.array(sink.errors)
@@ -75,7 +75,7 @@ def facts(
     }
 
 
-def figures(hull: HullDemo) -> dict[str, Figure]:
+def _figures(hull: _HullDemo) -> dict[str, Figure]:
     """The drawn head's values, hull and outputs."""
     where = "all of" if hull.inside.all() else f"{hull.inside.sum()} of"
     return {
@@ -92,7 +92,7 @@ def figures(hull: HullDemo) -> dict[str, Figure]:
     }
 
 
-def convex_hull(points: np.ndarray) -> np.ndarray:
+def _convex_hull(points: np.ndarray) -> np.ndarray:
     """Vertices of the convex hull of ``points (m, 2)``, counter-clockwise (Andrew's
     monotone chain: sorted points, lower and upper chains, no clockwise turn).
     """
@@ -112,7 +112,7 @@ def convex_hull(points: np.ndarray) -> np.ndarray:
     return np.array(chain(pts) + chain(pts[::-1]))
 
 
-def in_convex_polygon(points: np.ndarray, hull: np.ndarray, tol: float = 1e-12):
+def _in_convex_polygon(points: np.ndarray, hull: np.ndarray, tol: float = 1e-12):
     """Whether each of ``points (m, 2)`` lies in the counter-clockwise ``hull (k, 2)``:
     on the left of (or on) every edge.
     """
@@ -125,7 +125,7 @@ def in_convex_polygon(points: np.ndarray, hull: np.ndarray, tol: float = 1e-12):
 
 
 @dataclass(frozen=True)
-class HullDemo:
+class _HullDemo:
     """One head of width d_k = 2: its values, its outputs and the values' hull."""
 
     values: np.ndarray  # (n, 2) the head's value vectors, one per token
@@ -135,9 +135,9 @@ class HullDemo:
     inside: np.ndarray  # (n,) bool: each output lies in that hull
 
 
-def hull_demo(
-    n: int = 8, d_model: int = 8, n_heads: int = 4, rng: Rng = None
-) -> HullDemo:
+def _hull_demo(
+    n: int = 8, d_model: int = 8, n_heads: int = 4, rng: _Rng = None
+) -> _HullDemo:
     """Run a random layer with heads of width 2 and place head 0's outputs in its plane."""
     if d_model != 2 * n_heads:
         raise ValueError(
@@ -147,11 +147,11 @@ def hull_demo(
     weights, values, outputs = (
         a[0] for a in _random_heads((n,), d_model, n_heads, rng)
     )
-    hull = convex_hull(values)  # head 0's values: (n, 2)
-    return HullDemo(values, outputs, weights, hull, in_convex_polygon(outputs, hull))
+    hull = _convex_hull(values)  # head 0's values: (n, 2)
+    return _HullDemo(values, outputs, weights, hull, _in_convex_polygon(outputs, hull))
 
 
-def _random_heads(shape: tuple[int, ...], d_model: int, n_heads: int, rng: Rng):
+def _random_heads(shape: tuple[int, ...], d_model: int, n_heads: int, rng: _Rng):
     """A random layer on random tokens ``(*shape, d_model)``: its weights
     ``(..., h, n, n)``, each head's values and outputs ``(..., h, n, d_k)``."""
     rng = generator(rng)
@@ -163,7 +163,7 @@ def _random_heads(shape: tuple[int, ...], d_model: int, n_heads: int, rng: Rng):
 
 
 @dataclass(frozen=True)
-class BoundsCheck:
+class _BoundsCheck:
     """Every output coordinate of every head against the range of its values."""
 
     n_heads: int
@@ -173,16 +173,16 @@ class BoundsCheck:
     min_weight: float  # the smallest attention weight seen (never negative)
 
 
-def bounds_check(
-    batch: int = 4, n: int = 32, d_model: int = 64, n_heads: int = 8, rng: Rng = None
-) -> BoundsCheck:
+def _bounds_check(
+    batch: int = 4, n: int = 32, d_model: int = 64, n_heads: int = 8, rng: _Rng = None
+) -> _BoundsCheck:
     """Check the hull's bound coordinate by coordinate on a random layer: in every
     coordinate, a convex combination lies between the smallest and largest value.
     """
     weights, values, outputs = _random_heads((batch, n), d_model, n_heads, rng)
     low, high = values.min(axis=-2, keepdims=True), values.max(axis=-2, keepdims=True)
     ok = (outputs >= low - 1e-12) & (outputs <= high + 1e-12)
-    return BoundsCheck(n_heads, d_model, ok.size, int(ok.sum()), float(weights.min()))
+    return _BoundsCheck(n_heads, d_model, ok.size, int(ok.sum()), float(weights.min()))
 
 
 def feed_forward(
@@ -199,7 +199,7 @@ def _unexplained(fit: np.ndarray, target: np.ndarray) -> float:
 
 
 @dataclass(frozen=True)
-class ReluDemo:
+class _ReluDemo:
     """Can attention compute ReLU of a token that attends only to itself?"""
 
     samples: int  # random tokens tried
@@ -209,7 +209,7 @@ class ReluDemo:
     ffn_error: float  # the same share for a one-hidden-layer ReLU FFN
 
 
-def relu_demo(samples: int = 2000, d_model: int = 4, rng: Rng = None) -> ReluDemo:
+def relu_demo(samples: int = 2000, d_model: int = 4, rng: _Rng = None) -> _ReluDemo:
     """Compare the best attention layer with an FFN on the target ``relu(x)``.
 
     A token attending only to itself gets ``x W_V W_O`` (+ ``b_V W_O + b_O``), an
@@ -231,11 +231,11 @@ def relu_demo(samples: int = 2000, d_model: int = 4, rng: Rng = None) -> ReluDem
     eye, zero = np.eye(d_model), np.zeros(d_model)
     ffn = _unexplained(feed_forward(x, eye, zero, eye, zero), target)
     affine = _unexplained(design @ coef, target)
-    return ReluDemo(samples, d_model, linear_gap, affine, ffn)
+    return _ReluDemo(samples, d_model, linear_gap, affine, ffn)
 
 
 @dataclass(frozen=True)
-class SinkDemo:
+class _SinkDemo:
     """ReLU of a token that also sees a sink: one head per coordinate, per scale."""
 
     samples: int
@@ -243,12 +243,12 @@ class SinkDemo:
     errors: tuple[float, ...]  # unexplained share of ReLU's variance, per beta
 
 
-def sink_relu_demo(
+def _sink_relu_demo(
     samples: int = 2000,
     d_model: int = 4,
-    scales: tuple[float, ...] = SINK_SCALES,
-    rng: Rng = None,
-) -> SinkDemo:
+    scales: tuple[float, ...] = _SINK_SCALES,
+    rng: _Rng = None,
+) -> _SinkDemo:
     """How close a head gets to ReLU once its token also sees a sink (a key whose
     value is zero): the core's layer, weights set by hand, on two-token sequences.
 
@@ -273,4 +273,4 @@ def sink_relu_demo(
         layer.w_v[i, column] = layer.w_o[column, i] = 1.0
         out, _ = layer(sequences, mask=causal_mask(2))
         errors.append(_unexplained(out[:, 1, :d_model], np.maximum(x, 0)))
-    return SinkDemo(samples, tuple(scales), tuple(errors))
+    return _SinkDemo(samples, tuple(scales), tuple(errors))

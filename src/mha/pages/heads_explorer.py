@@ -32,16 +32,16 @@ from mha.support.cache import cached
 from mha.support.page import Fact, Figure, Page
 from mha.worked import cat_mat
 
-SCHEMA_VERSION = 2
-DECIMALS = 4
-EXAMPLES = ("cat_mat",)
+_SCHEMA_VERSION = 2
+_DECIMALS = 4
+_EXAMPLES = ("cat_mat",)
 # Two maps "look alike" below this mean absolute difference of their weights.
-ALIKE = 0.1
+_ALIKE = 0.1
 
 
 def _numbers(values: np.ndarray) -> list | float:
     """Nested lists of floats rounded to ``DECIMALS`` places (no ``-0.0``)."""
-    return (np.round(np.asarray(values, dtype=np.float64), DECIMALS) + 0.0).tolist()
+    return (np.round(np.asarray(values, dtype=np.float64), _DECIMALS) + 0.0).tolist()
 
 
 def _config(q, k, n_heads: int, names: tuple[str, ...], n_relations: int) -> dict:
@@ -84,7 +84,7 @@ def _contributions(q: np.ndarray, k: np.ndarray, n_relations: int) -> np.ndarray
 
 
 @dataclass(frozen=True)
-class Dominance:
+class _Dominance:
     """How much the one-head map of the cat/mat sentence is taken by "."."""
 
     sink: float  # the sink's strength
@@ -98,12 +98,12 @@ class Dominance:
         return 2 * self.rows_led > self.rows
 
 
-def dominance(sink: float | None = None) -> Dominance:
+def _dominance(sink: float | None = None) -> _Dominance:
     """The one-head map's lean towards "." at sink strength ``sink`` (default: the page's)."""
     strength = cat_mat.strengths(sink)
     one = cat_mat.attention_weights(1, strength)[0]  # (8, 8)
     stop = cat_mat.index_of(".")
-    return Dominance(
+    return _Dominance(
         sink=strength["sink"],
         rows_led=int((one.argmax(axis=-1) == stop).sum()),
         rows=one.shape[0],
@@ -113,7 +113,7 @@ def dominance(sink: float | None = None) -> Dominance:
 
 def _variant(sink: float) -> dict:
     """The cat/mat sentence's arithmetic at sink strength ``sink``."""
-    strength, d = cat_mat.strengths(sink), dominance(sink)
+    strength, d = cat_mat.strengths(sink), _dominance(sink)
     p, x = cat_mat.projections(strength), cat_mat.features()
     q, k = x @ p.w_q, x @ p.w_k  # (8, d_model)
     n_rel = len(cat_mat.HEADS)
@@ -135,7 +135,7 @@ def _cat_mat() -> dict:
     tokens = [{"token": t, "position": p} for p, t in enumerate(cat_mat.TOKENS)]
     sinks = list(cat_mat.SINK_STRENGTHS)
     return {
-        "version": SCHEMA_VERSION,
+        "version": _SCHEMA_VERSION,
         "title": " ".join(cat_mat.TOKENS),
         "queries": tokens,
         "keys": tokens,
@@ -146,18 +146,18 @@ def _cat_mat() -> dict:
     }
 
 
-def example(name: str) -> dict:
+def _example(name: str) -> dict:
     """The widget's data for ``name`` (one of ``EXAMPLES``), cached."""
-    if name not in EXAMPLES:
-        raise ValueError(f"name: expected one of {EXAMPLES}, got {name!r}")
+    if name not in _EXAMPLES:
+        raise ValueError(f"name: expected one of {_EXAMPLES}, got {name!r}")
     return cached(_cat_mat)
 
 
-def widget(name: str) -> str:
+def _widget(name: str) -> str:
     """The widget's HTML: its container with its data embedded as JSON (no request:
     it works from a file), and a ``noscript`` note.
     """
-    data = json.dumps(example(name), separators=(",", ":"), ensure_ascii=False)
+    data = json.dumps(_example(name), separators=(",", ":"), ensure_ascii=False)
     data = data.replace("</", "<\\/")  # safe inside a <script> element
     note = "The interactive explorer needs JavaScript; the figure on this page shows "
     return (
@@ -172,12 +172,12 @@ def page() -> Page:
     """What the page prints: the sentence, its features, the heads' patterns, the widget."""
     s, tokens = cat_mat.STRENGTH, cat_mat.TOKENS
     four, one = cat_mat.attention_weights(4), cat_mat.attention_weights(1)[0]
-    levels = tuple(dominance(v) for v in cat_mat.SINK_STRENGTHS)
+    levels = tuple(_dominance(v) for v in cat_mat.SINK_STRENGTHS)
     patterns = cat_mat.solve()
     x, w = cat_mat.features(), cat_mat.projections()
     parts = _contributions(x @ w.w_q, x @ w.w_k, len(cat_mat.HEADS))
     parts = parts[:, cat_mat.index_of("cat"), cat_mat.index_of(".")]
-    ex, default = example("cat_mat"), dominance()
+    ex, default = _example("cat_mat"), _dominance()
     static = {key: ex[key] for key in ("queries", "keys")}  # the figure's data
     static["configs"] = ex["variants"][ex["default"]]["configs"]
     return Page(
@@ -204,8 +204,8 @@ def page() -> Page:
         cat_to_stop=" + ".join(
             f"{r} {v:g}" for r, v in zip(cat_mat.HEADS, parts, strict=True)
         ),
-        widget=widget("cat_mat"),
-        facts=facts(s, four, one, levels, patterns),
+        widget=_widget("cat_mat"),
+        facts=_facts(s, four, one, levels, patterns),
         figures=_figures(static, default),
     )
 
@@ -215,11 +215,11 @@ def _smallest_difference(four: np.ndarray) -> float:
     return min(float(np.abs(a - b).mean()) for a, b in itertools.combinations(four, 2))
 
 
-def facts(
+def _facts(
     s: Mapping[str, float],
     four: np.ndarray,
     one: np.ndarray,
-    levels: tuple[Dominance, ...],
+    levels: tuple[_Dominance, ...],
     p: cat_mat.Patterns,
 ) -> dict[str, Fact]:
     """The facts the page's sentences state, from the strengths ``s``, the four heads'
@@ -241,8 +241,8 @@ def facts(
             f"cat's same-word row {cat.round(3).tolist()}",
         ),
         "heads_differ": Fact(
-            smallest >= ALIKE,
-            f"smallest mean |difference| {smallest:.3f}, threshold {ALIKE}",
+            smallest >= _ALIKE,
+            f"smallest mean |difference| {smallest:.3f}, threshold {_ALIKE}",
         ),
         "one_head_dominated": Fact(
             2 * led.sum() > len(led), f"{led.sum()} of {len(led)} rows"
@@ -267,7 +267,7 @@ def facts(
     }
 
 
-def _figures(static: Mapping, default: Dominance) -> dict[str, Figure]:
+def _figures(static: Mapping, default: _Dominance) -> dict[str, Figure]:
     """Every heatmap of the explorer's ``static`` variant, for print and readers
     without JavaScript; the alt text states the one-head map's ``default`` dominance."""
     return {

@@ -26,12 +26,12 @@ def page() -> Page:
         h=h,
         params_one=one,
         params_many=many,
-        facts=facts(one, many, h),
+        facts=_facts(one, many, h),
         figures={"whole_layer": mechanism.figures["whole_layer"]},
     )
 
 
-def facts(params_one: int, params_many: int, h: int) -> dict[str, Fact]:
+def _facts(params_one: int, params_many: int, h: int) -> dict[str, Fact]:
     """The home page's one comparing sentence: ``h`` heads cost what one head costs."""
     return {
         "same_params": Fact(

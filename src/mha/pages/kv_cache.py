@@ -34,20 +34,20 @@ from mha.heads import repeat_kv
 from mha.support.page import Fact, Figure, Page
 from mha.support.validate import positive_int
 
-GIB = 2**30
-BYTES_PER_VALUE = 2  # the page's cache and weights: 16-bit (float16, bfloat16)
-UNITS = ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")  # each 1,024 of the last
+_GIB = 2**30
+_BYTES_PER_VALUE = 2  # the page's cache and weights: 16-bit (float16, bfloat16)
+_UNITS = ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")  # each 1,024 of the last
 # The page's example (a reader changes it in the calculator).
-EXAMPLE_CONTEXT = 4096  # tokens per sequence
-EXAMPLE_BATCH = 1
-EXAMPLE_MEMORY_GIB = 80  # one accelerator's memory, for "how many sequences fit"
-EXAMPLE_MEMORY = EXAMPLE_MEMORY_GIB * GIB
-CALCULATOR_MODEL = "Llama-3 8B"  # the model the calculator opens with
-CONTEXT_MODEL = "Llama-2 70B"  # the model of the "cache against context" figure
-CONTEXTS = tuple(2**i for i in range(9, 18))  # 512 ... 131,072 tokens, for the curve
+_EXAMPLE_CONTEXT = 4096  # tokens per sequence
+_EXAMPLE_BATCH = 1
+_EXAMPLE_MEMORY_GIB = 80  # one accelerator's memory, for "how many sequences fit"
+_EXAMPLE_MEMORY = _EXAMPLE_MEMORY_GIB * _GIB
+_CALCULATOR_MODEL = "Llama-3 8B"  # the model the calculator opens with
+_CONTEXT_MODEL = "Llama-2 70B"  # the model of the "cache against context" figure
+_CONTEXTS = tuple(2**i for i in range(9, 18))  # 512 ... 131,072 tokens, for the curve
 # The models of similar size compared in the "what fits" figure, two of them MQA.
-FIT_MODELS = ("Llama-2 7B", "Llama-3 8B", "Mistral 7B v0.1", "Qwen2.5 7B")
-FIT_MODELS += ("Falcon-7B", "Gemma 2B")
+_FIT_MODELS = ("Llama-2 7B", "Llama-3 8B", "Mistral 7B v0.1", "Qwen2.5 7B")
+_FIT_MODELS += ("Falcon-7B", "Gemma 2B")
 
 
 @functools.cache
@@ -55,16 +55,16 @@ def page() -> Page:
     """What the page prints: the published models, the traps, what fits, the
     calculator's first state and the GQA paper's trade-off.
     """
-    rows = [Row.of(c) for c in DECODERS]  # the table of published models
+    rows = [_Row.of(c) for c in DECODERS]  # the table of published models
     models = {r.config.name: r for r in rows}
     counted = {name: totals.breakdown(name).total for name in models}
-    c = models[CONTEXT_MODEL].config
+    c = models[_CONTEXT_MODEL].config
     fits = {}  # sequences whose caches fit beside the weights: as published, with MHA
-    for shape in map(Shape.of, FIT_MODELS):  # as the calculator counts them
+    for shape in map(_Shape.of, _FIT_MODELS):  # as the calculator counts them
         fits[shape.model] = tuple(
             shape.fits(h).largest_batch for h in (shape.kv_heads, shape.query_heads)
         )
-    tradeoff = tradeoffs(GQA_TABLE_1)
+    tradeoff = _tradeoffs(GQA_TABLE_1)
     mqa, gqa = tradeoff["MQA-XXL"], tradeoff["GQA-8-XXL"]
     naive = {}  # the trap: d_model / h as head width, and that width / the real one
     for d in (models[name].config for name in ("PaLM 540B", "Gemma 7B")):
@@ -72,45 +72,49 @@ def page() -> Page:
     table = []  # the KV designs, cached as the calculator computes, against full MHA
     for kv in KV_DESIGNS:
         windows = [w for w in kv.windows if w is not None]
-        longest = Shape.of(kv.name, kv.max_context).fits().cache
-        mha = kv.mha_width * kv.n_layers * kv.max_context * BYTES_PER_VALUE
+        longest = _Shape.of(kv.name, kv.max_context).fits().cache
+        mha = kv.mha_width * kv.n_layers * kv.max_context * _BYTES_PER_VALUE
         table.append(
             {
                 "design": kv,
                 "width": kv.widths[0],
                 "local_layers": len(windows),
                 "window": windows[0] if windows else None,
-                "per_token": Shape.of(kv.name, 1).fits().cache,
-                "longest": size_text(longest),
-                "mha_longest": size_text(mha),
+                "per_token": _Shape.of(kv.name, 1).fits().cache,
+                "longest": _size_text(longest),
+                "mha_longest": _size_text(mha),
                 "share": longest / mha,
             }
         )
-    start = Shape.of(CALCULATOR_MODEL)
+    start = _Shape.of(_CALCULATOR_MODEL)
     return Page(
         rows=rows,
         models=models,
-        bits=8 * BYTES_PER_VALUE,
+        bits=8 * _BYTES_PER_VALUE,
         naive=naive,
-        context=EXAMPLE_CONTEXT,
+        context=_EXAMPLE_CONTEXT,
         gib={  # Llama-2 70B, one sequence of the example's context, and its weights
-            "mha": cache_bytes(c, EXAMPLE_CONTEXT, n_kv_heads=c.n_heads) / GIB,
-            "published": cache_bytes(c, EXAMPLE_CONTEXT) / GIB,
-            "mqa": cache_bytes(c, EXAMPLE_CONTEXT, n_kv_heads=1) / GIB,
-            "longest": cache_bytes(c, CONTEXTS[-1], n_kv_heads=c.n_heads) / GIB,
-            "weights": counted[c.name] * BYTES_PER_VALUE / GIB,
+            "mha": _cache_bytes(c, _EXAMPLE_CONTEXT, n_kv_heads=c.n_heads) / _GIB,
+            "published": _cache_bytes(c, _EXAMPLE_CONTEXT) / _GIB,
+            "mqa": _cache_bytes(c, _EXAMPLE_CONTEXT, n_kv_heads=1) / _GIB,
+            "longest": _cache_bytes(c, _CONTEXTS[-1], n_kv_heads=c.n_heads) / _GIB,
+            "weights": counted[c.name] * _BYTES_PER_VALUE / _GIB,
         },
-        longest=CONTEXTS[-1],
+        longest=_CONTEXTS[-1],
         counted=counted,
-        memory_gib=EXAMPLE_MEMORY_GIB,
+        memory_gib=_EXAMPLE_MEMORY_GIB,
         fits=fits,
         start=start,
-        view=calculator_view(start),
+        view=_calculator_view(start),
         options=[  # (name, kind, opens with it): the decoders, then the designs
-            (name, "MLA" if Shape.of(name).latent else d.kind, name == CALCULATOR_MODEL)
-            for name, d in calculator_models().items()
+            (
+                name,
+                "MLA" if _Shape.of(name).latent else d.kind,
+                name == _CALCULATOR_MODEL,
+            )
+            for name, d in _calculator_models().items()
         ],
-        calculator_json=calculator_json(),
+        calculator_json=_calculator_json(),
         tradeoffs=list(tradeoff.values()),
         tradeoff=tradeoff,
         speed_share=gqa.speedup / mqa.speedup,
@@ -121,12 +125,12 @@ def page() -> Page:
         # where Ainslie et al. give speed and quality by model, time by groups
         cited={"table": 1, "figure": 6},
         designs=table,
-        facts=facts(models, naive, fits, tradeoff, counted, table),
-        figures=figures(models, fits),
+        facts=_facts(models, naive, fits, tradeoff, counted, table),
+        figures=_figures(models, fits),
     )
 
 
-def attention_kind(n_heads: int, n_kv_heads: int) -> str:
+def _attention_kind(n_heads: int, n_kv_heads: int) -> str:
     """``"MHA"``, ``"MQA"`` or ``"GQA-g"`` (g K/V heads): GQA-1 is MQA, GQA-h is MHA."""
     n_heads = positive_int("n_heads", n_heads)
     if n_heads % positive_int("n_kv_heads", n_kv_heads):
@@ -138,11 +142,11 @@ def attention_kind(n_heads: int, n_kv_heads: int) -> str:
     return "MQA" if n_kv_heads == 1 else f"GQA-{n_kv_heads}"
 
 
-def cache_bytes(
+def _cache_bytes(
     config: DecoderConfig,
     context: int,
     batch: int = 1,
-    itemsize: int = BYTES_PER_VALUE,
+    itemsize: int = _BYTES_PER_VALUE,
     n_kv_heads: int | None = None,
 ) -> int:
     """The whole cache of ``batch`` sequences of ``context`` tokens, all layers (a
@@ -157,7 +161,7 @@ def cache_bytes(
 
 
 @dataclass(frozen=True)
-class Row:
+class _Row:
     """One line of the page's table of published models."""
 
     config: DecoderConfig
@@ -168,14 +172,14 @@ class Row:
     query_width: int  # n_heads * head_dim, next to d_model
 
     @classmethod
-    def of(cls, c: DecoderConfig) -> Row:
+    def of(cls, c: DecoderConfig) -> _Row:
         """The row of published decoder ``c``."""
-        per_token, mha = cache_bytes(c, 1), cache_bytes(c, 1, n_kv_heads=c.n_heads)
-        kind = attention_kind(c.n_heads, c.n_kv_heads)
+        per_token, mha = _cache_bytes(c, 1), _cache_bytes(c, 1, n_kv_heads=c.n_heads)
+        kind = _attention_kind(c.n_heads, c.n_kv_heads)
         return cls(c, kind, per_token, mha, mha / per_token, c.n_heads * c.head_dim)
 
 
-def size_text(n_bytes: int) -> str:
+def _size_text(n_bytes: int) -> str:
     """A size in the largest binary unit that keeps it at least 1, to 3 significant
     figures (halves rounded up, trailing zeros dropped, thousands separated); one that
     rounds to 1,000 of a unit is written in the next, past EiB with separators. The
@@ -183,13 +187,13 @@ def size_text(n_bytes: int) -> str:
     """
     n_bytes = positive_int("n_bytes", n_bytes)
     k = 0
-    while k < len(UNITS) - 1 and n_bytes >= 1024 ** (k + 1):
+    while k < len(_UNITS) - 1 and n_bytes >= 1024 ** (k + 1):
         k += 1
     rounded = _three_figures(n_bytes / 1024**k)
-    if rounded >= 1000 and k < len(UNITS) - 1:
+    if rounded >= 1000 and k < len(_UNITS) - 1:
         k += 1
         rounded = _three_figures(n_bytes / 1024**k)
-    return f"{format(rounded.normalize(), ',f')} {UNITS[k]}"
+    return f"{format(rounded.normalize(), ',f')} {_UNITS[k]}"
 
 
 def _three_figures(value: float) -> Decimal:
@@ -200,7 +204,7 @@ def _three_figures(value: float) -> Decimal:
 
 
 @dataclass(frozen=True)
-class Fit:
+class _Fit:
     """A cache beside its weights in a memory: sizes in bytes, and what still fits."""
 
     cache: int  # all layers, ``batch`` sequences of ``context`` tokens
@@ -211,7 +215,7 @@ class Fit:
     largest_batch: int  # sequences of the context that fit beside the weights
 
 
-def what_fits(
+def _what_fits(
     layers: int,
     kv_heads: int,
     head_dim: int,
@@ -223,7 +227,7 @@ def what_fits(
     latent: int = 0,
     window: int = 0,
     windowed_layers: int = 0,
-) -> Fit:
+) -> _Fit:
     """The cache of a shape, and the longest context and largest batch that fit in
     ``memory`` bytes beside the weights (``itemsize`` bytes per value; activations
     ignored: upper bounds). The calculator's script is a port of this.
@@ -264,7 +268,7 @@ def what_fits(
         rest = free - batch * sequence(window)
         longest = window + rest // (batch * unit * (layers - windowed))
     cache = batch * sequence(context)
-    return Fit(cache, weights, memory, free, longest, free // sequence(context))
+    return _Fit(cache, weights, memory, free, longest, free // sequence(context))
 
 
 def _count_or_zero(name: str, value: int) -> int:
@@ -273,7 +277,7 @@ def _count_or_zero(name: str, value: int) -> int:
 
 
 @dataclass(frozen=True)
-class Shape:
+class _Shape:
     """What the calculator's inputs hold: a model's shape, a workload, a memory."""
 
     layers: int
@@ -291,27 +295,27 @@ class Shape:
     windowed_layers: int = 0  # how many layers have the window
 
     @classmethod
-    def of(cls, name: str, context: int = EXAMPLE_CONTEXT) -> Shape:
+    def of(cls, name: str, context: int = _EXAMPLE_CONTEXT) -> _Shape:
         """The calculator's inputs as a published model fills them (batch 1, 16-bit;
         parameters counted for a published decoder, stated for a design row)."""
-        c = calculator_models()[name]
+        c = _calculator_models()[name]
         latent = c.widths[0] if c.widths[0] != 2 * c.n_kv_heads * c.head_dim else 0
         windows = [w for w in c.windows if w is not None]
         shape = (c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, context)
-        rest = (EXAMPLE_BATCH, BYTES_PER_VALUE, c.params, EXAMPLE_MEMORY_GIB, c.name)
+        rest = (_EXAMPLE_BATCH, _BYTES_PER_VALUE, c.params, _EXAMPLE_MEMORY_GIB, c.name)
         return cls(*shape, *rest, latent, windows[0] if windows else 0, len(windows))
 
     @property
     def memory(self) -> int:
         """The memory in bytes, rounded down (the script computes it the same way)."""
-        return int(np.floor(float(self.memory_gib) * GIB))
+        return int(np.floor(float(self.memory_gib) * _GIB))
 
-    def fits(self, kv_heads: int | None = None, latent: int | None = None) -> Fit:
+    def fits(self, kv_heads: int | None = None, latent: int | None = None) -> _Fit:
         """``what_fits`` of this shape; ``kv_heads`` and ``latent``, when given,
         replace its own (the calculator's columns with full MHA and with MQA).
         """
         given = ("layers", "head_dim", "context", "batch", "itemsize", "params")
-        return what_fits(
+        return _what_fits(
             **{name: getattr(self, name) for name in given},
             kv_heads=self.kv_heads if kv_heads is None else kv_heads,
             memory=self.memory,
@@ -328,40 +332,40 @@ def _count(n: int | None, unit: str) -> str:
 
 
 @functools.cache
-def calculator_models() -> dict[str, KVDesign]:
+def _calculator_models() -> dict[str, KVDesign]:
     """The models the calculator offers: every published decoder (K and V of its K/V
     heads in every layer, capped by its sliding window), then the KV designs of
     ``mha.data.kv_designs`` that are not among them (a design's row wins).
     """
     models = {
-        c.name: from_decoder(c, attention_kind(c.n_heads, c.n_kv_heads))
+        c.name: from_decoder(c, _attention_kind(c.n_heads, c.n_kv_heads))
         for c in DECODERS
     }
     return models | {d.name: d for d in KV_DESIGNS}
 
 
-def calculator_view(shape: Shape) -> dict[str, str]:
+def _calculator_view(shape: _Shape) -> dict[str, str]:
     """Every text the calculator shows for ``shape``, by the id of its element: for
     the K/V heads entered, full MHA and MQA, the cache, longest context and largest
     batch; the weights against the memory; a warning past the model's context.
     """
-    kind = attention_kind(shape.query_heads, shape.kv_heads)
+    kind = _attention_kind(shape.query_heads, shape.kv_heads)
     view = {"kv-kind": "MLA" if shape.latent else kind, "kv-warning": ""}
     columns = {"given": shape.kv_heads, "mha": shape.query_heads, "mqa": 1}
     for column, kv_heads in columns.items():
         fit = shape.fits(kv_heads, None if column == "given" else 0)
         view[f"kv-heads-{column}"] = f"{kv_heads:,}"
-        view[f"kv-cache-{column}"] = size_text(fit.cache)
+        view[f"kv-cache-{column}"] = _size_text(fit.cache)
         view[f"kv-context-{column}"] = _count(fit.longest_context, "token")
         view[f"kv-batch-{column}"] = _count(fit.largest_batch, "sequence")
     room = "which they alone exceed: no cache fits."
     if fit.free:
-        room = f"which leaves {size_text(fit.free)} for the cache."
+        room = f"which leaves {_size_text(fit.free)} for the cache."
     view["kv-weights"] = (
-        f"Weights: {size_text(fit.weights)} ({shape.params:,} parameters × "
-        f"{shape.itemsize} bytes) in {size_text(fit.memory)} of memory, {room}"
+        f"Weights: {_size_text(fit.weights)} ({shape.params:,} parameters × "
+        f"{shape.itemsize} bytes) in {_size_text(fit.memory)} of memory, {room}"
     )
-    c = calculator_models().get(shape.model)
+    c = _calculator_models().get(shape.model)
     if c is not None and shape.context > c.max_context:
         view["kv-warning"] = (
             f"{shape.context:,} tokens is past the {c.max_context:,} tokens "
@@ -371,17 +375,17 @@ def calculator_view(shape: Shape) -> dict[str, str]:
     return view
 
 
-def calculator_json() -> str:
+def _calculator_json() -> str:
     """The calculator's data, as JSON that is safe inside a ``<script>`` element:
     every published decoder's shape and context, and the defaults.
     """
     fields = ("layers", "query_heads", "kv_heads", "head_dim", "params")
     fields += ("latent", "window", "windowed_layers")
     opens = ("model", "context", "batch", "itemsize", "memory_gib")  # its first state
-    data = {"units": list(UNITS), "gib": GIB, "models": []}
-    data["default"] = {key: getattr(Shape.of(CALCULATOR_MODEL), key) for key in opens}
-    for c in calculator_models().values():
-        shape, source = Shape.of(c.name), c.context_source
+    data = {"units": list(_UNITS), "gib": _GIB, "models": []}
+    data["default"] = {key: getattr(_Shape.of(_CALCULATOR_MODEL), key) for key in opens}
+    for c in _calculator_models().values():
+        shape, source = _Shape.of(c.name), c.context_source
         model = {field: getattr(shape, field) for field in fields}
         model |= {"name": c.name, "max_context": c.max_context}
         model["context_source"] = {"title": source.title, "where": source.where}
@@ -391,7 +395,7 @@ def calculator_json() -> str:
 
 
 @dataclass(frozen=True)
-class Tradeoff:
+class _Tradeoff:
     """A row of Ainslie et al.'s Table 1, against MHA-XXL (the model it was made from)."""
 
     row: SpeedQuality
@@ -399,13 +403,13 @@ class Tradeoff:
     score_drop: float  # MHA-XXL's average score minus this row's
 
 
-def tradeoffs(table: Sequence[SpeedQuality]) -> dict[str, Tradeoff]:
+def _tradeoffs(table: Sequence[SpeedQuality]) -> dict[str, _Tradeoff]:
     """Each row of a speed and quality ``table`` (Ainslie et al.'s Table 1 on the
     page) against its ``MHA-XXL`` row, the model GQA was made from, by model name.
     """
     base = next(r for r in table if r.model == "MHA-XXL")
     return {
-        r.model: Tradeoff(
+        r.model: _Tradeoff(
             r,
             base.seconds_per_sample / r.seconds_per_sample,
             base.average_score - r.average_score,
@@ -414,11 +418,11 @@ def tradeoffs(table: Sequence[SpeedQuality]) -> dict[str, Tradeoff]:
     }
 
 
-def facts(
-    models: dict[str, Row],
+def _facts(
+    models: dict[str, _Row],
     naive: dict[str, tuple[int, float]],
     fits: dict[str, tuple[int, int]],
-    tradeoff: dict[str, Tradeoff],
+    tradeoff: dict[str, _Tradeoff],
     counted: dict[str, int],
     designs: list[dict],
 ) -> dict[str, Fact]:
@@ -427,9 +431,9 @@ def facts(
     """
     falcon = models["Falcon-7B"].config
     llama2, llama3 = models["Llama-2 7B"].config, models["Llama-3 8B"].config
-    c = models[CONTEXT_MODEL].config
-    longest = cache_bytes(c, CONTEXTS[-1], n_kv_heads=c.n_heads)
-    weights = counted[c.name] * BYTES_PER_VALUE
+    c = models[_CONTEXT_MODEL].config
+    longest = _cache_bytes(c, _CONTEXTS[-1], n_kv_heads=c.n_heads)
+    weights = counted[c.name] * _BYTES_PER_VALUE
     params2, params3 = counted[llama2.name], counted[llama3.name]
     fit2, fit3 = fits[llama2.name], fits[llama3.name]
     mqa, gqa, large = (tradeoff[m] for m in ("MQA-XXL", "GQA-8-XXL", "MHA-Large"))
@@ -454,8 +458,8 @@ def facts(
             f"{params3}, fits {fit2} vs {fit3}",
         ),
         "llama70_absent": Fact(
-            weights > EXAMPLE_MEMORY,
-            f"{weights} bytes of weights, {EXAMPLE_MEMORY} of memory",
+            weights > _EXAMPLE_MEMORY,
+            f"{weights} bytes of weights, {_EXAMPLE_MEMORY} of memory",
         ),
         "tradeoff": Fact(
             mqa.speedup > gqa.speedup > 1 and mqa.score_drop > gqa.score_drop >= 0,
@@ -489,7 +493,7 @@ def facts(
 def _sharing(h: int, h_kv: int) -> tuple[tuple[str, int, list[int]], str]:
     """A panel of the head-sharing figure (the K/V head each of ``h`` query heads
     reads, from ``repeat_kv`` itself: K/V head j holds j) and what its alt text says."""
-    kind = attention_kind(h, h_kv)  # validates: h_kv divides h
+    kind = _attention_kind(h, h_kv)  # validates: h_kv divides h
     numbered = np.arange(h_kv, dtype=float).reshape(h_kv, 1, 1)
     reads = [int(j) for j in repeat_kv(numbered, h // h_kv)[:, 0, 0]]
     first = [i for i, j in enumerate(reads) if j == 0]
@@ -504,25 +508,25 @@ def _sharing(h: int, h_kv: int) -> tuple[tuple[str, int, list[int]], str]:
     return (kind, h_kv, reads), f"{kind}, {heads}: {said}"
 
 
-def figures(
-    models: dict[str, Row], fits: dict[str, tuple[int, int]]
+def _figures(
+    models: dict[str, _Row], fits: dict[str, tuple[int, int]]
 ) -> dict[str, Figure]:
     """Which K/V head each query head reads, the cache against context, what fits."""
     h, sharing = 8, (8, 2, 1)  # 8 query heads: MHA, GQA, MQA
     panels, said = zip(*(_sharing(h, h_kv) for h_kv in sharing), strict=True)
     panels += (("MLA", 1, [0] * h),)  # DeepSeek-V2: every head reads one latent
-    c = models[CONTEXT_MODEL].config
+    c = models[_CONTEXT_MODEL].config
     kv_heads = (c.n_heads, c.n_kv_heads, 1)  # MHA, as published, MQA
     lines = [
         (
-            f"{attention_kind(c.n_heads, g)} (h_kv = {g})"
+            f"{_attention_kind(c.n_heads, g)} (h_kv = {g})"
             + (", as published" if g == c.n_kv_heads else ""),
-            [cache_bytes(c, n, n_kv_heads=g) / GIB for n in CONTEXTS],
+            [_cache_bytes(c, n, n_kv_heads=g) / _GIB for n in _CONTEXTS],
         )
         for g in kv_heads
     ]
     ratios = [a[-1] / b[-1] for (_, a), (_, b) in pairwise(lines)]  # of the lines
-    bars = [(f"{n} ({models[n].kind})", *fits[n]) for n in FIT_MODELS]
+    bars = [(f"{n} ({models[n].kind})", *fits[n]) for n in _FIT_MODELS]
     full = [f[1] for f in fits.values()]
     most = max(fits, key=lambda name: fits[name][0])
     return {
@@ -542,9 +546,9 @@ def figures(
         ),
         "cache_vs_context": Figure(
             "kv_cache.cache_vs_context",
-            (c.name, c.n_layers, CONTEXTS, tuple(lines)),
+            (c.name, c.n_layers, _CONTEXTS, tuple(lines)),
             alt=f"Cache of one sequence of {c.name}, in GiB on a log scale, against "
-            f"context length from {CONTEXTS[0]:,} to {CONTEXTS[-1]:,} tokens, for "
+            f"context length from {_CONTEXTS[0]:,} to {_CONTEXTS[-1]:,} tokens, for "
             f"{', '.join(str(g) for g in kv_heads[:-1])} and 1 K/V heads. The three "
             "lines are parallel straight lines: full multi-head attention is "
             f"{ratios[0]:g} times the published grouped-query model, which is "
@@ -557,10 +561,10 @@ def figures(
         ),
         "fit_in_memory": Figure(
             "kv_cache.fit_in_memory",
-            (tuple(bars), EXAMPLE_CONTEXT),
+            (tuple(bars), _EXAMPLE_CONTEXT),
             alt="Horizontal bars, log scale: how many sequences of "
-            f"{EXAMPLE_CONTEXT:,} tokens fit in {EXAMPLE_MEMORY_GIB} GiB after the "
-            f"weights, for {', '.join(FIT_MODELS)}, each as published and with full "
+            f"{_EXAMPLE_CONTEXT:,} tokens fit in {_EXAMPLE_MEMORY_GIB} GiB after the "
+            f"weights, for {', '.join(_FIT_MODELS)}, each as published and with full "
             f"multi-head attention. With full MHA they fit {min(full)} to "
             f"{max(full)}; as published, {most} fits the most, {fits[most][0]:,}.",
             caption="Two bars a model: as published, and the same model with one K/V "

@@ -19,15 +19,15 @@ from mha.positions import sinusoidal
 from mha.support.page import Fact, Figure, Page
 from mha.worked import cat_mat
 
-D_MODEL, N_HEADS, N_TOKENS, SEED = 8, 4, 6, 7
-SPLIT_TOKENS = 3  # tokens of the reshape figure (the code block below it too)
+_D_MODEL, _N_HEADS, _N_TOKENS, _SEED = 8, 4, 6, 7
+_SPLIT_TOKENS = 3  # tokens of the reshape figure (the code block below it too)
 
 
 def example() -> tuple[MultiHeadAttention, np.ndarray]:
     """The page's layer and its input ``x (N_TOKENS, D_MODEL)``, the same on every call."""
-    rng = np.random.default_rng(SEED)
-    layer = MultiHeadAttention(D_MODEL, N_HEADS, rng=rng)
-    return layer, rng.standard_normal((N_TOKENS, D_MODEL))
+    rng = np.random.default_rng(_SEED)
+    layer = MultiHeadAttention(_D_MODEL, _N_HEADS, rng=rng)
+    return layer, rng.standard_normal((_N_TOKENS, _D_MODEL))
 
 
 def without_w_o(layer: MultiHeadAttention) -> MultiHeadAttention:
@@ -53,7 +53,7 @@ def head_writes(layer: MultiHeadAttention, x: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class Dependence:
+class _Dependence:
     """Which output slices move when one head's projections change."""
 
     moved: np.ndarray  # (h, h): [j, i] = largest change of slice i when head j changes
@@ -71,14 +71,14 @@ class Dependence:
         return float(self.moved.min())
 
 
-def dependence(layer: MultiHeadAttention, x: np.ndarray) -> Dependence:
+def dependence(layer: MultiHeadAttention, x: np.ndarray) -> _Dependence:
     """How far each output slice moves when one head's projections change: entry
     ``[j, i]`` of ``moved`` is the largest change in output columns ``i*d_k:(i+1)*d_k``
     when head j's columns of W_Q, W_K and W_V get the same seeded random noise.
     """
     _one_kv_head_per_query_head(layer)
     h, d_k = layer.n_heads, layer.d_k
-    noise = np.random.default_rng(SEED).standard_normal((3, layer.d_model, d_k))
+    noise = np.random.default_rng(_SEED).standard_normal((3, layer.d_model, d_k))
     before, _ = layer(x)
     moved = np.zeros((h, h))
     for j in range(h):
@@ -91,7 +91,7 @@ def dependence(layer: MultiHeadAttention, x: np.ndarray) -> Dependence:
             -1, h, d_k
         )  # (tokens, slice, d_k)
         moved[j] = slices.max(axis=(0, 2))
-    return Dependence(moved)
+    return _Dependence(moved)
 
 
 def wide_head(layer: MultiHeadAttention) -> MultiHeadAttention:
@@ -115,7 +115,7 @@ def _one_kv_head_per_query_head(layer: MultiHeadAttention) -> None:
 
 
 @dataclass(frozen=True)
-class Contrast:
+class _Contrast:
     """One query's weights under h heads and under one wide head with the same weights."""
 
     query: int  # position of the query, from 0
@@ -131,21 +131,21 @@ class Contrast:
         return int(self.wide.argmax())
 
 
-def _one_vs_many(layer: MultiHeadAttention, x: np.ndarray) -> Contrast:
+def _one_vs_many(layer: MultiHeadAttention, x: np.ndarray) -> _Contrast:
     """The query of ``x`` whose heads have the most distinct top keys (first on ties),
     against one wide head."""
     (_, weights), (_, wide) = layer(x), wide_head(layer)(x)  # (h or 1, seq, seq)
     tops = weights.argmax(axis=-1)  # (h, seq)
     query = int(np.argmax([len(set(t)) for t in tops.T.tolist()]))
-    return Contrast(query=query, heads=weights[:, query], wide=wide[0, query])
+    return _Contrast(query=query, heads=weights[:, query], wide=wide[0, query])
 
 
 # The whole layer at the base Transformer's shape, on the cat sentence.
-BASE = published.model("Transformer base")
+_BASE = published.model("Transformer base")
 
 
 @dataclass(frozen=True)
-class WholeLayer:
+class _WholeLayer:
     """Every array of one forward pass, step by step, through the layer's weights."""
 
     layer: MultiHeadAttention
@@ -162,12 +162,12 @@ class WholeLayer:
     sizes: dict[str, int]  # n, d_model, h, d_k, read off the arrays
 
 
-def whole_layer() -> WholeLayer:
+def whole_layer() -> _WholeLayer:
     """One seeded ``MultiHeadAttention`` at the base Transformer's shape on the cat
     sentence (a random embedding per word plus the sinusoidal position encoding):
     each step of its forward pass, from the layer's public weights.
     """
-    rng, d_model, h = np.random.default_rng(SEED), BASE.d_model, BASE.n_heads
+    rng, d_model, h = np.random.default_rng(_SEED), _BASE.d_model, _BASE.n_heads
     layer = MultiHeadAttention(d_model, h, rng=rng)
     words = {word: rng.standard_normal(d_model) for word in cat_mat.VOCAB}
     n = len(cat_mat.TOKENS)  # + the base Transformer's sinusoidal position encodings
@@ -178,7 +178,7 @@ def whole_layer() -> WholeLayer:
     concat = merge_heads(heads)
     arrays = (x, q, k, v, q_heads, weights, heads, concat, concat @ layer.w_o)
     sizes = {"n": n, "d_model": d_model, "h": h, "d_k": q_heads.shape[-1]}
-    return WholeLayer(layer, cat_mat.TOKENS, *arrays, sizes)
+    return _WholeLayer(layer, cat_mat.TOKENS, *arrays, sizes)
 
 
 def column_block(w: np.ndarray, i: int, n_heads: int) -> np.ndarray:
@@ -217,21 +217,21 @@ def page() -> Page:
         wide=wide_head(layer),
         contrast=_one_vs_many(layer, x),
         whole=whole_layer(),
-        params_one=MultiHeadAttention(D_MODEL, 1).param_count,
+        params_one=MultiHeadAttention(_D_MODEL, 1).param_count,
         cross_gap=float(np.abs(cross_attention(layer, x, x)[0] - layer(x)[0]).max()),
     )
-    drawn = figures(*(values[k] for k in ("bare", "mixed", "contrast", "whole")))
-    return Page(**values, facts=facts(**values), figures=drawn)
+    drawn = _figures(*(values[k] for k in ("bare", "mixed", "contrast", "whole")))
+    return Page(**values, facts=_facts(**values), figures=drawn)
 
 
-def facts(
+def _facts(
     layer: MultiHeadAttention,
     x: np.ndarray,
-    bare: Dependence,
-    mixed: Dependence,
+    bare: _Dependence,
+    mixed: _Dependence,
     wide: MultiHeadAttention,
-    contrast: Contrast,
-    whole: WholeLayer,
+    contrast: _Contrast,
+    whole: _WholeLayer,
     params_one: int,
     cross_gap: float,  # largest |cross_attention(layer, x, x) - layer(x)| of the outputs
 ) -> dict[str, Fact]:
@@ -263,8 +263,8 @@ def facts(
     }
 
 
-def figures(
-    bare: Dependence, mixed: Dependence, contrast: Contrast, whole: WholeLayer
+def _figures(
+    bare: _Dependence, mixed: _Dependence, contrast: _Contrast, whole: _WholeLayer
 ) -> dict[str, Figure]:
     """The page's four figures (the home page shows ``whole_layer`` too); their alt
     texts state what the facts check and the shapes of the arrays drawn.
@@ -292,7 +292,7 @@ def figures(
         ),
         "split_heads_reshape": Figure(
             "multi_head.split_heads_reshape",
-            (SPLIT_TOKENS, D_MODEL, N_HEADS),
+            (_SPLIT_TOKENS, _D_MODEL, _N_HEADS),
             alt="A grid with one row per token and one column per feature, each cell "
             "showing its position in the array, the columns coloured by the head that "
             "owns them. An arrow labelled reshape, swap axes leads to one small grid "

@@ -13,7 +13,7 @@ import numpy as np
 from mha.layer import MultiHeadAttention
 from mha.support.page import Page
 
-D_MODEL, N_HEADS, N_KV_HEADS, N_TOKENS, SEED = 8, 4, 2, 5, 0
+_D_MODEL, _N_HEADS, _N_KV_HEADS, _N_TOKENS, _SEED = 8, 4, 2, 5, 0
 
 
 @functools.cache
@@ -21,9 +21,9 @@ def page() -> Page:
     """``MultiHeadAttention(8, 4, n_kv_heads=2)`` on 5 tokens, and the shape of each
     symbol's array (``shapes``). The page states no comparing sentence, no figure.
     """
-    rng = np.random.default_rng(SEED)
-    layer = MultiHeadAttention(D_MODEL, N_HEADS, n_kv_heads=N_KV_HEADS, rng=rng)
-    x = rng.standard_normal((N_TOKENS, D_MODEL))
+    rng = np.random.default_rng(_SEED)
+    layer = MultiHeadAttention(_D_MODEL, _N_HEADS, n_kv_heads=_N_KV_HEADS, rng=rng)
+    x = rng.standard_normal((_N_TOKENS, _D_MODEL))
     out, weights = layer(x)
     w_q_0 = layer.w_q[:, : layer.d_k]  # head 0's block of W_Q
     shapes = {

@@ -26,30 +26,30 @@ from mha.rope import RotaryEmbedding
 from mha.support.cache import cached
 from mha.support.page import Fact, Figure, Page
 
-SEED = 25
-N_POSITIONS = 64  # positions drawn in the similarity maps
+_SEED = 25
+_N_POSITIONS = 64  # positions drawn in the similarity maps
 # RoPE's shift test: a query at M, a key at N, both moved by each shift
-M, N = 3, 10
-SHIFTS = (0, 1, 100, 1_000)
-RANDOM_PAIRS = 1_024  # random q, k per distance for the mean |score|
-MAX_DISTANCE = 1_024  # the decay is drawn from distance 0 to this
-DISTANCE_STEP = 16
-TEXT = (
+_M, _N = 3, 10
+_SHIFTS = (0, 1, 100, 1_000)
+_RANDOM_PAIRS = 1_024  # random q, k per distance for the mean |score|
+_MAX_DISTANCE = 1_024  # the decay is drawn from distance 0 to this
+_DISTANCE_STEP = 16
+_TEXT = (
     "The quick brown fox jumps over the lazy dog, and then it runs back home to sleep."
 )
 SHIFT = 100  # positions SmolLM2's second pass starts at
 TOLERANCE = 1e-5  # weights of the two passes agree within this (float32 eps ~1.2e-7)
-OFFSETS = 6  # a previous-token head's weight on the tokens 0 .. OFFSETS - 1 back
-ALIBI_HEADS = 8  # Press et al.'s slopes for 8 heads: 2**-1 ... 2**-8
-ALIBI_KEYS = 16
-NOPE_TOKENS = 8
-EXTENSION = 4  # context extension: this many times the trained context
+_OFFSETS = 6  # a previous-token head's weight on the tokens 0 .. OFFSETS - 1 back
+_ALIBI_HEADS = 8  # Press et al.'s slopes for 8 heads: 2**-1 ... 2**-8
+_ALIBI_KEYS = 16
+_NOPE_TOKENS = 8
+_EXTENSION = 4  # context extension: this many times the trained context
 
 
 # --- 1. absolute positions ------------------------------------------------------------
 
 
-def cosine_similarity(vectors: np.ndarray) -> np.ndarray:
+def _cosine_similarity(vectors: np.ndarray) -> np.ndarray:
     """``(n, n)``: the cosine of the angle between every two rows of ``vectors``."""
     unit = vectors / np.linalg.norm(vectors, axis=-1, keepdims=True)
     return unit @ unit.T
@@ -60,7 +60,7 @@ def _largest_spread(matrix: np.ndarray) -> float:
     return max(np.ptp(np.diagonal(matrix, d)) for d in range(len(matrix)))
 
 
-def diagonal_means(matrix: np.ndarray, offsets: range) -> np.ndarray:
+def _diagonal_means(matrix: np.ndarray, offsets: range) -> np.ndarray:
     """The mean of each diagonal ``matrix[t, t - d]`` for d in ``offsets`` (d > 0:
     d tokens back; d < 0: ahead).
     """
@@ -68,7 +68,7 @@ def diagonal_means(matrix: np.ndarray, offsets: range) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class Absolute:
+class _Absolute:
     """Absolute encodings: their similarity maps, and the cat sentence's two "the"."""
 
     sinusoidal: np.ndarray  # (N_POSITIONS, N_POSITIONS) cosine similarity
@@ -85,14 +85,14 @@ class Absolute:
     with_positions: np.ndarray  # (h, 2) ... with the sinusoidal encodings added
 
 
-def absolute() -> Absolute:
+def _absolute() -> _Absolute:
     """The sinusoidal and learned encodings compared; the multi-head page's layer on
     the cat sentence with and without its position encodings.
     """
     learned_vectors = minilm.load().position_embeddings  # (512, d_model)
     d_model = learned_vectors.shape[1]
-    sin = cosine_similarity(sinusoidal(N_POSITIONS, d_model))
-    learned = cosine_similarity(learned_vectors[:N_POSITIONS].astype(np.float64))
+    sin = _cosine_similarity(sinusoidal(_N_POSITIONS, d_model))
+    learned = _cosine_similarity(learned_vectors[:_N_POSITIONS].astype(np.float64))
     whole = multi_head.whole_layer()
     layer, tokens = whole.layer, whole.tokens
     x = whole.x  # words + positions
@@ -105,13 +105,13 @@ def absolute() -> Absolute:
     def weights(inputs: np.ndarray) -> np.ndarray:
         return layer(inputs[None])[1][0, :, query][:, list(the)]  # (h, 2)
 
-    return Absolute(
+    return _Absolute(
         sinusoidal=sin,
         learned=learned,
         d_model=d_model,
         n_learned=len(learned_vectors),
         sinusoidal_spread=float(_largest_spread(sin)),
-        learned_near=diagonal_means(learned, range(OFFSETS)),
+        learned_near=_diagonal_means(learned, range(_OFFSETS)),
         learned_spread=float(_largest_spread(learned)),
         tokens=tokens,
         the=the,
@@ -125,7 +125,7 @@ def absolute() -> Absolute:
 
 
 @dataclass(frozen=True)
-class Rope:
+class _Rope:
     """RoPE at SmolLM2's head width and base."""
 
     d_k: int
@@ -146,45 +146,47 @@ class Rope:
     swapped_perplexity: float  # ... with the other pairing
 
 
-def rope() -> Rope:
+def _rope() -> _Rope:
     """RoPE's properties, computed with ``mha.rope.RotaryEmbedding`` at SmolLM2's
     shape, and the real-model page's perplexity with the wrong pairing.
     """
     config = smollm2.load().config
     d_k, base = config.d_k, config.rope_base
     rotate = RotaryEmbedding(d_k, base, interleaved=True)
-    rng = np.random.default_rng(SEED)
+    rng = np.random.default_rng(_SEED)
     q, k = rng.standard_normal((2, d_k))
-    shifts = np.array(SHIFTS)
-    qs = rotate(np.broadcast_to(q, (len(shifts), d_k)), M + shifts)
-    ks = rotate(np.broadcast_to(k, (len(shifts), d_k)), N + shifts)
-    p = sinusoidal(N + shifts.max() + 1, d_k)
-    added = [(q + p[M + s]) @ (k + p[N + s]) for s in shifts]
+    shifts = np.array(_SHIFTS)
+    qs = rotate(np.broadcast_to(q, (len(shifts), d_k)), _M + shifts)
+    ks = rotate(np.broadcast_to(k, (len(shifts), d_k)), _N + shifts)
+    p = sinusoidal(_N + shifts.max() + 1, d_k)
+    added = [(q + p[_M + s]) @ (k + p[_N + s]) for s in shifts]
 
-    distances = np.arange(0, MAX_DISTANCE + 1, DISTANCE_STEP)
+    distances = np.arange(0, _MAX_DISTANCE + 1, _DISTANCE_STEP)
     angles = distances[:, None] * rotate.inv_freq  # (G, d_k/2)
     partial_sums = np.cumsum(np.exp(1j * angles), axis=-1)  # S_1 .. S_{d_k/2}
     bound = np.abs(partial_sums).mean(axis=-1)
     ones = rotate(np.ones((len(distances), d_k)), distances) @ np.ones(d_k)
-    qr, kr = rng.standard_normal((2, RANDOM_PAIRS, 1, d_k))
-    kr_far = rotate(np.broadcast_to(kr, (RANDOM_PAIRS, len(distances), d_k)), distances)
+    qr, kr = rng.standard_normal((2, _RANDOM_PAIRS, 1, d_k))
+    kr_far = rotate(
+        np.broadcast_to(kr, (_RANDOM_PAIRS, len(distances), d_k)), distances
+    )
     random_mean = np.abs((qr * kr_far).sum(-1)).mean(axis=0)  # q at 0, k at distance
 
     half = RotaryEmbedding(d_k, base, interleaved=False)
     perm = np.concatenate([np.arange(0, d_k, 2), np.arange(1, d_k, 2)])
-    x = rng.standard_normal((N + 1, d_k))
-    positions = np.arange(N + 1)
+    x = rng.standard_normal((_N + 1, d_k))
+    positions = np.arange(_N + 1)
     pairing_equal = np.abs(half(x[:, perm], positions) - rotate(x, positions)[:, perm])
     scores = []
     for r in (half, rotate):  # q at M, k at N under each pairing
-        q_m, k_n = r(np.stack([q, k]), np.array([M, N]))
+        q_m, k_n = r(np.stack([q, k]), np.array([_M, _N]))
         scores.append(float(q_m @ k_n))
     study = real_gqa_model.results()
-    return Rope(
+    return _Rope(
         d_k=d_k,
         base=base,
         context=config.context_length,
-        shifts=SHIFTS,
+        shifts=_SHIFTS,
         rope_scores=(qs * ks).sum(-1),
         added_scores=np.array(added),
         wavelengths=2 * np.pi / rotate.inv_freq,
@@ -204,7 +206,7 @@ def rope() -> Rope:
 
 
 @dataclass(frozen=True)
-class RealHeads:
+class _RealHeads:
     """Each model's previous-token head, its weights by offset, and SmolLM2 shifted."""
 
     minilm_head: tuple[
@@ -232,31 +234,31 @@ def _minilm_offsets(
         for block in model.layers[: layer + 1]:
             x, weights = block(x, batch.valid, None)
         w = weights[0, head, 1:-1, 1:-1].astype(np.float64)  # words only
-        sums += diagonal_means(w, offsets)
+        sums += _diagonal_means(w, offsets)
     return sums / len(texts)
 
 
-def _real(digest: str) -> RealHeads:
+def _real(digest: str) -> _RealHeads:
     """The study behind ``real()`` (``digest`` names SmolLM2's model file)."""
     if smollm2.gguf_digest() != digest:
         raise ValueError(f"digest: expected {smollm2.gguf_digest()}, got {digest}")
     m_layer, m_head = real_heads.atlas().typical("previous token")
     texts = sentences()
-    back = range(OFFSETS - 1, -OFFSETS, -1)  # d tokens back, then ahead
+    back = range(_OFFSETS - 1, -_OFFSETS, -1)  # d tokens back, then ahead
     previous = repeated_tokens.scan().previous
     s_layer, s_head = (
         int(i) for i in np.unravel_index(previous.argmax(), previous.shape)
     )
     model = smollm2.load()
-    ids = model.encode(TEXT)
+    ids = model.encode(_TEXT)
     at_0, shifted = model.attentions(ids), model.attentions(ids, start=SHIFT)
-    return RealHeads(
+    return _RealHeads(
         minilm_head=(int(m_layer), int(m_head)),
         minilm_offsets=_minilm_offsets(texts, m_layer, m_head, back),
         minilm_sentences=len(texts),
         smollm2_head=(s_layer, s_head),
-        smollm2_offsets=diagonal_means(
-            at_0[s_layer, s_head].astype(np.float64), range(OFFSETS)
+        smollm2_offsets=_diagonal_means(
+            at_0[s_layer, s_head].astype(np.float64), range(_OFFSETS)
         ),
         n_tokens=len(ids),
         max_difference=float(np.abs(at_0 - shifted).max()),
@@ -264,7 +266,7 @@ def _real(digest: str) -> RealHeads:
     )
 
 
-def real() -> RealHeads:
+def real() -> _RealHeads:
     """The two previous-token heads by offset, and SmolLM2's whole forward pass
     shifted by ``SHIFT`` positions (computed once per code and model: cached).
     """
@@ -275,7 +277,7 @@ def real() -> RealHeads:
 
 
 @dataclass(frozen=True)
-class Alternatives:
+class _Alternatives:
     """ALiBi's slopes and weights, NoPE's recovered positions, a scaled RoPE base."""
 
     slopes: np.ndarray  # (ALIBI_HEADS,)
@@ -291,39 +293,39 @@ class Alternatives:
     scaled_angle: float  # slowest pair's angle at the extended context, scaled base
 
 
-def alternatives() -> Alternatives:
+def _alternatives() -> _Alternatives:
     """ALiBi, NoPE and context extension, each in a few computed numbers."""
-    slopes = 2.0 ** (-8 * np.arange(1, ALIBI_HEADS + 1) / ALIBI_HEADS)
-    distance = np.arange(ALIBI_KEYS)[
+    slopes = 2.0 ** (-8 * np.arange(1, _ALIBI_HEADS + 1) / _ALIBI_HEADS)
+    distance = np.arange(_ALIBI_KEYS)[
         ::-1
     ]  # the last query: keys ALIBI_KEYS-1 .. 0 back
     alibi = softmax(-slopes[:, None] * distance)  # content scores all equal (zero)
 
-    zeros = np.zeros((NOPE_TOKENS, 1))
-    marker = np.zeros((NOPE_TOKENS, 1))
+    zeros = np.zeros((_NOPE_TOKENS, 1))
+    marker = np.zeros((_NOPE_TOKENS, 1))
     marker[0] = 1.0  # token 0 is the marker (a BOS token, say)
     out, _ = scaled_dot_product_attention(
-        zeros, zeros, marker, mask=causal_mask(NOPE_TOKENS)
+        zeros, zeros, marker, mask=causal_mask(_NOPE_TOKENS)
     )
     nope = out[:, 0]
 
     config = smollm2.load().config
     d_k, base, context = config.d_k, config.rope_base, config.context_length
     slowest = RotaryEmbedding(d_k, base).inv_freq[-1]
-    scaled_base = base * EXTENSION ** (d_k / (d_k - 2))  # base' ** (-(d_k-2)/d_k)
+    scaled_base = base * _EXTENSION ** (d_k / (d_k - 2))  # base' ** (-(d_k-2)/d_k)
     scaled = RotaryEmbedding(d_k, scaled_base).inv_freq
-    return Alternatives(
+    return _Alternatives(
         slopes=slopes,
         alibi_weights=alibi,
         nope_weights=nope,
         nope_positions=1 / nope - 1,
         context=context,
-        extended=EXTENSION * context,
+        extended=_EXTENSION * context,
         slowest_angle=float(context * slowest),
-        slowest_extended=float(EXTENSION * context * slowest),
+        slowest_extended=float(_EXTENSION * context * slowest),
         fastest_angle=float(scaled[0]),
         scaled_base=float(scaled_base),
-        scaled_angle=float(EXTENSION * context * scaled[-1]),
+        scaled_angle=float(_EXTENSION * context * scaled[-1]),
     )
 
 
@@ -333,15 +335,15 @@ def alternatives() -> Alternatives:
 @functools.cache
 def page() -> Page:
     """What the page prints: the four studies, their facts and figures."""
-    a, r, h, alt = absolute(), rope(), real(), alternatives()
+    a, r, h, alt = _absolute(), _rope(), real(), _alternatives()
     random = r.random_mean / r.random_mean[0]
     return Page(
         absolute=a,
         rope=r,
         real=h,
         alt=alt,
-        m=M,
-        n=N,
+        m=_M,
+        n=_N,
         shift=SHIFT,
         shift_next=SHIFT + 1,
         sin_base=positions.BASE,
@@ -350,23 +352,23 @@ def page() -> Page:
         bound_share=r.bound[-1] / r.bound[0],
         ones_share=r.ones[-1] / r.ones[0],
         random_range=(float(random.min()), float(random.max())),
-        minilm_previous=float(h.minilm_offsets[OFFSETS - 2]),  # d = 1 back
+        minilm_previous=float(h.minilm_offsets[_OFFSETS - 2]),  # d = 1 back
         slowest_wavelength=round(r.wavelengths[-1]),  # tokens, to the nearest
         scaled_base=round(alt.scaled_base),
         tolerance=_e(TOLERANCE),
         max_difference=_e(h.max_difference),
         float32_eps=_e(np.finfo(np.float32).eps),
         n_layers=smollm2.load().config.n_layers,
-        nope_last=NOPE_TOKENS - 1,
-        alibi_heads=ALIBI_HEADS,
-        alibi_keys=ALIBI_KEYS,
-        text=TEXT,
-        offsets=OFFSETS,
-        n_positions=N_POSITIONS,
-        random_pairs=RANDOM_PAIRS,
-        extension=EXTENSION,
-        facts=facts(a, r, h, alt),
-        figures=figures(a, r, h),
+        nope_last=_NOPE_TOKENS - 1,
+        alibi_heads=_ALIBI_HEADS,
+        alibi_keys=_ALIBI_KEYS,
+        text=_TEXT,
+        offsets=_OFFSETS,
+        n_positions=_N_POSITIONS,
+        random_pairs=_RANDOM_PAIRS,
+        extension=_EXTENSION,
+        facts=_facts(a, r, h, alt),
+        figures=_figures(a, r, h),
     )
 
 
@@ -379,14 +381,16 @@ def _r(values: np.ndarray) -> list[float]:
     return np.round(values, 3).tolist()
 
 
-def facts(a: Absolute, r: Rope, h: RealHeads, alt: Alternatives) -> dict[str, Fact]:
+def _facts(
+    a: _Absolute, r: _Rope, h: _RealHeads, alt: _Alternatives
+) -> dict[str, Fact]:
     """The facts the page states."""
     gap = np.abs(a.with_positions[:, 0] - a.with_positions[:, 1])
     decay = r.bound / r.bound[0]
     ones = np.abs(r.ones) / r.ones[0]
     spread = r.random_mean / r.random_mean[0]
     m_back = h.minilm_offsets  # d = OFFSETS-1 .. 1 back, 0, then 1 .. ahead
-    previous = OFFSETS - 2  # index of d = 1 back
+    previous = _OFFSETS - 2  # index of d = 1 back
     return {
         "tie": Fact(
             np.array_equal(a.without[:, 0], a.without[:, 1]),
@@ -446,7 +450,7 @@ def facts(a: Absolute, r: Rope, h: RealHeads, alt: Alternatives) -> dict[str, Fa
             f"max difference {h.max_difference} (tolerance {TOLERANCE})",
         ),
         "alibi_local": Fact(
-            alt.alibi_weights[0].argmax() == ALIBI_KEYS - 1
+            alt.alibi_weights[0].argmax() == _ALIBI_KEYS - 1
             and alt.alibi_weights[0, -1] > 5 * alt.alibi_weights[-1, -1],
             f"weight on the query itself: {_r(alt.alibi_weights[:, -1])}",
         ),
@@ -469,7 +473,7 @@ def facts(a: Absolute, r: Rope, h: RealHeads, alt: Alternatives) -> dict[str, Fa
     }
 
 
-def figures(a: Absolute, r: Rope, h: RealHeads) -> dict[str, Figure]:
+def _figures(a: _Absolute, r: _Rope, h: _RealHeads) -> dict[str, Figure]:
     """The page's four figures."""
     m_layer, m_head = h.minilm_head
     s_layer, s_head = h.smollm2_head
@@ -477,7 +481,7 @@ def figures(a: Absolute, r: Rope, h: RealHeads) -> dict[str, Figure]:
         "similarity": Figure(
             "position.similarity",
             (a.sinusoidal, a.learned),
-            alt=f"Two maps of positions 0 to {N_POSITIONS - 1} against themselves, "
+            alt=f"Two maps of positions 0 to {_N_POSITIONS - 1} against themselves, "
             "coloured by the cosine similarity of their position vectors. Left, the "
             "sinusoidal encoding: bright on the diagonal, fading smoothly away from "
             "it, every diagonal one colour. Right, MiniLM's learned vectors: bright "
@@ -509,7 +513,7 @@ def figures(a: Absolute, r: Rope, h: RealHeads) -> dict[str, Figure]:
         ),
         "heads": Figure(
             "position.previous_token",
-            (h.minilm_offsets, h.smollm2_offsets, OFFSETS),
+            (h.minilm_offsets, h.smollm2_offsets, _OFFSETS),
             alt=f"Bars of mean attention weight by offset. MiniLM's L{m_layer}H{m_head} "
             "puts nearly all its weight on the token one back; SmolLM2's "
             f"L{s_layer}H{s_head} too, with a little on the token itself and two back.",

@@ -32,7 +32,7 @@ from mha.support.page import Fact, Figure, Page
 from mha.support.threads import one_blas_thread
 
 # An ordinary English paragraph written for this project (no digits, no names).
-PARAGRAPH = (
+_PARAGRAPH = (
     "A library is a quiet place where people can borrow books for free. Most "
     "libraries also lend films and music, and many offer computers that anyone can "
     "use. Children often come after school to read or to do their homework, while "
@@ -41,10 +41,10 @@ PARAGRAPH = (
     "to recommend a good book. In many towns, the library is one of the few places "
     "where everyone is welcome and nobody has to pay."
 )
-QUESTION = "What is the capital of France?"
-NEW_TOKENS = 12
-NOISE = 2.0  # "within noise": closer than this many standard errors of the difference
-CACHE_ITEMSIZE = np.dtype(np.float32).itemsize  # the model computes in float32
+_QUESTION = "What is the capital of France?"
+_NEW_TOKENS = 12
+_NOISE = 2.0  # "within noise": closer than this many standard errors of the difference
+_CACHE_ITEMSIZE = np.dtype(np.float32).itemsize  # the model computes in float32
 
 
 def expand_kv_heads(attention: MultiHeadAttention) -> MultiHeadAttention:
@@ -74,7 +74,7 @@ def _to_mqa(attention: MultiHeadAttention) -> MultiHeadAttention:
     return attention.to_gqa(1)
 
 
-def swap_rope_pairing(attention: MultiHeadAttention) -> MultiHeadAttention:
+def _swap_rope_pairing(attention: MultiHeadAttention) -> MultiHeadAttention:
     """The layer with the other RoPE pairing: interleaved (2j, 2j+1) <-> half-split (j, j+d_k/2).
 
     The GGUF file's Q/K weights are permuted for the interleaved pairing; under the
@@ -91,7 +91,7 @@ def swap_rope_pairing(attention: MultiHeadAttention) -> MultiHeadAttention:
 
 
 @dataclass(frozen=True)
-class CacheTrace:
+class _CacheTrace:
     """A greedy answer and the cache bytes held after each step, measured and by formula."""
 
     answer: str
@@ -106,7 +106,9 @@ class CacheTrace:
         return self.formula[-1] // self.lengths[-1]
 
 
-def trace_cache(model: smollm2.SmolLM2, prompt: str, max_new_tokens: int) -> CacheTrace:
+def _trace_cache(
+    model: smollm2.SmolLM2, prompt: str, max_new_tokens: int
+) -> _CacheTrace:
     """Generate greedily from ``prompt``, recording the caches' bytes after each step."""
     ids = model.encode(prompt)
     caches = model.new_caches(len(ids) + max_new_tokens)
@@ -119,12 +121,12 @@ def trace_cache(model: smollm2.SmolLM2, prompt: str, max_new_tokens: int) -> Cac
         formula.append(
             sum(
                 kv_cache_bytes(
-                    1, b.attention.n_kv_heads, b.attention.d_k, length, CACHE_ITEMSIZE
+                    1, b.attention.n_kv_heads, b.attention.d_k, length, _CACHE_ITEMSIZE
                 )
                 for b in model.blocks
             )
         )
-    return CacheTrace(
+    return _CacheTrace(
         model.decode(new),
         model.blocks[0].attention.n_kv_heads,
         tuple(lengths),
@@ -133,7 +135,7 @@ def trace_cache(model: smollm2.SmolLM2, prompt: str, max_new_tokens: int) -> Cac
     )
 
 
-def one_layer_at_a_time(
+def _one_layer_at_a_time(
     model: smollm2.SmolLM2,
     change: Callable[[MultiHeadAttention], MultiHeadAttention],
     text: str,
@@ -166,15 +168,15 @@ def one_layer_at_a_time(
 
 
 @dataclass(frozen=True)
-class Study:
+class _Study:
     """Every number the page "A real grouped-query model" prints."""
 
     config: smollm2.Config  # as the GGUF file declares it
     param_count: int  # weights counted from the arrays (the tied head once)
     n_tokens: int  # tokens of PARAGRAPH
-    gqa: CacheTrace  # the model as published: 3 K/V heads
-    mha: CacheTrace  # K/V heads repeated to 9
-    mqa: CacheTrace  # K/V heads mean-pooled to 1 in every layer
+    gqa: _CacheTrace  # the model as published: 3 K/V heads
+    mha: _CacheTrace  # K/V heads repeated to 9
+    mqa: _CacheTrace  # K/V heads mean-pooled to 1 in every layer
     mha_max_logit_diff: float  # max |logits(MHA) - logits(GQA)| over PARAGRAPH
     logit_scale: float  # max |logits(GQA)|, for scale
     perplexity: float  # of PARAGRAPH, as published
@@ -196,7 +198,7 @@ class Study:
         return int(np.argmin(self.mqa_layer_perplexity))
 
 
-def _study(text: str, question: str, new_tokens: int, model_digest: str) -> Study:
+def _study(text: str, question: str, new_tokens: int, model_digest: str) -> _Study:
     """Run the whole study (tens of seconds of computing); ``results()`` caches it.
 
     ``model_digest`` (``smollm2.gguf_digest()``) names the model file, so that a new
@@ -215,32 +217,34 @@ def _study(text: str, question: str, new_tokens: int, model_digest: str) -> Stud
     logits = model.logits(ids)  # (n, vocab); row i predicts token i + 1
     mha_logits = mha_model.logits(ids)
     token_loss = smollm2.token_losses(logits[:-1], ids[1:])
-    layer_loss = one_layer_at_a_time(model, _to_mqa, text)
-    return Study(
+    layer_loss = _one_layer_at_a_time(model, _to_mqa, text)
+    return _Study(
         config=model.config,
         param_count=model.param_count,
         n_tokens=len(ids),
-        gqa=trace_cache(model, prompt, new_tokens),
-        mha=trace_cache(mha_model, prompt, new_tokens),
-        mqa=trace_cache(mqa_model, prompt, new_tokens),
+        gqa=_trace_cache(model, prompt, new_tokens),
+        mha=_trace_cache(mha_model, prompt, new_tokens),
+        mqa=_trace_cache(mqa_model, prompt, new_tokens),
         mha_max_logit_diff=float(np.abs(mha_logits - logits).max()),
         logit_scale=float(np.abs(logits).max()),
         perplexity=float(np.exp(np.mean(token_loss))),  # as perplexity_of computes it
         mha_perplexity=smollm2.perplexity_of(mha_logits[:-1], ids[1:]),
         mqa_perplexity=mqa_model.perplexity(text),
-        swapped_rope_perplexity=model.map_attention(swap_rope_pairing).perplexity(text),
+        swapped_rope_perplexity=model.map_attention(_swap_rope_pairing).perplexity(
+            text
+        ),
         mqa_layer_perplexity=tuple(np.exp(layer_loss.mean(axis=1)).tolist()),
         token_loss=token_loss,
         mqa_layer_loss=layer_loss,
     )
 
 
-def results() -> Study:
+def results() -> _Study:
     """The study on ``PARAGRAPH`` and ``QUESTION``, computed once per code and model."""
-    return cached(_study, PARAGRAPH, QUESTION, NEW_TOKENS, smollm2.gguf_digest())
+    return cached(_study, _PARAGRAPH, _QUESTION, _NEW_TOKENS, smollm2.gguf_digest())
 
 
-def ranking(r: Study) -> dict:
+def _ranking(r: _Study) -> dict:
     """How far apart one paragraph can tell the layers converted alone: per-token
     differences of loss, paired on the same tokens, against their standard error.
 
@@ -263,7 +267,7 @@ def ranking(r: Study) -> dict:
 
     def tied_with(best: int, layer: int) -> bool:
         mean, error = paired(losses[layer], losses[best])
-        return layer == best or abs(mean) < NOISE * error
+        return layer == best or abs(mean) < _NOISE * error
 
     order = np.argsort(losses.mean(axis=1), kind="stable").tolist()
     best, worst = order[0], order[-1]
@@ -283,8 +287,8 @@ def page() -> Page:
     r, bench = results(), measured.load("smollm2")
     paper = {row.model: row for row in published.GQA_TABLE_1}  # the GQA paper's
     decode_bench = measured.load("decode")
-    decoded = decoding(decode_bench, r.config, bench["weight_bytes_per_token"])
-    c, itemsize = r.config, CACHE_ITEMSIZE
+    decoded = _decoding(decode_bench, r.config, bench["weight_bytes_per_token"])
+    c, itemsize = r.config, _CACHE_ITEMSIZE
     # every head on the corpus's short sentences, its kind by the atlas's rule
     data = cached(head_grid.smollm2_payload, head_grid.texts(), smollm2.gguf_digest())
     every = head_grid.Widget(
@@ -301,7 +305,7 @@ def page() -> Page:
     return Page(
         study=r,
         published=published.decoder("SmolLM2-135M"),
-        question=QUESTION,
+        question=_QUESTION,
         group=c.n_heads // c.n_kv_heads,
         cache_ratio=r.mha.bytes_per_token / r.gqa.bytes_per_token,
         paper=paper,
@@ -322,17 +326,17 @@ def page() -> Page:
             "w_o_mb": c.d_model * c.n_heads * c.d_k * itemsize / 1e6,
         },
         every=every,
-        ranking=ranking(r),
-        noise=NOISE,
+        ranking=_ranking(r),
+        noise=_NOISE,
         decode_bench=decode_bench,
         decoding=decoded,
-        facts={**facts(r, bench, every.counts, paper), **decoding_facts(decoded)},
-        figures=figures(r),
+        facts={**_facts(r, bench, every.counts, paper), **_decoding_facts(decoded)},
+        figures=_figures(r),
     )
 
 
-def facts(
-    r: Study,
+def _facts(
+    r: _Study,
     bench: dict,
     kinds: dict[str, int],
     paper: dict[str, published.SpeedQuality],
@@ -350,7 +354,7 @@ def facts(
     b = {name: bench[name] for name in ("products_gb_per_s", "read_bandwidth_gb_per_s")}
     prefill, decode = bench["prefill_tokens_per_s"], bench["decode_tokens_per_s"]
     ratio, budget = bench["decode_bound_ratio"], bench["budget_decode_bound_ratio"]
-    rank = ranking(r)
+    rank = _ranking(r)
     best, worst = rank["best"], rank["worst"]
     return {
         "best_is_noise": Fact(
@@ -358,7 +362,7 @@ def facts(
             f"best layer {best}, tied with it: {rank['tied']}",
         ),
         "worst_is_not": Fact(
-            worst["change"] > NOISE * worst["error"], f"worst layer {worst}"
+            worst["change"] > _NOISE * worst["error"], f"worst layer {worst}"
         ),
         "rows_agree": Fact(g.nbytes == g.formula, f"{g.nbytes} vs {g.formula}"),
         "same_answer": Fact(m.answer == g.answer, f"{m.answer!r} vs {g.answer!r}"),
@@ -393,7 +397,7 @@ def facts(
     }
 
 
-def figures(r: Study) -> dict[str, Figure]:
+def _figures(r: _Study) -> dict[str, Figure]:
     """The page's figure: perplexity with one layer at a time converted to MQA."""
     return {
         "mqa_by_layer": Figure(
@@ -416,28 +420,28 @@ def figures(r: Study) -> dict[str, Figure]:
 
 # The functions whose own time in the decode profile holds the step's weight products
 # (a matrix product is counted in the function that calls it).
-PRODUCT_FUNCTIONS = ("feed_forward", "head", "_project", "_linear", "_attend")
+_PRODUCT_FUNCTIONS = ("feed_forward", "head", "_project", "_linear", "_attend")
 
 
-def step_bytes(
+def _step_bytes(
     config: smollm2.Config, weight_bytes: int, n_kv_heads: int, context: int
 ) -> int:
     """Bytes one decode step reads at ``context``: every weight once, the K and V
     projections grown to ``n_kv_heads`` heads, and the whole float32 cache.
     """
     extra_heads = n_kv_heads - config.n_kv_heads
-    projections = 2 * extra_heads * config.d_k * config.d_model * CACHE_ITEMSIZE
-    cache = kv_cache_bytes(1, n_kv_heads, config.d_k, context, CACHE_ITEMSIZE)
+    projections = 2 * extra_heads * config.d_k * config.d_model * _CACHE_ITEMSIZE
+    cache = kv_cache_bytes(1, n_kv_heads, config.d_k, context, _CACHE_ITEMSIZE)
     return weight_bytes + config.n_layers * (projections + cache)
 
 
-def decoding(data: dict, config: smollm2.Config, weight_bytes: int) -> dict:
+def _decoding(data: dict, config: smollm2.Config, weight_bytes: int) -> dict:
     """The decode benchmark's tables, with the bytes each step is predicted to read."""
     grouped = []
     for row in data["gqa_or_expansion"]:
         t = row["context"]
         gqa, mha = (
-            step_bytes(config, weight_bytes, h, t)
+            _step_bytes(config, weight_bytes, h, t)
             for h in (config.n_kv_heads, config.n_heads)
         )
         grouped.append(
@@ -452,10 +456,13 @@ def decoding(data: dict, config: smollm2.Config, weight_bytes: int) -> dict:
         )
     load, cores = data["load_average_1min"], data["provenance"]["machine"]["cpu_count"]
     per_token = config.n_layers * kv_cache_bytes(
-        1, config.n_kv_heads, config.d_k, 1, CACHE_ITEMSIZE
+        1, config.n_kv_heads, config.d_k, 1, _CACHE_ITEMSIZE
     )
     profile = [
-        {**p, "products": p["function"].split("(")[-1].rstrip(")") in PRODUCT_FUNCTIONS}
+        {
+            **p,
+            "products": p["function"].split("(")[-1].rstrip(")") in _PRODUCT_FUNCTIONS,
+        }
         for p in data["overhead"]["profile"]
     ]
     return {
@@ -473,7 +480,7 @@ def decoding(data: dict, config: smollm2.Config, weight_bytes: int) -> dict:
     }
 
 
-def decoding_facts(d: dict) -> dict[str, Fact]:
+def _decoding_facts(d: dict) -> dict[str, Fact]:
     """The facts the decoding section states."""
     rows, grouped = d["recompute"], d["grouped"]
     spans = [

@@ -18,13 +18,13 @@ from mha.pages.attention import batches, cat_sat, dropout, prefixes
 from mha.support.page import Fact, Figure, Page
 from mha.support.validate import generator, positive_int
 
-D_KS = (4, 8, 16, 32, 64, 128, 256, 512, 1024)  # the head widths studied
-N_PAIRS = 4096  # (q, k) pairs per d_k in the variance study
-N_SEQUENCES, N_TOKENS = 64, 16  # self-attention over 64 sequences of 16 tokens
+_D_KS = (4, 8, 16, 32, 64, 128, 256, 512, 1024)  # the head widths studied
+_N_PAIRS = 4096  # (q, k) pairs per d_k in the variance study
+_N_SEQUENCES, _N_TOKENS = 64, 16  # self-attention over 64 sequences of 16 tokens
 
 
 @dataclass(frozen=True)
-class VarianceStudy:
+class _VarianceStudy:
     """Empirical variance of q·k (``unscaled``) and q·k/√d_k (``scaled``) per d_k."""
 
     d_k: np.ndarray  # (m,) head widths
@@ -55,12 +55,12 @@ class VarianceStudy:
         return float(np.sqrt((kurtosis - 1) / self.n_pairs).max())
 
 
-def variance_study(
-    d_ks: tuple[int, ...] = D_KS,
-    n_pairs: int = N_PAIRS,
+def _variance_study(
+    d_ks: tuple[int, ...] = _D_KS,
+    n_pairs: int = _N_PAIRS,
     sigma: float = 1.0,
     rng: np.random.Generator | None = None,
-) -> VarianceStudy:
+) -> _VarianceStudy:
     """Monte Carlo estimate of Var(q·k) and Var(q·k/√d_k) for each d_k in ``d_ks``."""
     d_k = _widths(d_ks)
     n_pairs = positive_int("n_pairs", n_pairs)
@@ -73,7 +73,7 @@ def variance_study(
         [np.einsum("nd,nd->n", q[:, :d], k[:, :d]) for d in d_k], axis=1
     )  # (n_pairs, m)
     scaled = (dots / np.sqrt(d_k)).var(axis=0)
-    return VarianceStudy(d_k, float(sigma), n_pairs, dots.var(axis=0), scaled)
+    return _VarianceStudy(d_k, float(sigma), n_pairs, dots.var(axis=0), scaled)
 
 
 def _softmax_jacobian(p: np.ndarray) -> np.ndarray:
@@ -87,7 +87,7 @@ def _entropy_bits(p: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class Softmaxed:
+class _Softmaxed:
     """Median over every query of what its softmax did, one entry per d_k."""
 
     max_weight: np.ndarray  # (m,) largest attention weight of a query
@@ -96,14 +96,14 @@ class Softmaxed:
 
 
 @dataclass(frozen=True)
-class SaturationStudy:
+class _SaturationStudy:
     """The softmax of unscaled (q·k) and scaled (q·k/√d_k) scores as d_k grows."""
 
     d_k: np.ndarray  # (m,) head widths
     n_tokens: int  # keys each query attends over
     n_queries: int  # queries behind each median
-    unscaled: Softmaxed
-    scaled: Softmaxed
+    unscaled: _Softmaxed
+    scaled: _Softmaxed
 
     @property
     def max_entropy(self) -> float:  # the entropy of uniform weights
@@ -121,12 +121,12 @@ class SaturationStudy:
         return round(self.scaled.gradient[i] / self.unscaled.gradient[i])
 
 
-def saturation_study(
-    d_ks: tuple[int, ...] = D_KS,
-    n_sequences: int = N_SEQUENCES,
-    n_tokens: int = N_TOKENS,
+def _saturation_study(
+    d_ks: tuple[int, ...] = _D_KS,
+    n_sequences: int = _N_SEQUENCES,
+    n_tokens: int = _N_TOKENS,
     rng: np.random.Generator | None = None,
-) -> SaturationStudy:
+) -> _SaturationStudy:
     """Self-attention on standard-normal q and k, with and without the 1/√d_k scale:
     medians over every query of ``n_sequences`` sequences of ``n_tokens`` tokens.
     """
@@ -141,12 +141,12 @@ def saturation_study(
     dots = [q[..., :d] @ np.swapaxes(k[..., :d], -1, -2) for d in d_k]  # (seqs, n, n)
     unscaled = [softmax(s) for s in dots]
     scaled = [softmax(s / np.sqrt(d)) for s, d in zip(dots, d_k, strict=True)]
-    return SaturationStudy(
+    return _SaturationStudy(
         d_k, n_tokens, n_sequences * n_tokens, _summarise(unscaled), _summarise(scaled)
     )
 
 
-def _summarise(runs: list[np.ndarray]) -> Softmaxed:
+def _summarise(runs: list[np.ndarray]) -> _Softmaxed:
     """Medians over the query rows of each run: largest weight, entropy, gain ‖J‖_F/√n."""
     rows = []
     for w in runs:
@@ -154,7 +154,7 @@ def _summarise(runs: list[np.ndarray]) -> Softmaxed:
             w.shape[-1]
         )
         rows.append([np.median(a) for a in (w.max(axis=-1), _entropy_bits(w), gain)])
-    return Softmaxed(*np.array(rows).T)
+    return _Softmaxed(*np.array(rows).T)
 
 
 def _widths(d_ks: tuple[int, ...]) -> np.ndarray:
@@ -164,16 +164,16 @@ def _widths(d_ks: tuple[int, ...]) -> np.ndarray:
     return np.array([positive_int("d_ks", d) for d in d_ks])
 
 
-SEEDS = (0, 1, 2, 3)  # the seeds over which the gradient ratio's spread is reported
+_SEEDS = (0, 1, 2, 3)  # the seeds over which the gradient ratio's spread is reported
 # The head width of the base Transformer (and of BERT-base): d_k = 64.
-TYPICAL_D_K = published.model("Transformer base").d_k
+_TYPICAL_D_K = published.model("Transformer base").d_k
 # With W_K = W_Q a token need not score itself highest: two queries along one axis.
-SELF_COUNTER_Q = np.array([[1.0, 0.0], [3.0, 0.0]])
-SHUFFLE = (2, 0, 1)  # "the cat sat" read as "sat the cat"
+_SELF_COUNTER_Q = np.array([[1.0, 0.0], [3.0, 0.0]])
+_SHUFFLE = (2, 0, 1)  # "the cat sat" read as "sat the cat"
 
 
 @dataclass(frozen=True)
-class GradientSpread:
+class _GradientSpread:
     """How many times more gradient the scale lets through at the widest d_k, per seed."""
 
     seeds: tuple[int, ...]
@@ -200,25 +200,25 @@ class GradientSpread:
 @functools.cache
 def page() -> Page:
     """What the page prints: the tiny example, the two studies and their table rows."""
-    v, s, top = variance_study(), saturation_study(), D_KS[-1]
+    v, s, top = _variance_study(), _saturation_study(), _D_KS[-1]
     drops = [
-        saturation_study(d_ks=(top,), rng=np.random.default_rng(seed)).gradient_drop(
+        _saturation_study(d_ks=(top,), rng=np.random.default_rng(seed)).gradient_drop(
             top
         )
-        for seed in SEEDS
+        for seed in _SEEDS
     ]
     values = dict(
-        tiny=cat_sat.solve(),
-        shared=cat_sat.solve(w_k=cat_sat.W_Q),
-        causal=cat_sat.solve(mask=causal_mask(len(cat_sat.TOKENS))),
-        counter_dots=SELF_COUNTER_Q @ SELF_COUNTER_Q.T,
-        shuffle=cat_sat.solve(order=SHUFFLE),
+        tiny=cat_sat._solve(),
+        shared=cat_sat._solve(w_k=cat_sat.W_Q),
+        causal=cat_sat._solve(mask=causal_mask(len(cat_sat.TOKENS))),
+        counter_dots=_SELF_COUNTER_Q @ _SELF_COUNTER_Q.T,
+        shuffle=cat_sat._solve(order=_SHUFFLE),
         variance=v,
         saturation=s,
-        spread=GradientSpread(SEEDS, tuple(drops)),
-        batch=batches.study(),
+        spread=_GradientSpread(_SEEDS, tuple(drops)),
+        batch=batches._study(),
         drop=dropout.study(),
-        prefix=prefixes.results(),
+        prefix=prefixes._results(),
     )
     u, sc = s.unscaled, s.scaled
     ratio = v.unscaled / v.theory_unscaled  # measured / theory (1 when they agree)
@@ -226,37 +226,37 @@ def page() -> Page:
     columns += (v.theory_scaled, v.scaled)  # the measured Var(q·k) printed whole
     return Page(
         **values,
-        counter_q=SELF_COUNTER_Q,
-        shuffled_tokens=[cat_sat.TOKENS[i] for i in SHUFFLE],
-        typical=s.index(TYPICAL_D_K),
+        counter_q=_SELF_COUNTER_Q,
+        shuffled_tokens=[cat_sat.TOKENS[i] for i in _SHUFFLE],
+        typical=s.index(_TYPICAL_D_K),
         variance_rows=np.column_stack(columns),
         saturation_rows=np.column_stack(
             (s.d_k, u.max_weight, sc.max_weight, u.entropy, sc.entropy)
         ),
-        facts=facts(**values),
-        figures=figures(v, s),
+        facts=_facts(**values),
+        figures=_figures(v, s),
     )
 
 
-def facts(
-    tiny: cat_sat.Attended,
-    shared: cat_sat.Attended,
-    causal: cat_sat.Attended,
+def _facts(
+    tiny: cat_sat._Attended,
+    shared: cat_sat._Attended,
+    causal: cat_sat._Attended,
     counter_dots: np.ndarray,
-    shuffle: cat_sat.Attended,  # the tiny example read in the order SHUFFLE
-    variance: VarianceStudy,
-    saturation: SaturationStudy,
-    spread: GradientSpread,
-    batch: batches.Batched,
-    drop: dropout.DropoutStudy,
-    prefix: prefixes.PrefixLosses,
+    shuffle: cat_sat._Attended,  # the tiny example read in the order SHUFFLE
+    variance: _VarianceStudy,
+    saturation: _SaturationStudy,
+    spread: _GradientSpread,
+    batch: batches._Batched,
+    drop: dropout._DropoutStudy,
+    prefix: prefixes._PrefixLosses,
 ) -> dict[str, Fact]:
     """The facts the page's sentences state about the tiny example and the studies."""
     sat, cat = cat_sat.TOKENS.index("sat"), cat_sat.TOKENS.index("cat")
     dots, out, weights, scores = tiny.dots, tiny.output, tiny.weights, tiny.scores
     worst, se = variance.worst_relative_error, variance.standard_error
-    un, sc, t = saturation.unscaled, saturation.scaled, saturation.index(TYPICAL_D_K)
-    order, gain, p, w = list(SHUFFLE), sc.gradient, drop.p, drop.weights
+    un, sc, t = saturation.unscaled, saturation.scaled, saturation.index(_TYPICAL_D_K)
+    order, gain, p, w = list(_SHUFFLE), sc.gradient, drop.p, drop.weights
     return {
         "asymmetric": Fact(dots[sat, cat] > dots[cat, sat], f"scores {dots.tolist()}"),
         "shared_self": Fact(
@@ -333,7 +333,9 @@ def facts(
     }
 
 
-def figures(variance: VarianceStudy, saturation: SaturationStudy) -> dict[str, Figure]:
+def _figures(
+    variance: _VarianceStudy, saturation: _SaturationStudy
+) -> dict[str, Figure]:
     """The page's two figures; their alt texts state what the facts check."""
     return {
         "variance_vs_dk": Figure(

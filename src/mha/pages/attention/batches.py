@@ -17,8 +17,8 @@ from mha.rope import RotaryEmbedding
 from mha.support.validate import generator
 
 LENGTHS = (5, 3, 2)  # tokens of each sentence of the batch
-D_MODEL, N_HEADS = 8, 2
-PAD_SCALE = 100.0  # the padding embedding is this large: a leak could not hide
+_D_MODEL, _N_HEADS = 8, 2
+_PAD_SCALE = 100.0  # the padding embedding is this large: a leak could not hide
 TOLERANCE = 1e-12  # float64: a padded sentence's real rows equal its own run to this
 
 
@@ -27,12 +27,12 @@ def sentences(
 ) -> list[np.ndarray]:
     """One ``(length, D_MODEL)`` array of seeded random embeddings per sentence."""
     rng = generator(rng)
-    return [rng.normal(size=(n, D_MODEL)) for n in lengths]
+    return [rng.normal(size=(n, _D_MODEL)) for n in lengths]
 
 
 def layer() -> MultiHeadAttention:
     """The seeded causal layer the batch goes through, with rotary positions."""
-    attention = MultiHeadAttention(D_MODEL, N_HEADS)
+    attention = MultiHeadAttention(_D_MODEL, _N_HEADS)
     attention.rope = RotaryEmbedding(attention.d_k)
     return attention
 
@@ -42,7 +42,7 @@ def pad(sequences: list[np.ndarray], left: bool) -> np.ndarray:
     embedding of ``PAD_SCALE`` in every component, after them or (``left``) before.
     """
     n = max(len(s) for s in sequences)
-    batch = np.full((len(sequences), n, sequences[0].shape[-1]), PAD_SCALE)
+    batch = np.full((len(sequences), n, sequences[0].shape[-1]), _PAD_SCALE)
     for b, s in enumerate(sequences):
         if left:
             batch[b, n - len(s) :] = s
@@ -51,7 +51,7 @@ def pad(sequences: list[np.ndarray], left: bool) -> np.ndarray:
     return batch
 
 
-def decoder_mask(lengths: tuple[int, ...], n: int, left: bool) -> np.ndarray:
+def _decoder_mask(lengths: tuple[int, ...], n: int, left: bool) -> np.ndarray:
     """``(batch, n, n)``: each query may attend to the real keys up to itself, and a
     padding query to itself as well, so that none is left without a key (with left
     padding, the first ones have no real key before them). A padding query's output
@@ -63,7 +63,7 @@ def decoder_mask(lengths: tuple[int, ...], n: int, left: bool) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class Batched:
+class _Batched:
     """How far each sentence's real rows in the batch are from the sentence alone."""
 
     lengths: tuple[int, ...]
@@ -75,7 +75,7 @@ class Batched:
     refusal: str  # what attend says of left padding without the self rows
 
 
-def study(lengths: tuple[int, ...] = LENGTHS) -> Batched:
+def _study(lengths: tuple[int, ...] = LENGTHS) -> _Batched:
     """Run the padded batch both ways, with and without the padding mask."""
     attention, n = layer(), max(lengths)
     alone = [attention(s[None], causal_mask(len(s)))[0][0] for s in sentences(lengths)]
@@ -96,11 +96,11 @@ def study(lengths: tuple[int, ...] = LENGTHS) -> Batched:
         refusal = ""
     except ValueError as error:
         refusal = str(error)
-    return Batched(
+    return _Batched(
         lengths=tuple(lengths),
         tolerance=TOLERANCE,
-        right=largest_gap(False, decoder_mask(lengths, n, False)[:, None]),
-        left=largest_gap(True, decoder_mask(lengths, n, True)[:, None]),
+        right=largest_gap(False, _decoder_mask(lengths, n, False)[:, None]),
+        left=largest_gap(True, _decoder_mask(lengths, n, True)[:, None]),
         right_causal_only=largest_gap(False, causal_mask(n)),
         left_causal_only=largest_gap(True, causal_mask(n)),
         refusal=refusal,

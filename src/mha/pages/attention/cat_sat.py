@@ -45,7 +45,7 @@ W_V = np.array(
 
 
 @dataclass(frozen=True)
-class Attended:
+class _Attended:
     """Every intermediate of softmax(Q Kᵀ / √d_k) V on the three tokens."""
 
     q: np.ndarray  # (3, d_k) X W_Q
@@ -58,13 +58,13 @@ class Attended:
     output: np.ndarray  # (3, d_k) weights @ V
 
 
-def solve(
+def _solve(
     w_q: np.ndarray = W_Q,
     w_k: np.ndarray = W_K,
     w_v: np.ndarray = W_V,
     mask: np.ndarray | None = None,
     order: tuple[int, ...] = (0, 1, 2),
-) -> Attended:
+) -> _Attended:
     """Project the three embeddings, read in ``order`` (a permutation of the tokens),
     and attend, keeping every step.
     """
@@ -74,4 +74,4 @@ def solve(
     q, k, v = x @ w_q, x @ w_k, x @ w_v
     output, weights = scaled_dot_product_attention(q, k, v, mask)
     scale = float(np.sqrt(q.shape[-1]))
-    return Attended(q, k, v, q @ k.T, scale, q @ k.T / scale, weights, output)
+    return _Attended(q, k, v, q @ k.T, scale, q @ k.T / scale, weights, output)

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha.pages.attention.cat_sat import solve
+from mha.pages.attention.cat_sat import _solve
 from mha.pretrained.minilm import model_dir
 from mha.support.validate import generator
 
-N_DRAWS = 10_000  # dropout masks drawn per seed
-SEEDS = (0, 1, 2, 3, 4)
+_N_DRAWS = 10_000  # dropout masks drawn per seed
+_SEEDS = (0, 1, 2, 3, 4)
 
 
 def _minilm_p() -> float:
@@ -44,7 +44,7 @@ def dropout(
 
 
 @dataclass(frozen=True)
-class DropoutStudy:
+class _DropoutStudy:
     """The tiny example's weights under dropout, averaged over many draws."""
 
     p: float
@@ -69,11 +69,11 @@ class DropoutStudy:
 
 
 def study(
-    p: float | None = None, n_draws: int = N_DRAWS, seeds: tuple[int, ...] = SEEDS
-) -> DropoutStudy:
+    p: float | None = None, n_draws: int = _N_DRAWS, seeds: tuple[int, ...] = _SEEDS
+) -> _DropoutStudy:
     """Dropout on the tiny example's weights, ``n_draws`` masks for each seed."""
     p = _minilm_p() if p is None else p
-    run = solve()
+    run = _solve()
     w, v = run.weights, run.v
     draws = [
         dropout(np.broadcast_to(w, (n_draws, *w.shape)), p, np.random.default_rng(s))
@@ -81,7 +81,7 @@ def study(
     ]
     mean = np.stack([d.mean(axis=0) for d in draws])
     mean_output = np.stack([(d @ v).mean(axis=0) for d in draws])
-    return DropoutStudy(
+    return _DropoutStudy(
         p=p,
         weights=w,
         one_draw=draws[0][np.argmax((draws[0] == 0).any(axis=(1, 2)))],

@@ -14,12 +14,12 @@ import numpy as np
 from mha.pretrained import smollm2
 from mha.support.cache import cached
 
-TEXT = "The cat sat on the mat because it was warm."
-TOLERANCE = 1e-5  # relative, in float32: BLAS rounds differently for each shape
+_TEXT = "The cat sat on the mat because it was warm."
+_TOLERANCE = 1e-5  # relative, in float32: BLAS rounds differently for each shape
 
 
 @dataclass(frozen=True)
-class PrefixLosses:
+class _PrefixLosses:
     """Next-token losses (nats) of one causal pass and of one pass per prefix."""
 
     tokens: tuple[str, ...]  # the n + 1 tokens of the text
@@ -52,7 +52,7 @@ class PrefixLosses:
         ]
 
 
-def compute(text: str, digest: str) -> PrefixLosses:
+def _compute(text: str, digest: str) -> _PrefixLosses:
     """The n losses of ``text`` both ways (``digest`` names the weights, for the cache)."""
     model = smollm2.load()
     ids = model.encode(text)
@@ -64,14 +64,14 @@ def compute(text: str, digest: str) -> PrefixLosses:
             for i in range(len(inputs))
         ]
     )  # a new pass per prefix, its last row only
-    return PrefixLosses(
+    return _PrefixLosses(
         tokens=tuple(model.decode([i]) for i in ids),
         one_pass=smollm2.token_losses(one_pass, targets),
         separate=smollm2.token_losses(separate, targets),
-        tolerance=TOLERANCE,
+        tolerance=_TOLERANCE,
     )
 
 
-def results() -> PrefixLosses:
+def _results() -> _PrefixLosses:
     """``TEXT`` both ways, computed once per code and model."""
-    return cached(compute, TEXT, smollm2.gguf_digest())
+    return cached(_compute, _TEXT, smollm2.gguf_digest())

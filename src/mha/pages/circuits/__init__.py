@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from mha.pages.circuits import weights as w
-from mha.pages.circuits.sequences import mean_ablated_loss, patched_induction, run
-from mha.pages.circuits.streaming import Streaming, streaming
+from mha.pages.circuits.sequences import _mean_ablated_loss, _patched_induction, _run
+from mha.pages.circuits.streaming import _Streaming, _streaming
 from mha.pages.depth import repeated_tokens
 from mha.pages.depth.repeated_tokens import N_ABLATED, Scan, strongest
 from mha.pretrained import smollm2
@@ -28,26 +28,26 @@ from mha.support.cache import cached
 from mha.support.formatting import words
 from mha.support.page import Fact, Figure, Page
 
-SEED = 26
-N_RANDOM = 20  # random heads whose OV circuits are scored beside the induction heads
-N_SAMPLE = 1000  # tokens the own-logit rank is measured on
-MAX_OFFSET = 64  # K-composition averaged over offsets 1 .. MAX_OFFSET
-N_CONTROLS = 5  # random earlier heads patched as controls
-STREAM_TOKENS = 128  # tokens of Markdown the windows are run on
-BAND = 32  # keys in the sliding window
-SINKS = 4  # first tokens kept beside it
-TEXT = Path(__file__).resolve().parents[4] / "docs" / "attention.md"
+_SEED = 26
+_N_RANDOM = 20  # random heads whose OV circuits are scored beside the induction heads
+_N_SAMPLE = 1000  # tokens the own-logit rank is measured on
+_MAX_OFFSET = 64  # K-composition averaged over offsets 1 .. MAX_OFFSET
+_N_CONTROLS = 5  # random earlier heads patched as controls
+_STREAM_TOKENS = 128  # tokens of Markdown the windows are run on
+_BAND = 32  # keys in the sliding window
+_SINKS = 4  # first tokens kept beside it
+_TEXT = Path(__file__).resolve().parents[4] / "docs" / "attention.md"
 
 
-Head = tuple[int, int]
+_Head = tuple[int, int]
 
 
-def _name(head: Head | tuple[np.integer, np.integer]) -> str:
+def _name(head: _Head | tuple[np.integer, np.integer]) -> str:
     return f"L{int(head[0])}H{int(head[1])}"
 
 
 @dataclass(frozen=True)
-class Weights:
+class _Weights:
     """What the weights alone say: copying of ``heads`` (the induction heads, then
     ``N_RANDOM`` random others) and K-composition of every pair."""
 
@@ -58,26 +58,26 @@ class Weights:
     composition: np.ndarray  # (2, layers, h, layers, h): Δ = 1, mean over Δ
 
 
-def _weights(heads: tuple[tuple[int, int], ...]) -> Weights:
+def _weights(heads: tuple[tuple[int, int], ...]) -> _Weights:
     model = smollm2.load()
     blocks = model.blocks
-    folded = w.fold([b.attention for b in blocks], [b.attention_norm for b in blocks])
+    folded = w._fold([b.attention for b in blocks], [b.attention_norm for b in blocks])
     embed = model.embedding  # (d_model, vocab): W_E, tied
     gain = model.final_norm[:, None]  # W_U = gain W_E: the final norm's gain folded in
-    eig = w.ov_eigenvalues(folded, heads, gain * (embed @ embed.T))  # W_U W_E^T
+    eig = w._ov_eigenvalues(folded, heads, gain * (embed @ embed.T))  # W_U W_E^T
     control = set(model.tokenizer.get_added_tokens_decoder())
     allowed = [i for i in range(model.config.vocab_size) if i not in control]
-    sample = np.random.default_rng([SEED, 1]).choice(allowed, N_SAMPLE, replace=False)
+    sample = np.random.default_rng([_SEED, 1]).choice(allowed, _N_SAMPLE, replace=False)
     chosen = embed[:, sample]  # (d_model, N_SAMPLE)
     ones = np.ones(model.config.d_model, chosen.dtype)
     inputs = rms_norm(chosen.T, ones, model.blocks[0].eps)
-    ranks = w.own_token_ranks(folded, heads, inputs, gain * chosen)
+    ranks = w._own_token_ranks(folded, heads, inputs, gain * chosen)
     rope = blocks[0].attention.rope
-    offsets = w.rotations(rope, range(1, MAX_OFFSET + 1))
-    composition = w.composition_scores(folded, [offsets[:1], offsets])
-    return Weights(
+    offsets = w._rotations(rope, range(1, _MAX_OFFSET + 1))
+    composition = w._composition_scores(folded, [offsets[:1], offsets])
+    return _Weights(
         heads=heads,
-        copying=w.copying_score(eig),
+        copying=w._copying_score(eig),
         median_rank=np.median(ranks, axis=-1),
         first=(ranks == 1).mean(axis=-1),
         composition=composition.astype(np.float32),
@@ -85,7 +85,7 @@ def _weights(heads: tuple[tuple[int, int], ...]) -> Weights:
 
 
 @dataclass(frozen=True)
-class Sequences:
+class _Sequences:
     """What the repeated sequences show (means over them)."""
 
     first_token: np.ndarray  # (layers,) attention weight on the first token
@@ -102,65 +102,65 @@ def _sequences(
     top: tuple[tuple[int, int], ...],
     previous: tuple[int, int],
     controls: tuple[tuple[int, int], ...],
-) -> Sequences:
+) -> _Sequences:
     model = smollm2.load()
-    p = run(model, repeated_tokens.passes())  # the depth page's passes, read again
-    return Sequences(
+    p = _run(model, repeated_tokens.passes())  # the depth page's passes, read again
+    return _Sequences(
         first_token=p.first_token,
         first_token_moved=p.first_token_moved,
         dla=p.dla,
-        mean_top=mean_ablated_loss(model, p, top),
-        previous_mean=mean_ablated_loss(model, p, [previous]),
-        clean=patched_induction(model, p, top, None),
-        patched=patched_induction(model, p, top, previous),
-        controls=np.stack([patched_induction(model, p, top, s) for s in controls], 1),
+        mean_top=_mean_ablated_loss(model, p, top),
+        previous_mean=_mean_ablated_loss(model, p, [previous]),
+        clean=_patched_induction(model, p, top, None),
+        patched=_patched_induction(model, p, top, previous),
+        controls=np.stack([_patched_induction(model, p, top, s) for s in controls], 1),
     )
 
 
-def markdown_ids() -> tuple[int, ...]:
+def _markdown_ids() -> tuple[int, ...]:
     """The first ``STREAM_TOKENS`` + 1 tokens of the site's attention page (Markdown)."""
     return tuple(
-        smollm2.load().encode(TEXT.read_text(encoding="utf-8"))[: STREAM_TOKENS + 1]
+        smollm2.load().encode(_TEXT.read_text(encoding="utf-8"))[: _STREAM_TOKENS + 1]
     )
 
 
 @dataclass(frozen=True)
-class Studies:
+class _Studies:
     """The three cached studies and the heads they are about."""
 
     scan: Scan
     top: tuple[tuple[int, int], ...]
     previous: tuple[int, int]
     controls: tuple[tuple[int, int], ...]
-    weights: Weights
-    sequences: Sequences
-    streaming: Streaming
+    weights: _Weights
+    sequences: _Sequences
+    streaming: _Streaming
 
 
 @functools.cache
-def studies() -> Studies:
+def studies() -> _Studies:
     """Every study of the page, from the cache (the depth page's scan picks the heads)."""
     scan = repeated_tokens.scan()
     top = tuple(strongest(scan.induction, N_ABLATED))
     previous = tuple(strongest(scan.previous, 1)[0])
     n_layers, n_heads = scan.induction.shape
-    rng = np.random.default_rng([SEED, 2])
+    rng = np.random.default_rng([_SEED, 2])
     others = [h for h in np.ndindex(n_layers, n_heads) if h not in top]
-    picked = rng.choice(len(others), N_RANDOM, replace=False)
+    picked = rng.choice(len(others), _N_RANDOM, replace=False)
     randoms = tuple(others[i] for i in picked)
     first_top = min(layer for layer, _ in top)
     below = [h for h in np.ndindex(first_top, n_heads) if h != previous]
     controls = tuple(
-        below[i] for i in rng.choice(len(below), N_CONTROLS, replace=False)
+        below[i] for i in rng.choice(len(below), _N_CONTROLS, replace=False)
     )
-    return Studies(
+    return _Studies(
         scan=scan,
         top=top,
         previous=previous,
         controls=controls,
         weights=cached(_weights, top + randoms),
         sequences=cached(_sequences, top, previous, controls),
-        streaming=cached(streaming, markdown_ids(), BAND, SINKS),
+        streaming=cached(_streaming, _markdown_ids(), _BAND, _SINKS),
     )
 
 
@@ -175,9 +175,9 @@ def page() -> Page:
         s=s,
         top=[_name(h) for h in top],
         previous=_name(s.previous),
-        n_random=N_RANDOM,
-        n_sample=N_SAMPLE,
-        max_offset=MAX_OFFSET,
+        n_random=_N_RANDOM,
+        n_sample=_N_SAMPLE,
+        max_offset=_MAX_OFFSET,
         controls=[_name(h) for h in s.controls],
         copying=[
             (
@@ -207,14 +207,14 @@ def page() -> Page:
         recovered=_recovered(s.streaming),
         d_k=smollm2.load().config.d_k,
         context=smollm2.load().config.context_length,
-        stream_tokens=STREAM_TOKENS,
+        stream_tokens=_STREAM_TOKENS,
         worst_random=float(s.scan.loss_random.max()),
         ablated=N_ABLATED,
         sequences=repeated_tokens.N_SEQUENCES,
-        band=BAND,
-        sinks=SINKS,
-        facts=facts(s),
-        figures=figures(s),
+        band=_BAND,
+        sinks=_SINKS,
+        facts=_facts(s),
+        figures=_figures(s),
     )
 
 
@@ -224,7 +224,7 @@ def _summary(values: np.ndarray) -> list[float]:
 
 
 def _senders(
-    scores: np.ndarray, top: tuple[Head, ...]
+    scores: np.ndarray, top: tuple[_Head, ...]
 ) -> list[tuple[str, str, float, str, float]]:
     """Each receiver's two strongest senders: receiver, sender, score, sender, score."""
     rows = []
@@ -253,7 +253,7 @@ def _strongest_pairs(scores: np.ndarray, k: int) -> list[tuple[str, str, float]]
     ]
 
 
-def _shared_keys(top: tuple[Head, ...], config: smollm2.Config) -> list[str]:
+def _shared_keys(top: tuple[_Head, ...], config: smollm2.Config) -> list[str]:
     """The induction heads grouped by the K/V head they read, as prose per group."""
     group = config.n_heads // config.n_kv_heads
     groups: dict[tuple[int, int], list[str]] = {}
@@ -262,19 +262,19 @@ def _shared_keys(top: tuple[Head, ...], config: smollm2.Config) -> list[str]:
     return [words(g) for g in groups.values() if len(g) > 1]
 
 
-def _offset_gap(composition: np.ndarray, top: tuple[Head, ...]) -> float:
+def _offset_gap(composition: np.ndarray, top: tuple[_Head, ...]) -> float:
     """The largest change, offset 1 against the mean over offsets, of the top heads'
     scores from any sender."""
     rows = np.array([composition[:, layer, head] for layer, head in top])
     return float(np.nanmax(np.abs(rows[:, 0] - rows[:, 1])))
 
 
-def _recovered(s: Streaming) -> float:
+def _recovered(s: _Streaming) -> float:
     """The share of the window's loss of perplexity that the sinks win back."""
     return (s.band_only - s.band_sinks) / (s.band_only - s.full)
 
 
-def facts(s: Studies) -> dict[str, Fact]:
+def _facts(s: _Studies) -> dict[str, Fact]:
     """The facts the page's sentences state."""
     top, q, wt, st, scan = s.top, s.sequences, s.weights, s.streaming, s.scan
     n = len(top)
@@ -337,7 +337,7 @@ def facts(s: Studies) -> dict[str, Fact]:
     }
 
 
-def figures(s: Studies) -> dict[str, Figure]:
+def _figures(s: _Studies) -> dict[str, Figure]:
     """The page's three figures; alt texts and captions state computed values."""
     top, q, c = s.top, s.sequences, s.weights.composition[1]
     receivers = top[:2]
@@ -358,7 +358,7 @@ def figures(s: Studies) -> dict[str, Figure]:
             f"({peaks[1][1]:.2f}); almost every other cell is dim, near "
             f"{np.nanmedian(c):.2f}.",
             f"K-composition into two induction heads from every head of an earlier "
-            f"layer, averaged over offsets 1 to {MAX_OFFSET}; {previous}, the "
+            f"layer, averaged over offsets 1 to {_MAX_OFFSET}; {previous}, the "
             "strongest previous-token head, is framed. Look for the few bright cells "
             "among the dim ones.",
         ),
@@ -372,7 +372,7 @@ def figures(s: Studies) -> dict[str, Figure]:
             "when a random earlier head's is.",
             f"Induction score of each induction head with its keys recomputed from a "
             f"stream in which one earlier head's write comes from another sequence: "
-            f"{previous} (the previous-token head) or {N_CONTROLS} random earlier "
+            f"{previous} (the previous-token head) or {_N_CONTROLS} random earlier "
             "heads (their range). Look at the middle bar of each group.",
         ),
         "sinks": Figure(

@@ -24,11 +24,11 @@ from mha.pages.depth.repeated_tokens import Passes, induction_scores
 from mha.pretrained import smollm2
 from mha.pretrained.smollm2 import rms_norm
 
-Head = tuple[int, int]
+_Head = tuple[int, int]
 
 
 @dataclass(frozen=True)
-class Pass:
+class _Pass:
     """The unchanged model on a batch of sequences ``ids (B, n)``."""
 
     ids: np.ndarray
@@ -40,7 +40,7 @@ class Pass:
     mean_writes: np.ndarray  # (layers, heads, d_model) over every sequence and token
 
 
-def run(model: smollm2.SmolLM2, passes: Passes) -> Pass:
+def _run(model: smollm2.SmolLM2, passes: Passes) -> _Pass:
     """What the page reads from ``passes`` over sequences ``(B, 2T)`` of T tokens
     repeated once (``repeated_tokens.traced``), with no further forward pass.
 
@@ -75,7 +75,7 @@ def run(model: smollm2.SmolLM2, passes: Passes) -> Pass:
         moved.append(shares[..., 1:, 0].mean())
         dla.append(np.einsum("bhqd,bqd->h", heads[:, :, queries] @ w_o, pull))
         mean_writes.append((heads.mean(axis=(0, 2))[:, None] @ w_o)[:, 0])
-    return Pass(
+    return _Pass(
         ids=ids,
         entering=entering,
         outputs=outputs,
@@ -86,7 +86,7 @@ def run(model: smollm2.SmolLM2, passes: Passes) -> Pass:
     )
 
 
-def second_copy_loss(
+def _second_copy_loss(
     model: smollm2.SmolLM2, final: np.ndarray, ids: np.ndarray
 ) -> float:
     """Mean next-token loss (nats) on the second copy, from the last streams
@@ -105,7 +105,9 @@ def second_copy_loss(
     return float(np.mean(losses))
 
 
-def mean_ablated_loss(model: smollm2.SmolLM2, p: Pass, heads: Sequence[Head]) -> float:
+def _mean_ablated_loss(
+    model: smollm2.SmolLM2, p: _Pass, heads: Sequence[_Head]
+) -> float:
     """The second copy's loss with each of ``heads`` writing its mean write instead of
     its own, resuming ``p`` at the first layer that changes.
     """
@@ -113,11 +115,11 @@ def mean_ablated_loss(model: smollm2.SmolLM2, p: Pass, heads: Sequence[Head]) ->
     replace = {(layer, head): p.mean_writes[layer, head] for layer, head in heads}
     causal = causal_mask(p.ids.shape[1])
     final = model.resume(p.entering[start], start, causal, replace=replace)
-    return second_copy_loss(model, final, p.ids)
+    return _second_copy_loss(model, final, p.ids)
 
 
-def patched_induction(
-    model: smollm2.SmolLM2, p: Pass, receivers: Sequence[Head], sender: Head | None
+def _patched_induction(
+    model: smollm2.SmolLM2, p: _Pass, receivers: Sequence[_Head], sender: _Head | None
 ) -> np.ndarray:
     """The induction score of each of ``receivers`` (mean over the sequences) when its
     keys are recomputed from a stream in which ``sender``'s write is the one it made on

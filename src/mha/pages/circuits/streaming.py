@@ -19,7 +19,7 @@ from mha.attention import causal_mask
 from mha.pretrained import smollm2
 
 
-def window_mask(n: int, band: int, sinks: int = 0) -> np.ndarray:
+def _window_mask(n: int, band: int, sinks: int = 0) -> np.ndarray:
     """``(n, n)`` boolean: query t may read keys t - band + 1 .. t and 0 .. sinks - 1
     (never a later one).
     """
@@ -34,7 +34,7 @@ def window_mask(n: int, band: int, sinks: int = 0) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class Streaming:
+class _Streaming:
     """Perplexities on the same tokens (queries t >= band) under the three masks."""
 
     n: int
@@ -45,7 +45,7 @@ class Streaming:
     band_sinks: float
 
 
-def streaming(ids: tuple[int, ...], band: int, sinks: int) -> Streaming:
+def _streaming(ids: tuple[int, ...], band: int, sinks: int) -> _Streaming:
     """Perplexity of SmolLM2 on ``ids`` under each setting (three passes)."""
     n = len(ids) - 1
     if n <= band:
@@ -60,11 +60,11 @@ def streaming(ids: tuple[int, ...], band: int, sinks: int) -> Streaming:
         final = model.resume(model.embed(ids[:-1]), 0, mask)[0]
         return smollm2.perplexity_of(model.head(final[rows]), ids[rows + 1])
 
-    return Streaming(
+    return _Streaming(
         n=n,
         band=band,
         sinks=sinks,
         full=perplexity(causal_mask(n)),
-        band_only=perplexity(window_mask(n, band)),
-        band_sinks=perplexity(window_mask(n, band, sinks)),
+        band_only=perplexity(_window_mask(n, band)),
+        band_sinks=perplexity(_window_mask(n, band, sinks)),
     )

@@ -29,7 +29,7 @@ from mha.rope import RotaryEmbedding
 
 
 @dataclass(frozen=True)
-class Folded:
+class _Folded:
     """Per-head matrices of a stack of attention layers, gains folded in, in the
     weights' dtype."""
 
@@ -48,9 +48,9 @@ class Folded:
         return np.repeat(kv, self.group, axis=1)
 
 
-def fold(
+def _fold(
     attentions: Sequence[MultiHeadAttention], gains: Sequence[np.ndarray]
-) -> Folded:
+) -> _Folded:
     """Split each layer's weights by head, ``diag(gain) W`` for W_Q, W_K and W_V."""
     if len(attentions) != len(gains) or not attentions:
         raise ValueError(
@@ -64,7 +64,7 @@ def fold(
 
     a0 = attentions[0]
     pairs = list(zip(attentions, gains, strict=True))
-    return Folded(
+    return _Folded(
         np.stack([heads(a.w_q, g, a.n_heads) for a, g in pairs]),
         np.stack([heads(a.w_k, g, a.n_kv_heads) for a, g in pairs]),
         np.stack([heads(a.w_v, g, a.n_kv_heads) for a, g in pairs]),
@@ -74,8 +74,8 @@ def fold(
     )
 
 
-def ov_eigenvalues(
-    folded: Folded, heads: Sequence[tuple[int, int]], unembed_embed: np.ndarray
+def _ov_eigenvalues(
+    folded: _Folded, heads: Sequence[tuple[int, int]], unembed_embed: np.ndarray
 ) -> np.ndarray:
     """The d_k eigenvalues of each head's OV circuit, ``(len(heads), d_k)`` complex:
     those of ``W_O unembed_embed W_V``, where ``unembed_embed (d_model, d_model)`` is
@@ -86,15 +86,15 @@ def ov_eigenvalues(
     return np.linalg.eigvals(folded.w_o[layers, rows] @ unembed_embed @ w_v)
 
 
-def copying_score(eigenvalues: np.ndarray) -> np.ndarray:
+def _copying_score(eigenvalues: np.ndarray) -> np.ndarray:
     """``sum(λ) / sum(|λ|)`` over the last axis (real): 1 when every eigenvalue is
     positive, -1 when every one is negative.
     """
     return np.sum(eigenvalues, axis=-1).real / np.sum(np.abs(eigenvalues), axis=-1)
 
 
-def own_token_ranks(
-    folded: Folded,
+def _own_token_ranks(
+    folded: _Folded,
     heads: Sequence[tuple[int, int]],
     inputs: np.ndarray,
     unembed: np.ndarray,
@@ -116,7 +116,7 @@ def own_token_ranks(
     return np.stack(ranks)
 
 
-def rotations(rope: RotaryEmbedding, offsets: Sequence[int]) -> np.ndarray:
+def _rotations(rope: RotaryEmbedding, offsets: Sequence[int]) -> np.ndarray:
     """``(len(offsets), d_k, d_k)``: R_Δ with ``rope(x, p) = x @ R_p``, so that a
     query at t and a key at t - Δ score ``q R_Δ k^T`` before rotation.
     """
@@ -124,7 +124,7 @@ def rotations(rope: RotaryEmbedding, offsets: Sequence[int]) -> np.ndarray:
     return np.stack([rope(eye, np.full(rope.d_k, int(d))) for d in offsets])
 
 
-def rotated_mean(grams: np.ndarray, rots: np.ndarray) -> np.ndarray:
+def _rotated_mean(grams: np.ndarray, rots: np.ndarray) -> np.ndarray:
     """``mean over R of R^T G R`` for each G of ``grams (..., d_k, d_k)``, the R being
     rotary ``rots (m, d_k, d_k)`` (``rotations``), without a matrix product.
 
@@ -160,7 +160,9 @@ def rotated_mean(grams: np.ndarray, rots: np.ndarray) -> np.ndarray:
     return mean.astype(g.dtype, copy=False)
 
 
-def composition_scores(folded: Folded, offset_sets: Sequence[np.ndarray]) -> np.ndarray:
+def _composition_scores(
+    folded: _Folded, offset_sets: Sequence[np.ndarray]
+) -> np.ndarray:
     """K-composition of every sender into every receiver of a later layer, for each
     set of rotations ``(m, d_k, d_k)`` of ``offset_sets``: ``(sets, layers, h, layers,
     h)``, indexed ``[set, receiver layer, receiver head, sender layer, sender head]``,
@@ -185,7 +187,7 @@ def composition_scores(folded: Folded, offset_sets: Sequence[np.ndarray]) -> np.
         return (w.swapaxes(-1, -2) @ w).astype(np.float64)
 
     g_q, g_k, g_v = gram(f.w_q), gram(f.w_k), gram(f.w_v)
-    mean_rotated = [rotated_mean(g_q, rots) for rots in offset_sets]  # H per set
+    mean_rotated = [_rotated_mean(g_q, rots) for rots in offset_sets]  # H per set
     qk2 = [(m * f.per_query_head(g_k)).sum(axis=(-2, -1)) for m in mean_rotated]
     ov2 = (f.per_query_head(g_v) * gram(f.w_o.swapaxes(-1, -2))).sum(axis=(-2, -1))
     # W_O^T C_V per sender, with G_V = C_V C_V^T: then M G_V M^T = Y Y^T, Y = W_K^T W_O^T C_V

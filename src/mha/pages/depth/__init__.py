@@ -15,46 +15,46 @@ import numpy as np
 
 from mha.pages.depth import induction, repeated_tokens
 from mha.pages.depth.induction_training import (
-    D_K,
-    D_MODEL,
-    Shape,
-    Trained,
-    train_and_score,
+    _D_K,
+    _D_MODEL,
+    _Shape,
+    _train_and_score,
+    _Trained,
 )
 from mha.pages.depth.repeated_tokens import N_ABLATED, Scan, strongest
 from mha.support.cache import cached
 from mha.support.formatting import percent, words
 from mha.support.page import Fact, Figure, Page
 
-SEED = 18
-SEEDS = (0, 1, 2)  # training seeds
-STEPS = 800
-BATCH_SIZE = 32
-N_TEST = 2000  # held-out sequences
-REACH = 0.9  # what "every two-layer model reaches" says
-SHAPES = (Shape(1, 2), Shape(2, 1))
-EXAMPLE = np.array([3, 0, 5, 1, 4, 2, 1, 5, 0, 3])  # two shuffles of 6 tokens, cut
-BUILT_HEADS = (1, 2, 4)  # one-layer models built for this many offsets (the commonest)
-OUTSIZED = 2.0  # a first token whose stream is at least this many times the others'
+_SEED = 18
+_SEEDS = (0, 1, 2)  # training seeds
+_STEPS = 800
+_BATCH_SIZE = 32
+_N_TEST = 2000  # held-out sequences
+_REACH = 0.9  # what "every two-layer model reaches" says
+_SHAPES = (_Shape(1, 2), _Shape(2, 1))
+_EXAMPLE = np.array([3, 0, 5, 1, 4, 2, 1, 5, 0, 3])  # two shuffles of 6 tokens, cut
+_BUILT_HEADS = (1, 2, 4)  # one-layer models built for this many offsets (the commonest)
+_OUTSIZED = 2.0  # a first token whose stream is at least this many times the others'
 
 
 @functools.cache
 def page() -> Page:
     """What the page prints: the induction task, SmolLM2's scan, facts and figures."""
-    t, s, r = task(), repeated_tokens.scan(), repeated_tokens
+    t, s, r = _task(), repeated_tokens.scan(), repeated_tokens
     worst = s.random_sets[int(np.argmax(s.loss_random))]
     return Page(
         task=t,
         scan=s,
-        steps=STEPS,
-        batch_size=BATCH_SIZE,
-        seeds=len(SEEDS),
-        d_k=D_K,
-        d_model=D_MODEL,
-        weights=SHAPES[0].attention_params(),
-        built_heads=words([str(h) for h in BUILT_HEADS]),
+        steps=_STEPS,
+        batch_size=_BATCH_SIZE,
+        seeds=len(_SEEDS),
+        d_k=_D_K,
+        d_model=_D_MODEL,
+        weights=_SHAPES[0].attention_params(),
+        built_heads=words([str(h) for h in _BUILT_HEADS]),
         n_offsets=len(t.offsets),
-        reach=REACH,
+        reach=_REACH,
         half=r.HALF,
         sequences=r.N_SEQUENCES,
         ablated=N_ABLATED,
@@ -73,14 +73,14 @@ def page() -> Page:
         sink_ratio=float(np.median(s.first_token) / s.uniform_first_token),
         below_even=_below_even(s),
         sinks=_sink_groups(s),
-        outsized=OUTSIZED,
-        facts=facts(t, s),
-        figures=figures(t, s),
+        outsized=_OUTSIZED,
+        facts=_facts(t, s),
+        figures=_figures(t, s),
     )
 
 
 @dataclass(frozen=True)
-class Task:
+class _Task:
     """What the page prints about the induction task."""
 
     vocab: int
@@ -94,54 +94,56 @@ class Task:
     without_previous: float  # ... with its previous-token head's write removed
     count_guess: float  # the best order-free guess on the task's sequences
     uniform_guess: float  # the same guess on uniform random sequences
-    one: Trained  # one layer of two heads, every seed
-    two: Trained  # two layers of one head
+    one: _Trained  # one layer of two heads, every seed
+    two: _Trained  # two layers of one head
     offsets: tuple[int, ...]  # how far back the earlier occurrences lie, held out
-    built_one: tuple[induction.OffsetScore, ...]  # one layer built per BUILT_HEADS
+    built_one: tuple[induction._OffsetScore, ...]  # one layer built per BUILT_HEADS
     # ... then for every offset
 
 
 @functools.cache
-def task() -> Task:
+def _task() -> _Task:
     """The induction task's numbers: baselines, the built circuits, both shapes trained
     on every seed (cached).
     """
-    batch = induction.sample(N_TEST, np.random.default_rng([SEED, 1]))
+    batch = induction.sample(_N_TEST, np.random.default_rng([_SEED, 1]))
     one, two = (
-        cached(train_and_score, shape, SEEDS, STEPS, BATCH_SIZE, batch)
-        for shape in SHAPES
+        cached(_train_and_score, shape, _SEEDS, _STEPS, _BATCH_SIZE, batch)
+        for shape in _SHAPES
     )
-    uniform = np.random.default_rng([SEED, 2]).integers(
-        0, induction.VOCAB, size=(N_TEST, induction.LENGTH)
+    uniform = np.random.default_rng([_SEED, 2]).integers(
+        0, induction._VOCAB, size=(_N_TEST, induction._LENGTH)
     )
     circuit = induction.build()
     tokens, answers, scored = batch.tokens, batch.targets, batch.scored
     first = tokens[:, :1]
     offsets, counts = np.unique(
-        induction.offsets_of(tokens)[scored], return_counts=True
+        induction._offsets_of(tokens)[scored], return_counts=True
     )
     commonest = offsets[np.argsort(-counts, kind="stable")]
-    sets = [tuple(commonest[:h].tolist()) for h in BUILT_HEADS]
-    return Task(
-        vocab=induction.VOCAB,
-        length=induction.LENGTH,
-        chance=1 / induction.VOCAB,
+    sets = [tuple(commonest[:h].tolist()) for h in _BUILT_HEADS]
+    return _Task(
+        vocab=induction._VOCAB,
+        length=induction._LENGTH,
+        chance=1 / induction._VOCAB,
         # uniform over the tokens that are neither the query's nor the first
-        exclusion=float(np.mean(1 / (induction.VOCAB - 1 - (tokens != first))[scored])),
+        exclusion=float(
+            np.mean(1 / (induction._VOCAB - 1 - (tokens != first))[scored])
+        ),
         excluded_answers=int(((answers == tokens) | (answers == first))[scored].sum()),
-        n_test=N_TEST,
+        n_test=_N_TEST,
         n_test_positions=int(batch.scored.sum()),
         constructed=circuit.accuracy(batch),
         without_previous=circuit.silenced().accuracy(batch),
-        count_guess=induction.count_guess(batch),
-        uniform_guess=induction.count_guess(
-            induction.Batch(uniform, induction.targets_of(uniform))
+        count_guess=induction._count_guess(batch),
+        uniform_guess=induction._count_guess(
+            induction._Batch(uniform, induction.targets_of(uniform))
         ),
         one=one,
         two=two,
         offsets=tuple(offsets.tolist()),
         built_one=tuple(
-            cached(induction.score_one_layer, batch, offsets)
+            cached(induction._score_one_layer, batch, offsets)
             for offsets in (*sets, tuple(offsets.tolist()))
         ),
     )
@@ -180,7 +182,7 @@ def _sink_groups(scan: Scan) -> dict:
     full = _norm_ratio(scan)
     ratio, share = full[:-1], scan.first_token
     layers = np.arange(len(share))
-    quiet = ratio < OUTSIZED
+    quiet = ratio < _OUTSIZED
     jump = int(np.argmax(full[1:] / full[:-1]))
     groups = {"jump": f"L{jump}", "jump_to": float(full[jump + 1])}
     chosen_by_name = {
@@ -219,7 +221,7 @@ def _head_table(scan: Scan) -> list[tuple[str, float, str, float]]:
     return rows
 
 
-def facts(task: Task, scan: Scan) -> dict[str, Fact]:
+def _facts(task: _Task, scan: Scan) -> dict[str, Fact]:
     """The facts the page's sentences state about the task's models and the scan."""
     one, two, twice = task.one.accuracy, task.two.accuracy, 2 * task.chance
     excl, built = task.exclusion, task.built_one
@@ -253,7 +255,7 @@ def facts(task: Task, scan: Scan) -> dict[str, Fact]:
             built[-1].overall == 1 and built[-1].n_heads == len(task.offsets) + 1,
             f"{built[-1]}, {len(task.offsets)} offsets",
         ),
-        "two_reach": Fact((two >= REACH).all(), f"two layers {two}"),
+        "two_reach": Fact((two >= _REACH).all(), f"two layers {two}"),
         "count_guess": Fact(task.count_guess < twice < task.uniform_guess, guesses),
         "louder": Fact(bool(_louder(scan)), f"{writes}, stream {scan.stream_norm}"),
         "partners": Fact(all(row[3] >= 0.5 for row in heads), f"{heads}"),
@@ -264,7 +266,7 @@ def facts(task: Task, scan: Scan) -> dict[str, Fact]:
         ),
         "sinks": Fact(len(below) < len(scan.first_token) / 2, sinks),
         "below_even": Fact(bool(below), sinks),
-        "massive": Fact(_norm_ratio(scan).max() > 10 * OUTSIZED, by_ratio),
+        "massive": Fact(_norm_ratio(scan).max() > 10 * _OUTSIZED, by_ratio),
         "co_occur": Fact(quiet["share"][1] < loud["share"][0], by_ratio),
         "not_by_size": Fact(
             before["ratio"][1] < after["ratio"][0]
@@ -274,14 +276,14 @@ def facts(task: Task, scan: Scan) -> dict[str, Fact]:
     }
 
 
-def figures(task: Task, scan: Scan) -> dict[str, Figure]:
+def _figures(task: _Task, scan: Scan) -> dict[str, Figure]:
     """The page's five figures; their alt texts and captions state computed values."""
     louder_layers = _louder(scan)
     exception = f" except in {words(louder_layers)}" if louder_layers else ""
-    circuit = induction.build(6, len(EXAMPLE))
-    _, weights = circuit.run(EXAMPLE[None])
-    answers = circuit.predict(EXAMPLE[None])[0]
-    scored = np.flatnonzero(induction.targets_of(EXAMPLE) >= 0)
+    circuit = induction.build(6, len(_EXAMPLE))
+    _, weights = circuit.run(_EXAMPLE[None])
+    answers = circuit.predict(_EXAMPLE[None])[0]
+    scored = np.flatnonzero(induction.targets_of(_EXAMPLE) >= 0)
     top = strongest(scan.induction, N_ABLATED)
     n_layers, n_heads = scan.induction.shape
     top_layers = _layers(sorted({layer for layer, _ in top}))
@@ -303,23 +305,23 @@ def figures(task: Task, scan: Scan) -> dict[str, Figure]:
         ),
         "circuit_attention": Figure(
             "depth.circuit_attention",
-            (tuple(w[0, 0] for w in weights), EXAMPLE),
+            (tuple(w[0, 0] for w in weights), _EXAMPLE),
             "Two heatmaps of the built circuit on the sequence "
-            f"{' '.join(str(t) for t in EXAMPLE)}. Left, layer 0: each row's weight "
+            f"{' '.join(str(t) for t in _EXAMPLE)}. Left, layer 0: each row's weight "
             "sits just left of the diagonal (the previous token). Right, layer 1: in "
             "the rows of repeated tokens the weight sits on the token after the "
             "earlier occurrence of the row's token.",
-            f"The built circuit's two heads on a short example: {len(EXAMPLE)} "
+            f"The built circuit's two heads on a short example: {len(_EXAMPLE)} "
             f"positions over a vocabulary of {circuit.space.vocab} tokens. L0H0 looks "
             "one position back. L1H0, "
-            f"from the second {words([str(EXAMPLE[t]) for t in scored])}, looks at "
+            f"from the second {words([str(_EXAMPLE[t]) for t in scored])}, looks at "
             "the token that followed their first occurrence: "
             f"{words([str(answers[t]) for t in scored])}.",
         ),
         "training": Figure(
             "depth.training",
             (task,),
-            f"Bar chart of held-out accuracy, {len(SEEDS)} seeds per shape: the "
+            f"Bar chart of held-out accuracy, {len(_SEEDS)} seeds per shape: the "
             f"one-layer bars reach {percent(task.one.accuracy.max())} at most, the "
             f"two-layer bars {percent(task.two.accuracy.min())} at least, on a log "
             f"scale; lines mark chance ({percent(task.chance)}), the exclusion "
@@ -343,7 +345,7 @@ def figures(task: Task, scan: Scan) -> dict[str, Figure]:
         ),
         "sinks_and_norms": Figure(
             "depth.sinks_and_norms",
-            (scan.first_token, ratio, scan.uniform_first_token, OUTSIZED),
+            (scan.first_token, ratio, scan.uniform_first_token, _OUTSIZED),
             f"Two line charts over SmolLM2's {len(ratio)} layers. Top: the weight "
             f"queries put on the first token, at most {quiet['share'][1]:.2f} in "
             f"{quiet['span']}, from {loud['share'][0]:.2f} to {loud['share'][1]:.2f} "
@@ -351,13 +353,13 @@ def figures(task: Task, scan: Scan) -> dict[str, Figure]:
             "Bottom, on a log scale: the first token's residual stream over the "
             f"others' mean norm, {groups['before']['ratio'][0]:.1f} to "
             f"{groups['before']['ratio'][1]:.1f} in {groups['before']['span']}, "
-            f"under {OUTSIZED:.0f} in {quiet['span']}, {ratio.max():.0f} entering "
+            f"under {_OUTSIZED:.0f} in {quiet['span']}, {ratio.max():.0f} entering "
             f"L{int(np.argmax(ratio))} and falling to {ratio[-1]:.1f} entering the "
             "last layer.",
             "Per layer: the share of attention that goes to the first token "
             "(averaged over heads and queries; dashed, an even spread), and how many "
             "times the others' mean norm the first token's residual stream is where "
-            f"the layer reads it (dotted, {OUTSIZED:.0f} times). Look at the layers "
+            f"the layer reads it (dotted, {_OUTSIZED:.0f} times). Look at the layers "
             "where the bottom curve is low: the top one is low there too. Then "
             f"compare the two plateaus: in {groups['before']['span']} a first token "
             f"{groups['before']['ratio'][0]:.1f} to {groups['before']['ratio'][1]:.1f} "

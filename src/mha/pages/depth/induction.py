@@ -22,15 +22,15 @@ from mha.attention import causal_mask
 from mha.layer import MultiHeadAttention
 from mha.support.validate import generator, positive_int
 
-VOCAB = 12  # tokens 0 .. VOCAB - 1
-LENGTH = 23  # tokens per sequence
-SHARPNESS = 200.0  # attention score of a match; every other key scores 0 ...
-RECENCY = 4.0  # ... plus, in layer 1, this much per position: the latest match wins
-CHUNK = 250  # sequences per pass in score_one_layer
+_VOCAB = 12  # tokens 0 .. VOCAB - 1
+_LENGTH = 23  # tokens per sequence
+_SHARPNESS = 200.0  # attention score of a match; every other key scores 0 ...
+_RECENCY = 4.0  # ... plus, in layer 1, this much per position: the latest match wins
+_CHUNK = 250  # sequences per pass in score_one_layer
 
 
 @dataclass(frozen=True)
-class Batch:
+class _Batch:
     """Sequences ``tokens (B, n)`` and their answers ``targets (B, n)``, -1 where none."""
 
     tokens: np.ndarray
@@ -62,7 +62,7 @@ def targets_of(tokens: np.ndarray) -> np.ndarray:
     return np.where(seen >= 0, after, -1)
 
 
-def offsets_of(tokens: np.ndarray) -> np.ndarray:
+def _offsets_of(tokens: np.ndarray) -> np.ndarray:
     """How far back each position's token occurred last: ``t - j``, -1 where it is new."""
     seen = _earlier(np.asarray(tokens))
     return np.where(seen >= 0, np.arange(seen.shape[-1]) - seen, -1)
@@ -89,9 +89,9 @@ def _earlier(tokens: np.ndarray) -> np.ndarray:
 def sample(
     batch_size: int,
     rng: np.random.Generator | None = None,
-    vocab: int = VOCAB,
-    length: int = LENGTH,
-) -> Batch:
+    vocab: int = _VOCAB,
+    length: int = _LENGTH,
+) -> _Batch:
     """``batch_size`` sequences of ``length`` tokens: a shuffle of the ``vocab``
     tokens, then a shuffle of all of them but the first shuffle's last, cut (scored).
     """
@@ -108,7 +108,7 @@ def sample(
     # the second leaves out the first's last token (see the module's docstring)
     second = shuffled[shuffled != first[:, -1:]].reshape(batch_size, vocab - 1)
     tokens = np.concatenate([first, second[:, : length - vocab]], axis=1)
-    return Batch(tokens, targets_of(tokens))
+    return _Batch(tokens, targets_of(tokens))
 
 
 class _Subspaces:
@@ -125,7 +125,7 @@ class _Subspaces:
 
 
 @dataclass(frozen=True)
-class Circuit:
+class _Circuit:
     """Embedding, attention layers with residual adds, and a readout."""
 
     space: _Subspaces
@@ -159,34 +159,34 @@ class Circuit:
         stream, _ = self.run(tokens)
         return (stream[-1] @ self.unembed).argmax(axis=-1)
 
-    def accuracy(self, batch: Batch) -> float:
+    def accuracy(self, batch: _Batch) -> float:
         """Accuracy on the scored positions of ``batch``."""
         return batch.accuracy(self.predict(batch.tokens))
 
-    def silenced(self) -> Circuit:
+    def silenced(self) -> _Circuit:
         """This circuit with its previous-token head's write removed (zero W_O in L0)."""
         previous = copy.copy(self.layers[0])
         previous.w_o = np.zeros_like(previous.w_o)
         return dataclasses.replace(self, layers=(previous, self.layers[1]))
 
 
-def count_guess(batch: Batch) -> float:
+def _count_guess(batch: _Batch) -> float:
     """Accuracy on ``batch`` of guessing the most frequent earlier token (ties: lowest
     id): the order-free guess one layer can compute by averaging.
     """
-    one_hot = batch.tokens[..., None] == np.arange(VOCAB)
+    one_hot = batch.tokens[..., None] == np.arange(_VOCAB)
     counts = np.cumsum(one_hot, axis=1) - one_hot  # seen before each position
     return batch.accuracy(counts.argmax(axis=-1))
 
 
-def build(vocab: int = VOCAB, length: int = LENGTH) -> Circuit:
+def build(vocab: int = _VOCAB, length: int = _LENGTH) -> _Circuit:
     """The two-layer induction circuit, every weight set by hand (one head per layer,
     d_k = d_model; W_Q carries sqrt(d_k) to undo the layer's 1/sqrt(d_k)).
     """
     vocab, length = positive_int("vocab", vocab), positive_int("length", length)
-    if RECENCY * (length - 1) >= SHARPNESS:
+    if _RECENCY * (length - 1) >= _SHARPNESS:
         raise ValueError(
-            f"length: expected at most {int(SHARPNESS / RECENCY)} positions (so that "
+            f"length: expected at most {int(_SHARPNESS / _RECENCY)} positions (so that "
             f"recency never outweighs a match), got {length}"
         )
     s = _Subspaces(vocab, length)
@@ -201,22 +201,24 @@ def build(vocab: int = VOCAB, length: int = LENGTH) -> Circuit:
         )
         layer.w_v[s.token, s.token] = eye_v  # each reads the attended token's one-hot
     # query at position t (rows) points at key coordinate t - 1 (columns)
-    previous.w_q[s.position, s.position] = np.eye(length, k=-1) * SHARPNESS * undo_scale
+    previous.w_q[s.position, s.position] = (
+        np.eye(length, k=-1) * _SHARPNESS * undo_scale
+    )
     previous.w_k[s.position, s.position] = np.eye(length)
     previous.w_o[s.token, s.prev] = eye_v  # ... and writes it into prev
 
-    induction.w_q[s.token, s.prev] = eye_v * SHARPNESS * undo_scale
+    induction.w_q[s.token, s.prev] = eye_v * _SHARPNESS * undo_scale
     induction.w_q[s.one, s.one] = undo_scale  # the query's constant 1 ...
     induction.w_k[s.prev, s.prev] = eye_v  # keys read prev: K-composition
-    induction.w_k[s.position, s.one] = RECENCY * np.arange(length)  # ... meets j
+    induction.w_k[s.position, s.one] = _RECENCY * np.arange(length)  # ... meets j
     induction.w_o[s.token, s.out] = eye_v  # the token after the match, into out
 
     return _circuit(s, previous, induction)
 
 
-def build_one_layer(
-    offsets: tuple[int, ...], vocab: int = VOCAB, length: int = LENGTH
-) -> Circuit:
+def _build_one_layer(
+    offsets: tuple[int, ...], vocab: int = _VOCAB, length: int = _LENGTH
+) -> _Circuit:
     """One attention layer, every weight set by hand, that answers where the earlier
     occurrence lies ``d`` back for a ``d`` in ``offsets``: a head per offset, one more.
 
@@ -252,17 +254,17 @@ def build_one_layer(
         scores = np.zeros((length, length))  # query position t -> key position
         if head < len(offsets):  # the head of offset d
             dist = offsets[head]
-            scores[t, np.clip(t - dist + 1, 0, None)] = SHARPNESS
-            scores[t, behind[dist]] = 2 * SHARPNESS
-            scores[t < dist, 0] = 4 * SHARPNESS  # no t - d yet: 0, whatever it holds
-            w_q[s.token, tok] = -3 * SHARPNESS * eye_v * undo_scale  # own token: down
+            scores[t, np.clip(t - dist + 1, 0, None)] = _SHARPNESS
+            scores[t, behind[dist]] = 2 * _SHARPNESS
+            scores[t < dist, 0] = 4 * _SHARPNESS  # no t - d yet: 0, whatever it holds
+            w_q[s.token, tok] = -3 * _SHARPNESS * eye_v * undo_scale  # own token: down
             w_k[s.token, tok] = eye_v
             sign = 1.0
         else:  # weight on each t - d in proportion to how many heads read it
             for dist in offsets:
                 scores[t, behind[dist]] += 1
             with np.errstate(divide="ignore"):
-                scores = np.where(scores > 0, SHARPNESS + np.log(scores), 0.0)
+                scores = np.where(scores > 0, _SHARPNESS + np.log(scores), 0.0)
             sign = -float(len(offsets))
         w_q[s.position, pos] = scores * undo_scale
         w_k[s.position, pos] = np.eye(length)
@@ -273,15 +275,15 @@ def build_one_layer(
     return _circuit(s, layer)
 
 
-def _circuit(space: _Subspaces, *layers: MultiHeadAttention) -> Circuit:
+def _circuit(space: _Subspaces, *layers: MultiHeadAttention) -> _Circuit:
     """The layers, with the readout of the ``out`` subspace in their dtype."""
     unembed = np.zeros((space.d_model, space.vocab), dtype=layers[0].w_q.dtype)
     unembed[space.out] = np.eye(space.vocab)
-    return Circuit(space, layers, unembed)
+    return _Circuit(space, layers, unembed)
 
 
 @dataclass(frozen=True)
-class OffsetScore:
+class _OffsetScore:
     """How ``build_one_layer(offsets)`` does on a batch, by offset of the earlier
     occurrence: at the covered offsets, at the others, and over every scored position.
     Where its readout stays below one half for every token it gives no answer."""
@@ -294,19 +296,19 @@ class OffsetScore:
     overall: float
 
 
-def score_one_layer(
-    batch: Batch, offsets: tuple[int, ...], vocab: int = VOCAB
-) -> OffsetScore:
+def _score_one_layer(
+    batch: _Batch, offsets: tuple[int, ...], vocab: int = _VOCAB
+) -> _OffsetScore:
     """Build the one-layer model for ``offsets`` and score it on ``batch`` by offset."""
-    circuit = build_one_layer(offsets, vocab, batch.tokens.shape[1])
+    circuit = _build_one_layer(offsets, vocab, batch.tokens.shape[1])
     # CHUNK sequences at a time: the widest layer's arrays stay a few MB (measured:
     # about a fifth less CPU time than one pass over 2000 sequences, the same logits)
-    chunks = np.array_split(batch.tokens, -(-len(batch.tokens) // CHUNK))
+    chunks = np.array_split(batch.tokens, -(-len(batch.tokens) // _CHUNK))
     logits = np.concatenate([circuit.run(c)[0][-1] @ circuit.unembed for c in chunks])
     answers = np.where(logits.max(axis=-1) > 0.5, logits.argmax(axis=-1), -1)
     right = (answers == batch.targets)[batch.scored]
-    covered = np.isin(offsets_of(batch.tokens)[batch.scored], offsets)
-    return OffsetScore(
+    covered = np.isin(_offsets_of(batch.tokens)[batch.scored], offsets)
+    return _OffsetScore(
         offsets=tuple(sorted(offsets)),
         n_heads=circuit.layers[0].n_heads,
         share=float(covered.mean()),

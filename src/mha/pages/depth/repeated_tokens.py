@@ -21,14 +21,14 @@ from mha.pretrained import smollm2
 from mha.pretrained.smollm2 import rms_norm
 from mha.support.cache import cached
 
-HALF = 50  # T: tokens in each copy of a repeated sequence
+_HALF = 50  # T: tokens in each copy of a repeated sequence
 N_SEQUENCES = 8  # repeated sequences the scores average over
 N_ABLATED = 5  # heads removed at once
-N_RANDOM_SETS = 10  # random sets of N_ABLATED heads to compare with
-SEED = 18
+_N_RANDOM_SETS = 10  # random sets of N_ABLATED heads to compare with
+_SEED = 18
 
 
-def repeated_sequences(
+def _repeated_sequences(
     model: smollm2.SmolLM2, rng: np.random.Generator | None = None
 ) -> np.ndarray:
     """``(N_SEQUENCES, 2 HALF)`` ids: HALF non-control ids drawn uniformly by ``rng``
@@ -36,12 +36,12 @@ def repeated_sequences(
     """
     control = set(model.tokenizer.get_added_tokens_decoder())
     allowed = np.array([i for i in range(model.config.vocab_size) if i not in control])
-    rng = np.random.default_rng([SEED, 3]) if rng is None else rng
-    first = rng.choice(allowed, size=(N_SEQUENCES, HALF))
+    rng = np.random.default_rng([_SEED, 3]) if rng is None else rng
+    first = rng.choice(allowed, size=(N_SEQUENCES, _HALF))
     return np.concatenate([first, first], axis=1)
 
 
-def induction_scores(weights: np.ndarray, half: int = HALF) -> np.ndarray:
+def induction_scores(weights: np.ndarray, half: int = _HALF) -> np.ndarray:
     """Mean attention of each query t in [T, 2T - 1] on key t - T + 1, per head.
 
     ``weights (..., 2T, 2T)``; the key t - T + 1 holds the token that came after the
@@ -52,7 +52,7 @@ def induction_scores(weights: np.ndarray, half: int = HALF) -> np.ndarray:
     return weights[..., queries, queries - half + 1].mean(axis=-1)
 
 
-def previous_token_scores(weights: np.ndarray) -> np.ndarray:
+def _previous_token_scores(weights: np.ndarray) -> np.ndarray:
     """Mean attention of each query t in [1, n - 1] on key t - 1, per head."""
     _check_square(weights, weights.shape[-1])
     queries = np.arange(1, weights.shape[-1])
@@ -72,7 +72,7 @@ def _copy_losses(
     """Each sequence's mean next-token loss (nats) on copy 0 (queries 0 .. T - 2) or 1
     (T .. 2T - 2), from the residual streams ``final (B, n, d_model)`` after the last
     block: the head runs once, on the rows the loss reads."""
-    queries = np.arange(copy * HALF, (copy + 1) * HALF - 1)
+    queries = np.arange(copy * _HALF, (copy + 1) * _HALF - 1)
     rows = final[:, queries]  # (B, T - 1, d_model)
     # one 2-D product (measured: a 3-D one, a product per sequence, takes about
     # twice the CPU time, each reading the whole 49152-token head)
@@ -95,7 +95,7 @@ class Passes:
     mlp_norm: np.ndarray  # (layers, B): mean |feed-forward write|, tokens t >= 1
 
 
-def traced(ids: np.ndarray) -> Passes:
+def _traced(ids: np.ndarray) -> Passes:
     """One ``SmolLM2.trace`` per row of ``ids (B, n)``, stacked."""
     ids = np.asarray(ids)
     if ids.ndim != 2 or ids.shape[1] < 2:
@@ -117,7 +117,7 @@ def traced(ids: np.ndarray) -> Passes:
 
 def passes() -> Passes:
     """``traced`` on the ``repeated_sequences``, from the cache."""
-    return cached(traced, repeated_sequences(smollm2.load()))
+    return cached(_traced, _repeated_sequences(smollm2.load()))
 
 
 @dataclass(frozen=True)
@@ -142,7 +142,7 @@ class Scan:
 
 def _scan() -> Scan:
     model = smollm2.load()
-    sequences = repeated_sequences(model)
+    sequences = _repeated_sequences(model)
     p = passes()
 
     def over_layers(score) -> np.ndarray:
@@ -160,17 +160,17 @@ def _scan() -> Scan:
     )
     scores = over_layers(induction_scores)
     top = strongest(scores, N_ABLATED)
-    rng = np.random.default_rng([SEED, 4])
+    rng = np.random.default_rng([_SEED, 4])
     others = [h for h in np.ndindex(scores.shape) if h not in set(top)]
     random_sets = np.array(
         [
             [others[i] for i in rng.choice(len(others), N_ABLATED, replace=False)]
-            for _ in range(N_RANDOM_SETS)
+            for _ in range(_N_RANDOM_SETS)
         ]
     )
     return Scan(
         induction=scores,
-        previous=over_layers(previous_token_scores),
+        previous=over_layers(_previous_token_scores),
         first_token=over_layers(lambda w: w[..., 1:, 0].mean(axis=(1, 2))),
         uniform_first_token=float(np.mean(1 / np.arange(2, sequences.shape[1] + 1))),
         stream_norm=_over_sequences(norms[..., 1:].mean(axis=-1)),
@@ -179,9 +179,9 @@ def _scan() -> Scan:
         first_stream_norm=_over_sequences(norms[..., 0]),
         loss_first=first,
         loss_second=second,
-        loss_top=ablated_loss(model, sequences, top, p.stream),
+        loss_top=_ablated_loss(model, sequences, top, p.stream),
         loss_random=np.array(
-            [ablated_loss(model, sequences, heads, p.stream) for heads in random_sets]
+            [_ablated_loss(model, sequences, heads, p.stream) for heads in random_sets]
         ),
         random_sets=random_sets,
     )
@@ -193,7 +193,7 @@ def _over_sequences(x: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.moveaxis(x, 1, 0), dtype=np.float64).mean(axis=0)
 
 
-def ablated_loss(
+def _ablated_loss(
     model: smollm2.SmolLM2,
     sequences: np.ndarray,
     heads,

@@ -13,18 +13,18 @@ from mha.experiments import toy_task
 from mha.experiments.toy_model import forward
 from mha.experiments.toy_task import N_TARGETS, NAMES, WORDS
 from mha.pages.one_head_or_many.head_sweep import (
-    CURVE_LEVEL,
-    CURVE_WINDOW,
-    ROLE_THRESHOLD,
-    Sweep,
+    _CURVE_LEVEL,
+    _CURVE_WINDOW,
+    _ROLE_THRESHOLD,
+    _Sweep,
     sweep,
 )
 from mha.support.page import Fact, Figure, Page
 
-HEATMAP_HEADS = (1, 2, 4, 8)  # the head counts whose weights the heatmaps show
-SOLVED = 0.99  # "solves the task": at least this share of words right on every seed
-TASK = ("N_POSITIONS", "NAMES", "WORDS", "N_NAMES", "N_WORDS", "D_MODEL")
-TASK += ("CHANCE_ACCURACY", "CHANCE_LOSS")  # the toy task's constants the page prints
+_HEATMAP_HEADS = (1, 2, 4, 8)  # the head counts whose weights the heatmaps show
+_SOLVED = 0.99  # "solves the task": at least this share of words right on every seed
+_TASK = ("N_POSITIONS", "NAMES", "WORDS", "N_NAMES", "N_WORDS", "D_MODEL")
+_TASK += ("CHANCE_ACCURACY", "CHANCE_LOSS")  # the toy task's constants the page prints
 
 
 @functools.cache
@@ -36,7 +36,7 @@ def page() -> Page:
     return Page(
         config=s.config,
         tokens=toy_task.describe(s.config.example()),
-        task={name: getattr(toy_task, name) for name in TASK},
+        task={name: getattr(toy_task, name) for name in _TASK},
         paper={
             "rows": vaswani2017.ROW_A,
             "citation": vaswani2017.CITATION,
@@ -59,14 +59,14 @@ def page() -> Page:
         overlapping=_overlapping(s),
         later_from=_later_from(s),
         paper_best=_paper_best(vaswani2017.ROW_A),
-        curve=(CURVE_WINDOW, CURVE_LEVEL),
-        role_threshold=ROLE_THRESHOLD,
-        facts=facts(s, vaswani2017.ROW_A),
-        figures=figures(s),
+        curve=(_CURVE_WINDOW, _CURVE_LEVEL),
+        role_threshold=_ROLE_THRESHOLD,
+        facts=_facts(s, vaswani2017.ROW_A),
+        figures=_figures(s),
     )
 
 
-def _overlapping(s: Sweep) -> tuple[tuple[int, int], ...]:
+def _overlapping(s: _Sweep) -> tuple[tuple[int, int], ...]:
     """Neighbouring h (from h = 2) whose test loss ranges overlap."""
     pairs = pairwise(s.results[1:])
     return tuple(
@@ -74,7 +74,7 @@ def _overlapping(s: Sweep) -> tuple[tuple[int, int], ...]:
     )
 
 
-def _later_from(s: Sweep) -> int:
+def _later_from(s: _Sweep) -> int:
     """The least h from which every doubling crosses the line later (or never)."""
     steps = [r.steps_to() or float("inf") for r in s.results]  # never 0: a window
     start = len(steps) - 1
@@ -89,7 +89,7 @@ def _paper_best(row: Sequence[vaswani2017.HeadsRow]) -> tuple[int, ...]:
     return tuple(r.n_heads for r in row if r.bleu == best)
 
 
-def facts(s: Sweep, row: Sequence[vaswani2017.HeadsRow]) -> dict[str, Fact]:
+def _facts(s: _Sweep, row: Sequence[vaswani2017.HeadsRow]) -> dict[str, Fact]:
     """The facts the page states about the sweep and the paper's ``row`` (Table 3 A)."""
     one, two, widest = s.result(1), s.result(N_TARGETS), s.results[-1]
     middle = [x for x in s.results if 1 < x.n_heads < widest.n_heads]
@@ -100,7 +100,7 @@ def facts(s: Sweep, row: Sequence[vaswani2017.HeadsRow]) -> dict[str, Fact]:
     best_loss = min(s.results, key=lambda r: r.loss_range[0]).n_heads
     bleu, paper_best = [r.bleu for r in row], _paper_best(row)
     mass = one.specialist_mass
-    solved = all(x.accuracy.min() > SOLVED for x in middle)
+    solved = all(x.accuracy.min() > _SOLVED for x in middle)
     values = (
         "; ".join(  # what every fact below reads, per h
             f"h = {r.n_heads}: loss {r.test_loss.round(4).tolist()}, accuracy "
@@ -121,7 +121,7 @@ def facts(s: Sweep, row: Sequence[vaswani2017.HeadsRow]) -> dict[str, Fact]:
             "one_splits": (mass > 0.25).all(),
             "no_takeover": (mass > 0.25).all() and (mass < 0.5).all(),
             "seeds_differ": len(set(one.test_accuracy.argmax(axis=1).tolist())) > 1,
-            "two_enough": two.accuracy.min() > SOLVED
+            "two_enough": two.accuracy.min() > _SOLVED
             and (two.roles() == [1, 1, 0]).all(),
             "extra_heads": solved,
             "narrow_worse": all(
@@ -141,7 +141,7 @@ def facts(s: Sweep, row: Sequence[vaswani2017.HeadsRow]) -> dict[str, Fact]:
     }
 
 
-def figures(s: Sweep, heads: tuple[int, ...] = HEATMAP_HEADS) -> dict[str, Figure]:
+def _figures(s: _Sweep, heads: tuple[int, ...] = _HEATMAP_HEADS) -> dict[str, Figure]:
     """The page's four figures (heatmaps of the h in ``heads``)."""
     example = s.config.example()
     maps = {}  # each h's first-seed weights (h, n, n) on the example

@@ -22,9 +22,11 @@ from mha.experiments.toy_task import D_MODEL, Batch, generate
 from mha.support.cache import cached
 from mha.support.validate import head_dim, lookup
 
-ROLE_THRESHOLD = 0.5  # a head "serves" a relation if this much weight goes there
-CURVE_WINDOW = 10  # training losses are smoothed by a running mean over this many steps
-CURVE_LEVEL = 0.01  # "learned": the smoothed training loss is below this (nats)
+_ROLE_THRESHOLD = 0.5  # a head "serves" a relation if this much weight goes there
+_CURVE_WINDOW = (
+    10  # training losses are smoothed by a running mean over this many steps
+)
+_CURVE_LEVEL = 0.01  # "learned": the smoothed training loss is below this (nats)
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,7 @@ class SweepConfig:
 
 
 @dataclass(frozen=True)
-class HeadResult:
+class _HeadResult:
     """The sweep's outcome for one number of heads (``S`` reporting seeds)."""
 
     n_heads: int
@@ -121,17 +123,17 @@ class HeadResult:
         step = self.steps_to()
         return "never" if step is None else step
 
-    def curve(self, window: int = CURVE_WINDOW) -> np.ndarray:
+    def curve(self, window: int = _CURVE_WINDOW) -> np.ndarray:
         """Training loss, mean over the seeds, as a running mean over ``window`` steps."""
         kernel = np.ones(window) / window
         return np.convolve(self.train_losses.mean(axis=1), kernel, mode="valid")
 
-    def steps_to(self, level: float = CURVE_LEVEL) -> int | None:
+    def steps_to(self, level: float = _CURVE_LEVEL) -> int | None:
         """The first step (the window's last) with ``curve()`` below ``level``, or None."""
         below = np.flatnonzero(self.curve() < level)
-        return int(below[0]) + CURVE_WINDOW if below.size else None
+        return int(below[0]) + _CURVE_WINDOW if below.size else None
 
-    def roles(self, threshold: float = ROLE_THRESHOLD) -> np.ndarray:
+    def roles(self, threshold: float = _ROLE_THRESHOLD) -> np.ndarray:
         """``(S, 3)`` heads with ``threshold`` of their weight on the previous token,
         on the referenced token, on neither."""
         previous = (self.attention_mass[..., 0] >= threshold).sum(axis=-1)
@@ -146,13 +148,13 @@ def _spread(values: np.ndarray) -> tuple[float, float, float]:
 
 
 @dataclass(frozen=True)
-class Sweep:
+class _Sweep:
     """The whole sweep: its configuration and one result per number of heads."""
 
     config: SweepConfig
-    results: tuple[HeadResult, ...]
+    results: tuple[_HeadResult, ...]
 
-    def result(self, n_heads: int) -> HeadResult:
+    def result(self, n_heads: int) -> _HeadResult:
         """The result for ``n_heads`` heads."""
         return lookup("n_heads", n_heads, {r.n_heads: r for r in self.results})
 
@@ -168,7 +170,7 @@ def _attention_mass(params: Params, batch: Batch, n_heads: int) -> np.ndarray:
     return np.stack([previous, referenced], axis=-1).mean(axis=(1, 3))
 
 
-def _run_heads(config: SweepConfig, n_heads: int) -> HeadResult:
+def _run_heads(config: SweepConfig, n_heads: int) -> _HeadResult:
     """Select the learning rate for ``n_heads``, then train and score the seeds."""
     d_k = head_dim(D_MODEL, n_heads)
     rates = config.learning_rates
@@ -179,7 +181,7 @@ def _run_heads(config: SweepConfig, n_heads: int) -> HeadResult:
     params, losses = train(n_heads, config.seeds, [rate] * len(config.seeds), *budget)
     test = config.test_set()
     scores = evaluate(params, test, n_heads)
-    return HeadResult(
+    return _HeadResult(
         n_heads=n_heads,
         d_k=d_k,
         attention_params=sum(params[k][0].size for k in ATTENTION_WEIGHTS),
@@ -194,11 +196,11 @@ def _run_heads(config: SweepConfig, n_heads: int) -> HeadResult:
     )
 
 
-def run(config: SweepConfig) -> Sweep:
+def _run(config: SweepConfig) -> _Sweep:
     """The sweep, computed (no cache)."""
-    return Sweep(config, tuple(_run_heads(config, h) for h in config.heads))
+    return _Sweep(config, tuple(_run_heads(config, h) for h in config.heads))
 
 
-def sweep(config: SweepConfig | None = None) -> Sweep:
+def sweep(config: SweepConfig | None = None) -> _Sweep:
     """The sweep for ``config`` (the site's if None), from the cache if fresh."""
-    return cached(run, SweepConfig() if config is None else config)
+    return cached(_run, SweepConfig() if config is None else config)

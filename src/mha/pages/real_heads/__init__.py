@@ -21,17 +21,17 @@ from mha.experiments.corpus import SEEDS, sentences
 from mha.experiments.head_grid import BROAD, MAJORITY, Sentence
 from mha.experiments.value_norms import value_norms, weighted_by_norm
 from mha.pages.real_heads import pruning
-from mha.pages.real_heads.pruning import STEP, Pruning, literature_counts
+from mha.pages.real_heads.pruning import _STEP, _literature_counts, _Pruning
 from mha.pretrained import minilm
 from mha.support import measured
 from mha.support.cache import cached
 from mha.support.formatting import words
 from mha.support.page import Fact, Figure, Page
 
-CRICKET, CAT = range(2)  # positions in Atlas.examples (SEEDS order)
+_CRICKET, _CAT = range(2)  # positions in Atlas.examples (SEEDS order)
 
 # kind -> the statistic that defines it, in the order the page lists them
-KINDS: dict[str, str] = {
+_KINDS: dict[str, str] = {
     "previous token": "previous",
     "next token": "next",
     "[CLS]": "cls",
@@ -41,11 +41,11 @@ KINDS: dict[str, str] = {
     "broad": "spread",
     "mixed": "",  # no statistic: none of the rules above applies
 }
-TARGETS = ("previous", "next", "cls", "sep", "punctuation", "same_word")
-STATISTICS = (*TARGETS, "entropy", "spread")
+_TARGETS = ("previous", "next", "cls", "sep", "punctuation", "same_word")
+_STATISTICS = (*_TARGETS, "entropy", "spread")
 
 
-def head_statistics(
+def _head_statistics(
     tokens: Sequence[Sequence[str]], weights: Sequence[np.ndarray]
 ) -> dict[str, np.ndarray]:
     """Each of ``STATISTICS`` per head, ``(layers, heads)``, averaged over the word
@@ -57,7 +57,7 @@ def head_statistics(
             f"tokens, weights: expected one weight array per sentence, got "
             f"{len(tokens)} token lists and {len(weights)} arrays"
         )
-    sums = {name: np.zeros(weights[0].shape[:-2]) for name in STATISTICS}
+    sums = {name: np.zeros(weights[0].shape[:-2]) for name in _STATISTICS}
     n_queries = n_repeated = 0
     for s, (toks, w) in enumerate(zip(tokens, weights, strict=True)):
         n = len(toks)
@@ -90,7 +90,7 @@ def head_statistics(
 
 
 @dataclass(frozen=True)
-class Atlas:
+class _Atlas:
     """The statistics and kinds of every head, and its attention on the seeds."""
 
     statistics: dict[str, np.ndarray]  # name -> (layers, heads)
@@ -101,8 +101,8 @@ class Atlas:
 
     def count(self, kind: str) -> int:
         """How many heads are of ``kind``."""
-        if kind not in KINDS:
-            raise ValueError(f"kind: expected one of {list(KINDS)}, got {kind!r}")
+        if kind not in _KINDS:
+            raise ValueError(f"kind: expected one of {list(_KINDS)}, got {kind!r}")
         return int((self.kinds == kind).sum())
 
     def count_in_layer(self, kind: str, layer: int) -> int:
@@ -122,15 +122,15 @@ class Atlas:
 
     def present(self) -> list[str]:
         """The kinds that at least one head has, in the order of ``KINDS``."""
-        return [kind for kind in KINDS if self.count(kind)]
+        return [kind for kind in _KINDS if self.count(kind)]
 
     def typical(self, kind: str) -> tuple[int, int]:
         """The head of ``kind`` highest in its statistic (``mixed``: lowest spread)."""
         heads = [(int(i), int(j)) for i, j in np.argwhere(self.kinds == kind)]
         if not heads:
             raise ValueError(f"kind: no head is of kind {kind!r}")
-        score = self.statistics[KINDS[kind] or "spread"]
-        sign = 1 if KINDS[kind] else -1
+        score = self.statistics[_KINDS[kind] or "spread"]
+        sign = 1 if _KINDS[kind] else -1
         return max(heads, key=lambda head: sign * score[head])
 
     def strongest(self, statistic: str) -> tuple[int, int]:
@@ -140,20 +140,20 @@ class Atlas:
 
     def value(self, kind: str) -> float:
         """The defining statistic (``mixed``: spread) of ``kind``'s typical head."""
-        return float(self.statistics[KINDS[kind] or "spread"][self.typical(kind)])
+        return float(self.statistics[_KINDS[kind] or "spread"][self.typical(kind)])
 
 
-def _compute(texts: Sequence[str], seeds: Sequence[str]) -> Atlas:
+def _compute(texts: Sequence[str], seeds: Sequence[str]) -> _Atlas:
     """The atlas of ``texts``, keeping ``seeds`` (among them) whole for the heatmaps."""
     found = head_grid.minilm_sentences(texts)
-    stats = head_statistics([s.tokens for s in found], [s.weights for s in found])
+    stats = _head_statistics([s.tokens for s in found], [s.weights for s in found])
     examples = tuple(found[list(texts).index(text)] for text in seeds)
     n_queries = sum(len(s.tokens) - 2 for s in found)
-    kinds = head_grid.classify(stats, KINDS)
-    return Atlas(stats, kinds, examples, len(texts), n_queries)
+    kinds = head_grid.classify(stats, _KINDS)
+    return _Atlas(stats, kinds, examples, len(texts), n_queries)
 
 
-def atlas() -> Atlas:
+def atlas() -> _Atlas:
     """The atlas of the project's corpus (cached)."""
     return cached(_compute, sentences(), SEEDS)
 
@@ -162,7 +162,7 @@ def _payload(texts: Sequence[str], kinds: tuple) -> dict:
     """The heads-grid widget's data on ``texts``, with the atlas's ``kinds``."""
     grid = np.array(kinds, dtype=object)
     found = head_grid.minilm_sentences(texts)
-    return head_grid.payload("all-MiniLM-L6-v2", found, grid, tuple(KINDS), False)
+    return head_grid.payload("all-MiniLM-L6-v2", found, grid, tuple(_KINDS), False)
 
 
 def _name(layer: int, head: int) -> str:
@@ -178,7 +178,7 @@ def _prose(layers: Sequence[int]) -> str:
 @functools.cache
 def page() -> Page:
     """What the page prints: the model, the atlas, the pruning studies, the papers."""
-    a, p = atlas(), pruning.pruning()
+    a, p = atlas(), pruning._pruning()
     typical = {kind: _name(*a.typical(kind)) for kind in a.present()}
     layer, head = a.typical("previous token")
     cls_layers = a.layers("[CLS]")
@@ -210,14 +210,14 @@ def page() -> Page:
         voita_share=voita2019.pruned_share(),
         majority=MAJORITY,
         broad=BROAD,
-        step=STEP,
+        step=_STEP,
         total_heads=a.kinds.size,
-        counts={kind: a.count(kind) for kind in KINDS},
+        counts={kind: a.count(kind) for kind in _KINDS},
         typical=typical,
         previous_clark=f"{layer + 1}-{head + 1}",  # as Clark et al. count, from 1
         broad_in_first=a.count_in_layer("broad", 0),
         cls_layers=_prose(cls_layers),
-        cls_moved=cls_moved(a),
+        cls_moved=_cls_moved(a),
         parked=a.parked(),
         broad_layers=_prose(a.layers("broad")),
         positional_layers=_prose(
@@ -244,17 +244,17 @@ def page() -> Page:
         ),
         literature=tuple(  # (heads, share, cosine, retrieval): Michel's, Voita's, all
             (count, count / p.n_heads, *p.at(count))
-            for count in (*literature_counts(p.n_heads), p.n_heads)
+            for count in (*_literature_counts(p.n_heads), p.n_heads)
         ),
         one_query=1 / p.n_queries,
         max_tokens=head_grid.MAX_TOKENS,
         every=every,
-        facts=facts(a, p),
-        figures=figures(a, p),
+        facts=_facts(a, p),
+        figures=_figures(a, p),
     )
 
 
-def cls_shares(
+def _cls_shares(
     texts: Sequence[str], heads: Sequence[tuple[int, int]]
 ) -> tuple[float, float]:
     """The mean weight of word queries on [CLS] in ``heads`` over ``texts``, and
@@ -277,18 +277,18 @@ def cls_shares(
     return weight / count, moved / count
 
 
-def cls_moved(a: Atlas) -> tuple[float, float]:
+def _cls_moved(a: _Atlas) -> tuple[float, float]:
     """``cls_shares`` of the atlas's [CLS] heads over the corpus, cached."""
     heads = tuple((int(i), int(j)) for i, j in np.argwhere(a.kinds == "[CLS]"))
-    return cached(cls_shares, sentences(), heads)
+    return cached(_cls_shares, sentences(), heads)
 
 
-def facts(
-    a: Atlas, p: Pruning, cls: tuple[float, float] | None = None
+def _facts(
+    a: _Atlas, p: _Pruning, cls: tuple[float, float] | None = None
 ) -> dict[str, Fact]:
     """The facts the page's sentences state about the atlas and the pruning studies."""
-    counts = {kind: a.count(kind) for kind in KINDS}
-    cls_weight, cls_move = cls_moved(a) if cls is None else cls
+    counts = {kind: a.count(kind) for kind in _KINDS}
+    cls_weight, cls_move = _cls_moved(a) if cls is None else cls
     shift = a.value("previous token") if counts["previous token"] else 0.0
     positional = a.layers("previous token") + a.layers("next token")
     broad0 = a.count_in_layer("broad", 0)
@@ -342,7 +342,7 @@ def facts(
     }
 
 
-def figures(a: Atlas, p: Pruning) -> dict[str, Figure]:
+def _figures(a: _Atlas, p: _Pruning) -> dict[str, Figure]:
     """The page's figures; their alt texts state what the facts check."""
     layers, heads = a.kinds.shape
     per_layer = [  # each layer's kinds, the most common first, ties by name
@@ -350,7 +350,7 @@ def figures(a: Atlas, p: Pruning) -> dict[str, Figure]:
         + ", ".join(f"{n} {k}" for k, n in Counter(sorted(row)).most_common())
         for i, row in enumerate(a.kinds)
     ]
-    brightest = "; ".join(f"{s} {_name(*a.strongest(s))}" for s in TARGETS)
+    brightest = "; ".join(f"{s} {_name(*a.strongest(s))}" for s in _TARGETS)
     papers = (
         (michel2019.BERT_PRUNABLE, michel2019.SHORT),
         (voita2019.pruned_share(), voita2019.SHORT),
@@ -379,7 +379,7 @@ def figures(a: Atlas, p: Pruning) -> dict[str, Figure]:
         ),
         "cricket": Figure(
             "real_heads.typical_heads",
-            (a, CRICKET),
+            (a, _CRICKET),
             alt="Attention heatmaps of the typical previous-token, next-token, "
             "[CLS], broad and mixed heads on the cricket sentence, one row per query "
             "token.",
@@ -389,7 +389,7 @@ def figures(a: Atlas, p: Pruning) -> dict[str, Figure]:
         ),
         "cat": Figure(
             "real_heads.typical_heads",
-            (a, CAT),
+            (a, _CAT),
             alt="The same heads on the sentence 'the cat sat on the warm mat .'.",
             caption="The same heads on a shorter sentence: the same patterns.",
         ),

@@ -19,11 +19,11 @@ from mha.experiments.corpus import retrieval_queries, sentences
 from mha.support.cache import cached
 from mha.support.validate import lookup
 
-STEP = 8  # cumulative pruning is measured every STEP heads removed
-BATCH_SIZE = 12  # sentences per forward pass, grouped by length
+_STEP = 8  # cumulative pruning is measured every STEP heads removed
+_BATCH_SIZE = 12  # sentences per forward pass, grouped by length
 
 
-def retrieval_accuracy(
+def _retrieval_accuracy(
     embeddings: np.ndarray, queries: Sequence[tuple[int, int]]
 ) -> float:
     """Share of ``(query, answer)`` pairs whose answer is the query's nearest other
@@ -35,7 +35,7 @@ def retrieval_accuracy(
     return float(np.mean(hits))
 
 
-class Evaluator:
+class _Evaluator:
     """The corpus encoded once, grouped by length, each layer's input kept: a pruned
     pass reruns only the layers from the first pruned one up.
     """
@@ -46,7 +46,7 @@ class Evaluator:
         lengths = [len(tokens) for tokens in model.batch(list(texts)).tokens]
         order = np.argsort(lengths, kind="stable")
         self.groups = [
-            order[i : i + BATCH_SIZE] for i in range(0, len(order), BATCH_SIZE)
+            order[i : i + _BATCH_SIZE] for i in range(0, len(order), _BATCH_SIZE)
         ]
         self.batches = [model.batch([texts[i] for i in group]) for group in self.groups]
         self.passes = [model.forward(batch) for batch in self.batches]
@@ -69,7 +69,7 @@ class Evaluator:
         embeddings = self.embed(head_mask)
         products = np.sum(embeddings * self.reference, axis=-1, dtype=np.float64)
         cosine = float(np.mean(products))  # the rows are unit vectors
-        return cosine, retrieval_accuracy(embeddings, self.queries)
+        return cosine, _retrieval_accuracy(embeddings, self.queries)
 
     def _pool(self, last_hidden: list[np.ndarray]) -> np.ndarray:
         """Each group's mean-pooled embeddings, back in the corpus's order."""
@@ -80,7 +80,7 @@ class Evaluator:
 
 
 @dataclass(frozen=True)
-class Pruning:
+class _Pruning:
     """The three pruning studies' results."""
 
     n_sentences: int
@@ -115,18 +115,18 @@ class Pruning:
         return round(float(moves.max()) * self.n_queries)
 
 
-def literature_counts(n_heads: int) -> tuple[int, ...]:
+def _literature_counts(n_heads: int) -> tuple[int, ...]:
     """Head counts matching Michel et al.'s BERT share and Voita et al.'s share."""
     shares = (michel2019.BERT_PRUNABLE, voita2019.pruned_share())
     return tuple(round(share * n_heads) for share in shares)
 
 
-def study(texts: Sequence[str], queries: Sequence[tuple[int, int]]) -> Pruning:
+def _study(texts: Sequence[str], queries: Sequence[tuple[int, int]]) -> _Pruning:
     """The three studies on ``texts`` (about 60 passes over them)."""
     from mha.pretrained import minilm
 
     model = minilm.load()
-    evaluator = Evaluator(model, texts, queries)
+    evaluator = _Evaluator(model, texts, queries)
     shape = (model.n_layers, model.n_heads)
 
     def without(heads: Sequence[tuple[int, int]]) -> tuple[float, float]:
@@ -142,12 +142,12 @@ def study(texts: Sequence[str], queries: Sequence[tuple[int, int]]) -> Pruning:
     )
     damage = 1 - single[..., 0]
     order = tuple(sorted(all_heads, key=lambda lh: (damage[lh], lh)))
-    counts = sorted({*range(0, len(order) + 1, STEP), *literature_counts(len(order))})
+    counts = sorted({*range(0, len(order) + 1, _STEP), *_literature_counts(len(order))})
     cumulative = np.array([without(order[:count]) for count in counts])
-    return Pruning(
+    return _Pruning(
         n_sentences=len(texts),
         n_queries=len(queries),
-        baseline_retrieval=retrieval_accuracy(evaluator.reference, queries),
+        baseline_retrieval=_retrieval_accuracy(evaluator.reference, queries),
         single_cosine=single[..., 0],
         single_retrieval=single[..., 1],
         layer_cosine=layers[:, 0],
@@ -158,6 +158,6 @@ def study(texts: Sequence[str], queries: Sequence[tuple[int, int]]) -> Pruning:
     )
 
 
-def pruning() -> Pruning:
+def _pruning() -> _Pruning:
     """The studies on the project's corpus (cached)."""
-    return cached(study, sentences(), retrieval_queries())
+    return cached(_study, sentences(), retrieval_queries())
