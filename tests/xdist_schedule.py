@@ -63,7 +63,7 @@ def reads_studies(item: pytest.Item) -> bool:
     from types import SimpleNamespace
 
     import mha.pages.depth
-    import tests.figures.test_circuits_plotted as circuits
+    import tests.pages.test_circuits as circuits
     import tests.test_core as core
     from tests.xdist_schedule import ROOT, reads_studies
 

@@ -21,6 +21,7 @@ from mha.pages.fast_attention import (
     _peak_bytes,
     page,
 )
+from tests.pages.drawn import assert_series, drawn
 
 
 def test_every_fact_holds_and_the_example_agrees_with_the_softmax():
@@ -114,3 +115,26 @@ def test_facts_turn_false():
     assert not broken(4, counts)["same_products"].holds
     counts = dict(p.counts, full=dict(p.counts["full"], rescale=10**12))
     assert not broken(4, counts)["rescale_small"].holds
+
+
+# --- its figures --------------------------------------------------------------
+# The memory figure draws the page's peaks, this build's and the bench's, in MB.
+
+
+def test_memory_draws_each_paths_peaks_from_the_build_and_the_bench():
+    p, (panel,) = drawn("fast_attention", "memory")
+
+    def series(rows, key):
+        return [[r["n"] for r in rows], [r[f"{key}_mb"] for r in rows]]
+
+    assert_series(
+        panel.lines,
+        {
+            "attend (make bench)": series(p.bench_rows, "naive"),
+            "attend (this build)": series(p.memory, "naive"),
+            "tiled_attention (make bench)": series(p.bench_rows, "tiled"),
+            "tiled_attention (this build)": series(p.memory, "tiled"),
+            "three n×n float64 arrays": series(p.bench_rows, "dense"),
+        },
+    )
+    assert panel.xticks == [f"{r['n']:,}" for r in p.bench_rows]

@@ -24,6 +24,7 @@ from mha.pages.ffn import (
     relu_demo,
 )
 from mha.support.formatting import significant
+from tests.pages.drawn import assert_series, drawn
 
 
 @settings(max_examples=40, deadline=None)
@@ -133,3 +134,18 @@ def test_a_sink_lets_a_head_approach_relu():
     assert p.sink_scales == "1, 10 and 100"
     blunt = replace(demo, errors=(0.3, 0.2, 0.1))  # no better than the affine fit
     assert not _facts(p.hull, p.bounds, p.relu, blunt)["sink_closer"].holds
+
+
+# --- its figures --------------------------------------------------------------
+# The hull figure draws the page's value vectors, their hull and the outputs.
+
+
+def test_convex_hull_draws_the_values_their_hull_and_the_outputs():
+    p, (panel,) = drawn("ffn", "convex_hull")
+    assert_series(
+        panel.lines,
+        {"value vectors": p.hull.values.T, "outputs": p.hull.outputs.T},
+    )
+    (outline,) = panel.patches.values()
+    assert np.allclose(outline[: len(p.hull.hull)], p.hull.hull)
+    assert panel.patches.keys() == {"convex hull of the values"}

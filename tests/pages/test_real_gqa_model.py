@@ -14,11 +14,13 @@ import numpy as np
 import pytest
 
 from mha import MultiHeadAttention, causal_mask
+from mha.figures.plotted import plotted
 from mha.pages import real_gqa_model as gqa
 from mha.pages.real_gqa_model import _swap_rope_pairing
 from mha.rope import RotaryEmbedding
 from mha_site.facts import stated
 from tests.conftest import ROOT
+from tests.pages.drawn import draw
 
 
 @pytest.fixture(scope="module")
@@ -232,3 +234,21 @@ def test_the_decoding_facts_turn_false_on_other_results(page):
     assert not gqa._decoding_facts({**d, "grouped": level})["predicted_grows"].holds
     assert gqa._decoding_facts({**d, "busy": True})["busy"].holds
     assert not gqa._decoding_facts({**d, "busy": False})["busy"].holds
+
+
+# --- its figures --------------------------------------------------------------
+# The real grouped-query model's figure draws the study's perplexities under their
+# own labels: a bar per layer, the published model and every layer converted.
+
+
+def test_mqa_by_layer_draws_each_layers_perplexity_and_the_two_references():
+    study = gqa.page().study
+    (panel,) = plotted(draw(gqa.page(), "mqa_by_layer"))
+    assert panel.bars["MQA in this layer only"].tolist() == list(
+        study.mqa_layer_perplexity
+    )
+    every = panel.lines["MQA in every layer at once"][1]
+    published = panel.lines["as published (3 K/V heads)"][1]
+    assert every.tolist() == [study.mqa_perplexity] * 2
+    assert published.tolist() == [study.perplexity] * 2
+    assert panel.xticks == [str(i) for i in range(len(study.mqa_layer_perplexity))][::3]

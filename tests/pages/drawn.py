@@ -1,14 +1,22 @@
-"""A page's figure drawn from the page's own figure spec, and read back (``plotted``)."""
+"""A page's figure drawn from the page's own figure spec, as the build does (without
+the SVG), and read back (``plotted``)."""
 
 from __future__ import annotations
 
 import importlib
 
 import numpy as np
+from matplotlib.figure import Figure
 
+from mha.figures import drawing
 from mha.figures.plotted import Panel, plotted
 from mha.support.page import Page
-from tests.figures.from_page import draw
+
+
+def draw(page: Page, name: str) -> Figure | list[Figure]:
+    """``mha.figures.<module>.<function>(*data)`` of ``page.figures[name]``."""
+    spec = page.figures[name]
+    return drawing(spec.draw)(*spec.data)
 
 
 def drawn(page: str, figure: str) -> tuple[Page, list[Panel]]:
