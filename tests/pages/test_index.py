@@ -84,3 +84,45 @@ def test_a_notebook_tie_is_a_tie() -> None:
     """The cricket notebook says head A has two candidates: they tie (its assert)."""
     text = (ROOT / "docs" / "notebooks" / "cricket_playground.py").read_text()
     assert "head A now has two" in text and "assert np.isclose(kohli, century)" in text
+
+
+def _docs(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    (docs / "reference").mkdir(parents=True)
+    (docs / "a.md").write_text("---\ndescription: the first idea.\n---\n# A\n")
+    (docs / "b.md").write_text("# B, untitled in the nav\n")
+    (docs / "reference" / "core.md").write_text("---\ndescription: x.\n---\n# Core\n")
+    return docs
+
+
+def test_the_reading_order_is_the_nav_flat_or_in_sections(tmp_path: Path) -> None:
+    flat = [{"Home": "index.md"}, {"The A page": "a.md"}, "b.md"]
+    docs = _docs(tmp_path)
+    (only,) = index._contents(flat, docs)
+    assert only.title is None
+    assert [(e.title, e.path, e.description) for e in only.entries] == [
+        ("The A page", "a.md", "the first idea."),
+        ("B, untitled in the nav", "b.md", None),
+    ]
+    sectioned = [
+        {"Home": "index.md"},
+        {"The core path": [{"A": "a.md"}, {"Deeper": ["b.md"]}]},
+        {"API reference": ["reference/core.md"]},
+    ]
+    core, reference = index._contents(sectioned, docs)
+    assert core.title == "The core path"
+    assert [e.path for e in core.entries] == ["a.md", "b.md"]  # nested: in place
+    assert (reference.title, reference.entries[0].title) == ("API reference", "Core")
+
+
+def test_every_page_of_the_nav_has_a_one_line_description() -> None:
+    contents = index.page().contents
+    missing = [
+        entry.path
+        for section in contents
+        for entry in section.entries
+        if entry.path.endswith(".md") and not entry.description
+    ]
+    assert not missing, f"add `description:` to the front matter of {missing}"
+    paths = [entry.path for section in contents for entry in section.entries]
+    assert paths[:3] == ["attention.md", "multi-head.md", "position.md"]
