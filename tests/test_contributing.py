@@ -20,29 +20,22 @@ import yaml
 from tests.conftest import ROOT
 
 TEXT = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
-ROW = re.compile(r"^\| `docs/(?P<page>[\w-]+\.md)` \| (?P<rest>.*) \|$", re.M)
-MAP = {m["page"]: re.findall(r"`([^`]+)`", m["rest"]) for m in ROW.finditer(TEXT)}
 PAGES = sorted(p.name for p in (ROOT / "docs").glob("*.md"))
 
 
-def test_every_page_is_in_the_map():
-    assert sorted(MAP) == PAGES
-
-
 @pytest.mark.parametrize("page", PAGES)
-def test_a_pages_module_figures_and_tests_exist_where_the_map_says(page: str):
+def test_a_pages_module_and_test_are_where_its_name_says(page: str):
+    """``docs/<page>.md``: ``mha.pages.<page>`` (a module, or a package with studies
+    of its own) and ``tests/pages/test_<page>.py``, as CONTRIBUTING says."""
     name = page[:-3].replace("-", "_")
-    module = f"src/mha/pages/{name}.py"
-    if (ROOT / "src" / "mha" / "pages" / name).is_dir():  # a page with code of its own
-        module = f"src/mha/pages/{name}/__init__.py"
-    paths = MAP[page]
-    assert paths[0] == module, f"{page}: its module is {module}"
-    for path in paths:
-        assert (ROOT / path).is_file(), f"{page}: {path} does not exist"
-    figures = ROOT / "src" / "mha" / "figures" / f"{name}.py"
-    assert figures.is_file() == (f"src/mha/figures/{figures.name}" in paths), (
-        f"{page}: the map and the tree disagree about {figures.name}"
-    )
+    pages = ROOT / "src" / "mha" / "pages"
+    assert (pages / f"{name}.py").is_file() != (pages / name / "__init__.py").is_file()
+    assert (ROOT / "tests" / "pages" / f"test_{name}.py").is_file()
+
+
+def test_no_test_of_a_page_lives_outside_its_file():
+    """tests/figures/ is folded into tests/pages/: one test file per page."""
+    assert not (ROOT / "tests" / "figures").exists()
 
 
 # Every fenced snippet of CONTRIBUTING.md: its fence, language and body.
@@ -57,8 +50,16 @@ RECIPE = {
     for lang, body in SNIPPETS
     if lang in ("python", "jinja") and (m := HEADER.match(body))
 }
+# the recipe's nav line, as the one entry of a nav
+NAV = yaml.safe_load(
+    next(
+        body.split("\n", 1)[1]
+        for lang, body in SNIPPETS
+        if lang == "yaml" and body.startswith("# mkdocs.yml")
+    )
+)
 PAGE_MODULE = "src/mha/pages/temperature.py"
-FALSE_FACT = ("softmax(SCORES / 2)", "softmax(SCORES * 2)")  # warmer is sharper
+FALSE_FACT = ("softmax(_SCORES / 2)", "softmax(_SCORES * 2)")  # warmer is sharper
 NO_CAPTION = (
     'caption="Look at the first bar: it shrinks when the temperature doubles.",',
     "",
@@ -71,13 +72,28 @@ def test_every_snippet_is_a_recipe_file_an_allowlist_entry_or_a_command():
         "recipe" if lang in ("python", "jinja") and HEADER.match(body) else lang
         for lang, body in SNIPPETS
     ]
-    assert set(kinds) <= {"recipe", "toml", "bash"}, kinds
+    assert set(kinds) <= {"recipe", "toml", "bash", "yaml"}, kinds
     assert sorted(RECIPE) == [
         "docs/temperature.md",
         "src/mha/figures/temperature.py",
         "src/mha/pages/temperature.py",
         "tests/pages/test_temperature.py",
     ]
+
+
+def test_a_page_is_four_files_and_one_nav_line(tmp_path: Path):
+    """The recipe's four files and its nav line are all a page needs: the home page
+    lists it, with its description, from the nav alone (mha.pages.index)."""
+    from mha.pages import index
+
+    assert len(RECIPE) + len(NAV) <= 5 and len(NAV) == 1
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "temperature.md").write_text(RECIPE["docs/temperature.md"])
+    (section,) = index._contents(NAV, docs)
+    (entry,) = section.entries
+    assert (entry.title, entry.path) == ("Softmax temperature", "temperature.md")
+    assert entry.description.startswith("what dividing the scores")
 
 
 def test_the_allowlist_example_is_an_entry_of_the_allowlist():
@@ -135,6 +151,7 @@ def recipe_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "site_name": "recipe",
         "strict": True,
         "exclude_docs": "_glue/\n",
+        "nav": NAV,  # the recipe's line
         "hooks": ["docs/_glue/errors.py"],
         "plugins": [
             {"macros": {**settings, "module_name": "docs/_glue/macros"}},
@@ -192,12 +209,12 @@ def test_the_recipes_page_test_passes_and_can_fail(recipe_site: Path):
     [
         (
             FALSE_FACT,
-            "docs/temperature.md:4: 'a higher temperature flattens the distribution' "
+            "docs/temperature.md:7: 'a higher temperature flattens the distribution' "
             "no longer holds (0.665 vs 0.867)",
         ),
         (
             NO_CAPTION,
-            f"{PAGE_MODULE}:35: Figure.__init__() missing 1 required positional "
+            f"{PAGE_MODULE}:28: Figure.__init__() missing 1 required positional "
             "argument: 'caption' (building mha.pages.temperature.page() for "
             "docs/temperature.md)",
         ),
