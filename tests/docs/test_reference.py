@@ -61,9 +61,9 @@ def test_reference_pages_render_the_docstrings(built_site: Path):
             "mha.accounting.kv_cache_bytes",
         ],
         "pages": ["mha.pages.cost.sweep", "mha.pages.attention.batches.study"],
-        "pages-inside": ["mha.pages.exercises.check_split_heads"],
+        "pages-inside": ["mha.pages.exercises.page"],
         "pages-deep-dives": ["mha.pages.real_heads.pruning.study"],
-        "examples": ["mha.worked.cricket.solve"],
+        "examples": ["mha.worked.cricket.solve", "mha.checkers.check_decode_step"],
         "figures": ["mha.figures.cost.head_timings"],
     }
     for page, anchors in pages.items():

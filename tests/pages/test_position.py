@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from mha import MultiHeadAttention
-from mha.pages.exercises import check_rope, rope_facts
+from mha.checkers import check_rope
 from mha.pages.exercises import page as exercises_page
+from mha.pages.exercises import rope_facts
 from mha.pages.position import (
     NOPE_TOKENS,
     TOLERANCE,
