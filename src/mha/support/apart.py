@@ -9,7 +9,8 @@ The exercise checkers use it so that an answer cannot read the checker's expecte
 values (they never leave the checker's process), cannot patch the checker's module
 (it patches its own copy), and cannot hang the checker (an endless loop is stopped).
 It is a guard against honest mistakes, not a sandbox: the answer runs with the
-reader's own rights and could still, say, delete files or kill its parent.
+reader's own rights and could still, say, delete files or kill its parent. A killed
+server is started again by the next call that finds it dead.
 
 The function travels by value (its code, the globals and closure values it reads),
 so a function defined in a notebook, a page's code block or a test is sent as it is;
