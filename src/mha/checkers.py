@@ -810,6 +810,10 @@ def _decode_problem(
                 f"{cached} cached before them: it was overwritten; append the new keys and values after the "
                 "cached ones (concatenate on the sequence axis)"
             )
+        if array.dtype != x_new.dtype:
+            return (
+                f"cache[{name!r}] has dtype {array.dtype}: keep x_new's, {x_new.dtype}"
+            )
         if array.shape != expected.shape:
             return f"cache[{name!r}] has shape {array.shape}, expected {expected.shape} (the cached tokens, then the new ones)"
         if not np.array_equal(array[:, :, :cached], cache[name]):

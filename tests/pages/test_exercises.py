@@ -592,6 +592,7 @@ CHECKERS = (
     check_cross_attention,
     check_padding_mask,
     check_rope,
+    check_decode_step,
 )
 
 
@@ -618,6 +619,7 @@ def test_no_checker_raises_whatever_the_answer_does(checker, result, error, rais
         checkers._check_split_heads,
         checkers._check_gqa_param_count,
         checkers._check_best_kv_heads,
+        checkers._check_decode_step,
     ],
 )
 @settings(max_examples=50, deadline=None)
@@ -971,6 +973,15 @@ def test_decode_checker_refuses_a_step_that_rewrites_the_cached_tokens():
 
     verdict = check_decode_step(rewrites)
     assert not verdict and "changed the cached tokens" in verdict.message
+
+
+def test_decode_checker_reads_a_cache_of_objects_as_a_wrong_dtype():
+    def objects(x_new, cache, layer):
+        out, new = decode_written(x_new, cache, layer)
+        return out, {"k": new["k"].astype(object), "v": new["v"]}
+
+    verdict = check_decode_step(objects)
+    assert not verdict and "has dtype object" in verdict.message
 
 
 def test_the_written_out_decode_step_is_the_cores_on_every_case():
