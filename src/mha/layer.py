@@ -162,7 +162,9 @@ class MultiHeadAttention:
         mask = None
         if n_new > 1:  # new token i (at position start + i) sees keys 0 .. start + i
             positions = np.arange(start, start + n_new)[:, None]
-            mask = np.arange(cache.length) <= positions  # (n_new, length)
+            # (1, 1, n_new, length): four axes, so that a batch as long as the chunk
+            # is not read as a (batch, key) padding mask
+            mask = (np.arange(cache.length) <= positions)[None, None]
         return self._attend(q, keys, values, mask, None)
 
     def head_writes(

@@ -90,7 +90,11 @@ def test_reference_pages_render_the_docstrings(built_site: Path):
             "mha.accounting.kv_cache_bytes",
         ],
         "models": ["mha.pretrained.minilm.load", "mha.pretrained.smollm2.load"],
-        "examples": ["mha.worked.cricket.solve", "mha.experiments.toy_task.generate"],
+        "examples": [
+            "mha.worked.cricket.solve",
+            "mha.experiments.toy_task.generate",
+            "mha.checkers.check_decode_step",
+        ],
         "data": ["mha.data.published"],
     }
     for page, anchors in pages.items():

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from mha import MultiHeadAttention
+from mha.checkers import check_rope
 from mha.figures.plotted import plotted
-from mha.pages.exercises import check_rope, rope_facts
 from mha.pages.exercises import page as exercises_page
+from mha.pages.exercises import rope_facts
 from mha.pages.position import (
     _NOPE_TOKENS,
     TOLERANCE,

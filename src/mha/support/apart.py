@@ -9,7 +9,8 @@ The exercise checkers use it so that an answer cannot read the checker's expecte
 values (they never leave the checker's process), cannot patch the checker's module
 (it patches its own copy), and cannot hang the checker (an endless loop is stopped).
 It is a guard against honest mistakes, not a sandbox: the answer runs with the
-reader's own rights and could still, say, delete files or kill its parent.
+reader's own rights and could still, say, delete files or kill its parent. A killed
+server is started again by the next call that finds it dead.
 
 The function travels by value (its code, the globals and closure values it reads),
 so a function defined in a notebook, a page's code block or a test is sent as it is;
@@ -188,7 +189,10 @@ class Apart:
         self._process.stdin.flush()
 
     def _ended(self) -> str:
-        code = self._process.wait(self.time_limit)  # it closed its output
+        try:
+            code = self._process.wait(self.time_limit)  # it closed its output
+        except ServerGone:
+            return "ended the process it ran in, and the server that started it"
         return f"ended the process it ran in (exit code {code})"
 
     def _stop(self, why: str) -> None:
@@ -196,6 +200,22 @@ class Apart:
         self._dead = why
         self.close()
         raise Raised(why)
+
+
+class ServerGone(OSError):
+    """The fork server ended (a reader's answer may kill it) before it could say how
+    the process ``pid`` ended; the next ``Apart`` starts a new server.
+
+    ```python
+    from mha.support.apart import ServerGone
+
+    assert isinstance(ServerGone(12), OSError) and ServerGone(12).pid == 12
+    ```
+    """
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(f"the fork server ended before process {pid} was waited for")
+        self.pid = pid
 
 
 class _Forked:
@@ -240,16 +260,32 @@ class _Server:
         self.process = self.socket = None
 
     def fork(self, stdin: int, stdout: int) -> int:
+        """A new process's pid; a server found dead (a reader's answer may kill it,
+        and ``poll`` may not know yet) is started again, once per call."""
         with self.lock:
             if self.process is None or self.process.poll() is not None:
                 self._start()
-            socket.send_fds(self.socket, [self.ASK.pack(b"f", 0, 0.0)], [stdin, stdout])
-            return self._answer()
+            try:
+                return self._fork(stdin, stdout)
+            except OSError:  # dead, and poll did not know yet: once more, anew
+                self._start()
+                return self._fork(stdin, stdout)
+
+    def _fork(self, stdin: int, stdout: int) -> int:
+        socket.send_fds(self.socket, [self.ASK.pack(b"f", 0, 0.0)], [stdin, stdout])
+        return self._answer()
 
     def wait(self, pid: int, time_limit: float) -> int:
+        """The exit code of ``pid``; ``ServerGone`` if the server that forked it has
+        ended (the process is killed, and its code is no longer anyone's to read)."""
         with self.lock:
-            self.socket.sendall(self.ASK.pack(b"w", pid, time_limit))
-            return self._answer()
+            try:
+                self.socket.sendall(self.ASK.pack(b"w", pid, time_limit))
+                return self._answer()
+            except OSError as error:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+                raise ServerGone(pid) from error
 
     def _answer(self) -> int:
         answer = self.socket.recv(self.ANSWER.size, socket.MSG_WAITALL)
@@ -264,6 +300,9 @@ class _Server:
 
         if self.socket is not None:
             self.socket.close()
+        if self.process is not None:  # ended, or unreachable: end it for good
+            self.process.kill()
+            self.process.wait()
         mine, theirs = socket.socketpair()
         with theirs:
             self.process = subprocess.Popen(
