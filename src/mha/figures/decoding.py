@@ -15,15 +15,6 @@ def step_masks(masks: Sequence[tuple[int, int, np.ndarray]]) -> list[Figure]:
     """One panel per ``(cached, new, mask)``: rows the new queries, columns every key,
     a filled cell where the query may read the key, cached keys in one colour and
     new keys in another, a line between the two, each group named above it.
-
-    ```python
-    import numpy as np
-    from mha.figures.decoding import step_masks
-
-    prefill, chunk = np.tri(3, dtype=bool), np.tri(2, 4, 2, dtype=bool)
-    panels = step_masks([(0, 3, prefill), (2, 2, chunk)])
-    assert len(panels) == 2 and len(panels[1].axes[0].images) == 1
-    ```
     """
     panels = []
     for cached, new, mask in masks:

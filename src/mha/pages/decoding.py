@@ -41,14 +41,7 @@ def _step_mask(cached: int, new: int) -> np.ndarray:
 
 @functools.cache
 def page() -> Page:
-    """What the page prints; its facts and its figure.
-
-    ```python
-    from mha.pages.decoding import page
-
-    assert page().facts["decode_equals_full"].holds
-    ```
-    """
+    """What the page prints; its facts and its figure."""
     x = np.random.default_rng(0).normal(size=(1, sum(_CHUNKS), _D_MODEL))
     equal, wrong = {}, {}
     for kind, h_kv in _KV_HEADS.items():
