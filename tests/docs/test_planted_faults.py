@@ -22,7 +22,27 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # page -> (its Markdown, the line the build must name, what it must quote)
 PLANTS = {
-    "words.md": ("# Words\n\nHere eight heads would be needed.\n", 3, "'eight heads'"),
+    "words.md": ("# Words\n\nHere eight heads would be needed.\n", 3, "'eight'"),
+    # a small count with any noun (true: two), and counts with nouns of any kind
+    "count.md": ("# C\n\nThe width is split into three heads.\n", 3, "'three'"),
+    "nouns.md": (
+        "# N\n\nIt holds eight scores and seven rows,\nin twelve columns.\n",
+        4,
+        "'twelve'",
+    ),
+    "quarter.md": (
+        "# Q\n\nHead A puts a quarter of its weight there.\n",
+        3,
+        "'a quarter'",
+    ),
+    "tenth.md": (
+        "# T\n\nEvery score falls below a tenth of its peak.\n",
+        3,
+        "'a tenth'",
+    ),
+    "half.md": ("# H\n\nHead A puts half its weight on Kohli.\n", 3, "'half'"),
+    "meter.md": ('# M\n\n<meter value="0.9" min="0" max="1"></meter>\n', 3, "'0.9'"),
+    "data.md": ('# D\n\n<span data-weight="0.768">Kohli</span>\n', 3, "'0.768'"),
     "attribute.md": (
         '# A\n\nSee <abbr title="0.768">the weight</abbr>.\n',
         3,
@@ -63,8 +83,11 @@ PAGE_MODULE = (
 )
 DOCSTRING = (
     'def f():\n    """Head A puts 76.8% of its weight on Kohli.\n\n'
-    '    f()  # prints 0.768\n    """\n'
+    '    f()  # prints 0.768\n    """\n\n\n'
+    'def g():\n    """Split into 3 heads, each of 16 columns."""\n'
 )
+# The API reference renders mha.claims: its docstrings' prose is published.
+REFERENCE = "# API\n\n::: mha.claims\n"
 
 
 def _home() -> str:
@@ -85,6 +108,8 @@ def refused(tmp_path_factory) -> str:
     docs = site / "docs"
     docs.mkdir()
     (docs / "index.md").write_text(_home(), encoding="utf-8")
+    (docs / "reference").mkdir()
+    (docs / "reference" / "api.md").write_text(REFERENCE, encoding="utf-8")
     for page, (markdown, _, _) in PLANTS.items():
         (docs / page).write_text(markdown, encoding="utf-8")
     (site / "src" / "mha" / "pages").mkdir(parents=True)
@@ -123,10 +148,12 @@ def test_the_build_refuses_the_plant_at_its_line(refused, page):
     "where, quoted",
     [
         ("mkdocs.yml:", "'0.9'"),  # a nav title
-        ("mkdocs.yml:", "'Eight heads'"),
+        ("mkdocs.yml:", "'Eight'"),
         ("src/mha/pages/planted.py:3: ", "'90%'"),  # a page module's alt text
         ("src/mha/claims.py:4: ", "'# prints'"),  # a docstring's claimed output
         ("src/mha/claims.py:2: ", "'76.8%'"),  # a value in a docstring's prose
+        ("src/mha/claims.py:9: ", "'3'"),  # integers in a docstring's prose
+        ("src/mha/claims.py:9: ", "'16'"),
         ("docs/index.md:3: ", "'2017'"),  # beside an allowlisted fragment, not in it
     ],
 )
