@@ -132,6 +132,11 @@ class MultiHeadAttention:
         """
         x = self._check_input(x)
         kv = x if kv is None else self._check_input(kv, "kv")
+        if kv.shape[-2] == 0 and x.shape[-2]:
+            raise ValueError(
+                f"kv: expected at least one token to attend to for the {x.shape[-2]} "
+                f"queries of x, got shape {kv.shape}"
+            )
         q, k, v = self._project(x, kv, integer("start", start, minimum=0))
         return self._attend(q, k, v, mask, head_mask)
 

@@ -7,6 +7,33 @@
 import importlib.util
 from pathlib import Path
 
+import numpy as np
+
+from mha.support.validate import fits
+
+
+def stream_fits(x: np.ndarray) -> np.ndarray:
+    """``x``, the residual stream after a block's attention, if the norm that reads it
+    next can square it in its dtype; else a ``ValueError`` naming ``head_mask``, the
+    only input that can blow a head's output past that range (a norm would turn the
+    overflow into zeros, a finite and wrong result).
+
+    ```python
+    import numpy as np
+    import pytest
+    from mha.pretrained import stream_fits
+
+    x = np.ones((1, 2, 4), np.float32)
+    assert stream_fits(x) is x
+    with pytest.raises(ValueError, match="^head_mask: "):
+        stream_fits(x * np.float32(1e30))
+    ```
+    """
+    with np.errstate(over="ignore", invalid="ignore"):  # refused by name below
+        squares = np.vecdot(x, x)
+    fits("head_mask", "heads' outputs, squared by the next norm,", squares)
+    return x
+
 
 def package_folder(package: str) -> Path:
     """The folder of an installed model package, found without importing it.
