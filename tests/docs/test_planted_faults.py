@@ -9,6 +9,7 @@ held is published and its test fails.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from mha.support import measured
+from mha_site.bench import quartiles, seal
 from mha_site.drift import load_allowlist, page_findings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -185,3 +188,22 @@ def test_a_notebook_printing_a_typed_number_is_refused_with_a_fix_that_exists(
     markdown.write_text("# %% [markdown]\n# Head A puts 0.768 on Kohli.\n")
     fix = page_findings(markdown, "notebooks/prose.py", [])[0].fix
     assert "code cell" in fix and "mha.pages" not in fix
+
+
+def test_a_bench_summary_moved_inside_its_tolerance_and_resealed_is_refused(
+    tmp_path, monkeypatch
+):
+    """The sixth route: a committed bench result whose summary was edited by hand (a
+    median moved by less than any fact's tolerance) and resealed (its checksum
+    recomputed) is refused where every page reads it, ``measured.load``, because the
+    result keeps the raw samples the summary came from."""
+    samples = [0.0141, 0.0143, 0.0144, 0.0146, 0.0150]  # seconds
+    fields = {"median": "median", "q1": "q1", "q3": "q3"}
+    result = {"forward_ms": quartiles(samples, fields, scale=1e3, digits=2)}
+    monkeypatch.setattr(measured, "DATA_DIR", tmp_path)
+    (tmp_path / "planted.json").write_text(json.dumps(seal(result)))
+    assert measured.load("planted")["forward_ms"]["median"] == 14.4  # as measured
+    result["forward_ms"]["median"] = 14.3  # faster by 0.7 %, within a fact's spread
+    (tmp_path / "planted.json").write_text(json.dumps(seal(result)))  # resealed
+    with pytest.raises(ValueError, match=r"forward_ms.median = 14.3, not the median"):
+        measured.load("planted")
