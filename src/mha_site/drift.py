@@ -85,7 +85,7 @@ ATTRIBUTE = re.compile(
     r"([\w:.-]+)\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s\"'=<>`]+))", re.I
 )
 # The attributes of raw HTML that hold no value of the page: links, names, identifiers,
-# the structure of a table, the layout of an image. Every other attribute is read as
+# the structure of a list or a table, the layout of an image or a field. Every other attribute is read as
 # prose, whether the reader sees it (``title``, ``alt``, ``aria-label``) or a script or a
 # style draws it (``<meter value="0.9">``, ``data-weight="0.768"``,
 # ``style="width: 76.8%"``).
@@ -109,10 +109,18 @@ NOT_VALUES = frozenset(
         "loading",
         "decoding",
         "tabindex",
+        "markdown",
+        "start",
         "colspan",
         "rowspan",
+        "span",
         "width",
         "height",
+        "size",
+        "maxlength",
+        "rows",
+        "cols",
+        "aria-level",
     ]
 )
 # An input's bounds and step may be the constants 0 and 1 (counts start there).
