@@ -62,6 +62,7 @@ assert numbers("GPT-2 and Llama-2 70B; `x = 0.5`; {{ w[0] | dec(3) }}\\n") == []
 from __future__ import annotations
 
 import ast
+import functools
 import posixpath
 import re
 import tomllib
@@ -640,12 +641,18 @@ def load_allowlist(path: Path = ALLOWLIST) -> list[Entry]:
     return entries
 
 
+@functools.cache
+def _patterns(fragment: str, text: str) -> tuple[re.Pattern, re.Pattern]:
+    """An entry's fragment (any whitespace between its words) and its number."""
+    words = re.compile(r"\s+".join(map(re.escape, fragment.split())))
+    return words, re.compile(rf"(?<![\w.,]){re.escape(text)}(?![\w])")
+
+
 def _excuse(markdown: str, entry: Entry) -> tuple[list[int], bool]:
     """The line of each ``entry.text`` standing inside an occurrence of its fragment
     (whitespace-insensitive, across lines): the entry excuses that exact number
     there, not the rest of the line; and whether the fragment occurs at all."""
-    fragment = re.compile(r"\s+".join(map(re.escape, entry.fragment.split())))
-    number = re.compile(rf"(?<![\w.,]){re.escape(entry.text)}(?![\w])")
+    fragment, number = _patterns(entry.fragment, entry.text)
     lines, occurs = [], False
     for match in fragment.finditer(markdown):
         occurs = True
@@ -807,8 +814,11 @@ def figure_texts(
         texts = node.args[2:4] + [k.value for k in node.keywords if k.arg in TEXTS]
         for text in texts:
             for string in _strings(text):
+                numbers = _numbers_in_line(string.value)
+                if not numbers:
+                    continue
                 excused = [e.text for e in own if _excuse(string.value, e)[0]]
-                for number in _numbers_in_line(string.value):
+                for number in numbers:
                     if re.fullmatch(rf"\d|{DRAWING_COUNT}", number, re.I):
                         continue
                     if number in excused:
@@ -1051,30 +1061,42 @@ def docstring_numbers(
     assert docstring_numbers(private, "m.py") == []
     ```
     """
-    if not MAY_HOLD_A_NUMBER.search(source):
-        return []
+    if not any(_prose_numbers(m.group(1)) for m in TRIPLE_QUOTED.finditer(source)):
+        return []  # the common case: no module parsed
     own = [entry for entry in entries if entry.page == path]
     found = []
     for first, text in _published(source):
         excused: dict[int, list[str]] = {}
-        for entry in own:
+        numbers = _prose_numbers(text)
+        for entry in own if numbers else ():
             for line in _excuse(text, entry)[0]:
                 excused.setdefault(line, []).append(entry.text)
-        body = "\n".join(split_fences(text)[0])
-        body = CITATION_YEAR.sub(_blank_year, INLINE_CODE.sub(_blank, body))
-        body = FORMULA_CONSTANT.sub(_blank, body)
-        body = MATH.sub(_math_constants_only, body)
-        for line_no, line in enumerate(body.splitlines(), start=1):
-            for number in _numbers_in_line(line):
-                if SCIENTIFIC.match(number) or number in ("0", "1"):
-                    continue  # tolerances, magnitudes (1e-5); the constants 0 and 1
-                if number in excused.get(line_no, []):
-                    excused[line_no].remove(number)
-                    continue
-                found.append(
-                    SourceFinding(path, first + line_no - 1, number, PROSE_FIX)
-                )
+        for line_no, number in numbers:
+            if number in excused.get(line_no, []):
+                excused[line_no].remove(number)
+                continue
+            found.append(SourceFinding(path, first + line_no - 1, number, PROSE_FIX))
     return found
+
+
+TRIPLE_QUOTED = re.compile(r'(?<![\w\'"])(?:[rRuU])?"""(.*?)"""', re.S)
+
+
+def _prose_numbers(text: str) -> list[tuple[int, str]]:
+    """``(line, number)`` of the numbers in a docstring's prose: not its examples,
+    inline code, citations' years, formulas' constants, tolerances, 0 or 1."""
+    if not MAY_HOLD_A_NUMBER.search(text):
+        return []
+    body = "\n".join(split_fences(text)[0])
+    body = CITATION_YEAR.sub(_blank_year, INLINE_CODE.sub(_blank, body))
+    body = FORMULA_CONSTANT.sub(_blank, body)
+    body = MATH.sub(_math_constants_only, body)
+    return [
+        (line_no, number)
+        for line_no, line in enumerate(body.splitlines(), start=1)
+        for number in _numbers_in_line(line)
+        if not SCIENTIFIC.match(number) and number not in ("0", "1")
+    ]
 
 
 # The page and figure modules are the site's own code, explained by their pages, not
