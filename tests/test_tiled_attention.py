@@ -106,6 +106,10 @@ def test_scores_that_overflow_are_refused_as_attend_refuses_them(dtype):
         scaled_dot_product_attention(q, q, q)
     with pytest.raises(ValueError, match=message):
         tiled_attention(q, q, q, block=2)
+    late = np.ones((1, 3, 2), dtype)
+    late[0, 2] = big  # only query 2 with key 2 overflows: named at its place
+    with pytest.raises(ValueError, match=r"at index \(0, 2, 2\)"):
+        tiled_attention(late, late, late, block=2)
     # hidden by the mask (a padding key), an overflow is harmless, as in attend
     k = q.copy()
     k[0, 0] = k[0, 1] = dtype(1)

@@ -195,7 +195,7 @@ def tiled_attention(
             with np.errstate(over="ignore", invalid="ignore"):  # refused by name
                 scores = qi @ k[..., j0:j1, :].swapaxes(-1, -2)  # (..., block, block)
             allowed = _block_mask(i0, i1, j0, j1, causal, lengths, q.ndim)
-            fits("q, k", "scores q·kᵀ/√d_k", scores, allowed)  # as attend refuses
+            fits("q, k", "scores q·kᵀ/√d_k", scores, allowed, (i0, j0))  # as attend
             if allowed is not None:
                 scores = np.where(allowed, scores, minus_inf)
             m_new = np.maximum(m, scores.max(axis=-1, keepdims=True))
