@@ -603,3 +603,11 @@ def test_one_cache_is_bound_to_one_layer_object():
 def test_memory_requests_past_the_machine_are_refused_by_name(call, name):
     with pytest.raises(ValueError, match=rf"^{name}: .* more than this machine's"):
         call()
+
+
+def test_cross_attention_to_no_token_is_refused():
+    layer = MultiHeadAttention(d_model=4, n_heads=2)
+    with pytest.raises(ValueError, match=r"^kv: expected at least one token to attend"):
+        layer(ONES, kv=np.ones((1, 0, 4)))
+    out, weights = layer(np.ones((1, 0, 4)), kv=np.ones((1, 0, 4)))  # no query: fine
+    assert out.shape == (1, 0, 4) and weights.shape == (1, 2, 0, 0)

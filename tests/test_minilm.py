@@ -11,6 +11,7 @@ loaded per session.
 from __future__ import annotations
 
 import math
+import warnings
 from types import SimpleNamespace
 
 import numpy as np
@@ -219,6 +220,14 @@ def test_gelu_is_the_exact_erf_form():
             lambda m: m.forward(m.batch(["hi"]), None, 1.5),
             r"start_layer: expected an integer >= 0, got 1.5 \(float\)",
         ),
+        (
+            lambda m: m.embed(["the cat sat"], head_mask=np.full((6, 12), 1e30)),
+            r"^head_mask: expected values whose heads' outputs, squared by the next",
+        ),
+        (
+            lambda m: m.forward(m.batch(["hi"]), None, 1, [[0.0] * 384] * 3),
+            r"^layer_input: expected an array \(B, n, d_model\), got list",
+        ),
     ],
 )
 def test_bad_input_is_a_value_error_naming_the_argument(model, call, message):
@@ -228,3 +237,14 @@ def test_bad_input_is_a_value_error_naming_the_argument(model, call, message):
 
 def test_load_builds_one_model_per_process():
     assert minilm.load() is minilm.load()
+
+
+def test_a_text_past_the_model_s_length_is_cut_with_a_warning_unless_asked(model):
+    long = " ".join(["word"] * 300)  # 302 tokens with [CLS] and [SEP]
+    with pytest.warns(UserWarning, match=r"^texts\[1\]: longer than the model's 256"):
+        warned = model.embed(["short", long])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        quiet = model.embed(["short", long], truncate=True)
+        model.embed(["short", "a text well within the limit"])  # no warning
+    np.testing.assert_array_equal(warned, quiet)  # the same cut, said or not

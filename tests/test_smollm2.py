@@ -191,6 +191,22 @@ def test_bad_input_is_a_clear_error(model):
             r"^caches: expected one KVCache per layer \(30\), got 30 items holding NoneType",
         ),
         (lambda m: m.hidden([1], "caches"), r"^caches: expected a list of one KVCache"),
+        (
+            lambda m: m.logits([504, 2365], head_mask=np.full((30, 9), 1e30)),
+            r"^head_mask: expected values whose heads' outputs, squared by the next",
+        ),
+        (
+            lambda m: m.trace([504, 2365], np.full((30, 9), 1e30)),
+            r"^head_mask: expected values whose heads' outputs",
+        ),
+        (lambda m: m.map_attention(lambda a: None), r"^change: expected it to return"),
+        (lambda m: m.map_attention("to_gqa"), r"^change: expected a function"),
+        (
+            lambda m: m.map_attention(lambda a: type(a)(64, 4)),
+            r"^change: expected a layer of d_model=576, got d_model=64",
+        ),
+        (lambda m: m.new_caches(10**7), r"^max_len: expected at most 8192 tokens"),
+        (lambda m: m.new_caches(0), r"^max_len: expected a positive integer, got 0"),
     ],
 )
 def test_obscure_inputs_get_an_error_naming_the_argument(model, call, message):

@@ -15,7 +15,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mha.attention import attend, causal_mask, tiled_attention
+from mha.attention import (
+    attend,
+    causal_mask,
+    scaled_dot_product_attention,
+    tiled_attention,
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -60,7 +65,11 @@ def test_both_refuse_a_query_with_no_key():
 
 @pytest.mark.parametrize(
     "lengths, message",
-    [(np.array([1.5]), "lengths: expected one integer"), (np.array([-1]), ">= 0")],
+    [
+        (np.array([1.5]), "lengths: expected one integer"),
+        (np.array([-1]), "from 0 to the 3 keys of k"),
+        (np.array([4]), r"^lengths: expected counts of real keys from 0 to the 3 keys"),
+    ],
 )
 def test_bad_lengths_are_named(lengths, message):
     q = np.ones((1, 3, 4))
@@ -83,3 +92,26 @@ def test_at_2048_tokens_the_peak_is_under_an_eighth_of_the_naive_path():
     tiled = _peak(lambda: tiled_attention(q, k, v, causal=True))
     assert naive >= 3 * n * n * 8  # scores, masked scores, weights: n² float64 each
     assert tiled <= naive / 8, (tiled, naive)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # the error, not a warning first
+def test_scores_that_overflow_are_refused_as_attend_refuses_them(dtype):
+    big = (
+        np.sqrt(np.finfo(dtype).max).astype(dtype) * 4
+    )  # q·k overflows, q and k do not
+    q = np.full((1, 3, 2), big, dtype)
+    message = r"^q, k: expected values whose scores q·kᵀ/√d_k fits in"
+    with pytest.raises(ValueError, match=message):
+        scaled_dot_product_attention(q, q, q)
+    with pytest.raises(ValueError, match=message):
+        tiled_attention(q, q, q, block=2)
+    late = np.ones((1, 3, 2), dtype)
+    late[0, 2] = big  # only query 2 with key 2 overflows: named at its place
+    with pytest.raises(ValueError, match=r"at index \(0, 2, 2\)"):
+        tiled_attention(late, late, late, block=2)
+    # hidden by the mask (a padding key), an overflow is harmless, as in attend
+    k = q.copy()
+    k[0, 0] = k[0, 1] = dtype(1)
+    out = tiled_attention(np.ones_like(q), k, q, lengths=np.array([2]), block=2)
+    assert np.isfinite(out).all()

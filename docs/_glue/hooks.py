@@ -126,13 +126,14 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
         notebook = importlib.import_module("mha_site.notebooks").executed(source)
         _EXECUTED[source] = notebook  # the download below reuses it
         folder = importlib.import_module("mha.support.cache").cache_dir() / "notebooks"
-        folder.mkdir(parents=True, exist_ok=True)
         text = nbformat.writes(notebook)
         digest = hashlib.sha256(text.encode()).hexdigest()[:16]
         target = folder / f"{source.stem}-{digest}.ipynb"  # named by content: no race
-        if not target.exists():
-            target.write_text(text, encoding="utf-8")
-        page.file.abs_src_path = str(target)
+        disk = importlib.import_module("mha_site.disk")
+        if target.exists() or disk.keep(target, text, "executed notebooks"):
+            page.file.abs_src_path = str(target)
+        else:  # a full or read-only cache: mkdocs-jupyter reads it from elsewhere
+            page.file.abs_src_path = str(disk.temporary(target.name, text))
     return markdown
 
 

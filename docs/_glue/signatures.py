@@ -10,14 +10,20 @@ it is still what formats a signature.
 """
 
 import hashlib
-import os
+import sys
 from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
 
 from mkdocstrings_handlers.python._internal import rendering
 
-CACHE = Path(__file__).resolve().parents[2] / ".cache" / "signatures"
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = ROOT / ".cache" / "signatures"
+if str(ROOT / "src") not in sys.path:
+    sys.path.insert(0, str(ROOT / "src"))  # mha_site: the build's tooling
+
+from mha_site.disk import keep  # noqa: E402
+
 Formatter = Callable[[str, int], str]
 
 
@@ -29,14 +35,12 @@ def kept(format_code: Formatter) -> Formatter:
     def formatted(code: str, line_length: int) -> str:
         given = f"ruff {ruff}\n{line_length}\n{code}"
         path = CACHE / hashlib.sha256(given.encode()).hexdigest()
-        if path.is_file():
+        try:
             return path.read_text(encoding="utf-8")
-        text = format_code(code, line_length)
-        CACHE.mkdir(parents=True, exist_ok=True)
-        written = path.with_name(f"{path.name}.{os.getpid()}")  # two builds at once
-        written.write_text(text, encoding="utf-8")
-        written.replace(path)
-        return text
+        except OSError:  # not kept yet, or a folder that cannot be read
+            text = format_code(code, line_length)
+            keep(path, text, "formatted signatures")  # a full disk costs the cache
+            return text
 
     formatted.wraps = format_code
     return formatted

@@ -178,7 +178,7 @@ def tiled_attention(
     q, k, v, _ = check_attention_inputs(q, k, v, None)
     causal = flag("causal", causal)
     block = positive_int("block", block)
-    lengths = _check_lengths(lengths, q)
+    lengths = _check_lengths(lengths, q, k.shape[-2])
     scale = q.dtype.type(1 / math.sqrt(q.shape[-1]))
     minus_inf = q.dtype.type(-np.inf)
     n_q, n_k = q.shape[-2], k.shape[-2]
@@ -192,8 +192,10 @@ def tiled_attention(
         o = np.zeros((*lead, i1 - i0, v.shape[-1]), dtype=q.dtype)  # running output
         for j0 in range(0, i1 if causal else n_k, block):  # causal: no key after i1
             j1 = min(j0 + block, n_k)
-            scores = qi @ k[..., j0:j1, :].swapaxes(-1, -2)  # (..., block, block)
+            with np.errstate(over="ignore", invalid="ignore"):  # refused by name
+                scores = qi @ k[..., j0:j1, :].swapaxes(-1, -2)  # (..., block, block)
             allowed = _block_mask(i0, i1, j0, j1, causal, lengths, q.ndim)
+            fits("q, k", "scores q·kᵀ/√d_k", scores, allowed, (i0, j0))  # as attend
             if allowed is not None:
                 scores = np.where(allowed, scores, minus_inf)
             m_new = np.maximum(m, scores.max(axis=-1, keepdims=True))
@@ -387,7 +389,7 @@ def _refuse_fully_masked_rows(peak: np.ndarray, axis: int, blame: str) -> None:
         )
 
 
-def _check_lengths(lengths: object, q: np.ndarray) -> np.ndarray | None:
+def _check_lengths(lengths: object, q: np.ndarray, n_k: int) -> np.ndarray | None:
     if lengths is None:
         return None
     lengths = as_array("lengths", lengths)
@@ -397,6 +399,9 @@ def _check_lengths(lengths: object, q: np.ndarray) -> np.ndarray | None:
             f"({q.shape[0] if q.ndim >= 3 else 'batch'},), got {lengths.shape} "
             f"{lengths.dtype}"
         )
-    if (lengths < 0).any():
-        raise ValueError(f"lengths: expected counts >= 0, got {lengths}")
+    if ((lengths < 0) | (lengths > n_k)).any():
+        raise ValueError(
+            f"lengths: expected counts of real keys from 0 to the {n_k} keys of k, "
+            f"got {lengths}"
+        )
     return lengths

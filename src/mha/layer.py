@@ -278,6 +278,11 @@ class MultiHeadAttention:
         ``start``, the mask against the scores' shape, the head mask as x's dtype."""
         x = self._check_input(x)
         kv = x if kv is None else self._check_input(kv, "kv")
+        if kv.shape[-2] == 0 and x.shape[-2]:
+            raise ValueError(
+                f"kv: expected at least one token to attend to for the {x.shape[-2]} "
+                f"queries of x, got shape {kv.shape}"
+            )
         start = integer("start", start, minimum=0)
         self._check_rope(x.shape, kv.shape, start)
         if mask is not None:

@@ -4,14 +4,16 @@ The build runs it on every page it builds (``docs/_glue/drift.py``, an mkdocs ho
 a finding fails ``make build`` and a ``make serve`` rebuild, naming the file, the
 line and the fix. The kinds of hand-typed number:
 
-- **in prose**, tables, admonitions and the text attributes of raw HTML (``title``,
-  ``alt``, ``aria-label``…): a run of digits with an optional sign, decimal point,
+- **in prose**, tables, admonitions and the attributes of raw HTML (``title``,
+  ``alt``, ``value``, ``data-*``, ``style``…, all but links, names and identifiers:
+  ``NOT_VALUES``): a run of digits with an optional sign, decimal point,
   thousands commas or percent sign; glued to a unit (``10x``, ``3ms``, ``12GB``,
   ``128k``, ``4K``; ``12 GB`` is the number ``12`` anyway); a decimal count of
   millions or billions (``7.24B``; ``7B`` and ``70B`` name models); in scientific
-  notation (``1e-4``); a vulgar fraction (``¾``); a count in words from five up next
-  to what it counts (``eight heads``, ``ten times``, ``twice as fast``: one to four
-  are the sizes of the toy examples and the formulas' structural counts);
+  notation (``1e-4``); a vulgar fraction (``¾``); a count in words from "two" up,
+  whatever it counts (``three heads``, ``twelve columns``, ``twice``: the structural
+  counts a page explains are allowlisted, each with its reason); a fraction in words
+  (``a quarter``, ``a tenth of``, ``half`` as an amount);
 - **in math**, a rule: math holds no literal but exponents, subscripts and small
   structural constants. Every number of two digits or more is a value, and so is a
   single digit that is the whole value a relation gives a symbol (``$d_k = 3$``;
@@ -24,18 +26,20 @@ line and the fix. The kinds of hand-typed number:
   ``pycon`` or nothing): output typed by hand instead of printed by a block the build
   runs (markdown-exec, ``result="text"``);
 - **in a comment of a code block**, a value its code does not type (a decimal, a
-  percentage, a number with a unit or in words; integers are shapes and counts);
+  percentage, a number with a unit, a fraction in words; integers, in digits or in
+  words, are shapes and counts);
 - **in a notebook** (jupytext ``.py``): its Markdown cells as prose, and the strings
   its code cells print (``print("Kohli gets 0.768")``).
 
 And what is published from outside docs/ (``sources``): the string literals a page
 module passes to ``Figure`` as alt text or caption, the titles of mkdocs.yml's nav,
-and the ``# prints``/``# ->`` comments of docstring examples (the API reference
-publishes them; an example asserts instead). The hook also checks raw HTML links and
+the ``# prints``/``# ->`` comments of docstring examples (an example asserts instead)
+and every number in the prose of the docstrings the API reference renders
+(``published_modules``), integers included. The hook also checks raw HTML links and
 images (``<a href>``, ``<img src>``) as mkdocs checks Markdown links (``html_links``).
 
 Not numbers: code fences of a language, inline code, HTML comments and tags but their
-text attributes, link targets, the marker of an ordered list, arXiv ids, a place in a
+attributes' values, link targets, the marker of an ordered list, arXiv ids, a place in a
 cited paper (``Table 3``, ``§3.2``), and identifiers with digits in them (``GPT-2``,
 ``Llama-2 70B``, ``W_O``, ``47th``: a digit run glued to a letter that is not a unit,
 or a hyphen glued to a word before it).
@@ -58,6 +62,7 @@ assert numbers("GPT-2 and Llama-2 70B; `x = 0.5`; {{ w[0] | dec(3) }}\\n") == []
 from __future__ import annotations
 
 import ast
+import functools
 import posixpath
 import re
 import tomllib
@@ -77,11 +82,50 @@ MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$|\\\(.*?\\\)|\\\[.*?\\\]", re.S)
 INLINE_CODE = re.compile(r"(`+).+?\1")
 LINK_TARGET = re.compile(r"\]\([^)]*\)|\]\[[^\]]*\]|^\s*\[[^\]]+\]:.*$", re.M)
 TAG = re.compile(r"<[^>\n]+>")
-TEXT_ATTRIBUTE = re.compile(
-    r"\b(title|alt|aria-label|aria-description|placeholder|label|summary)"
-    r"\s*=\s*[\"']([^\"']*)[\"']",
-    re.I,
+ATTRIBUTE = re.compile(
+    r"([\w:.-]+)\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s\"'=<>`]+))", re.I
 )
+# The attributes of raw HTML that hold no value of the page: links, names, identifiers,
+# the structure of a list or a table, the layout of an image or a field. Every other attribute is read as
+# prose, whether the reader sees it (``title``, ``alt``, ``aria-label``) or a script or a
+# style draws it (``<meter value="0.9">``, ``data-weight="0.768"``,
+# ``style="width: 76.8%"``).
+NOT_VALUES = frozenset(
+    [
+        "href",
+        "src",
+        "srcset",
+        "id",
+        "class",
+        "for",
+        "name",
+        "type",
+        "role",
+        "rel",
+        "target",
+        "lang",
+        "dir",
+        "inputmode",
+        "autocomplete",
+        "loading",
+        "decoding",
+        "tabindex",
+        "markdown",
+        "start",
+        "colspan",
+        "rowspan",
+        "span",
+        "width",
+        "height",
+        "size",
+        "maxlength",
+        "rows",
+        "cols",
+        "aria-level",
+    ]
+)
+# An input's bounds and step may be the constants 0 and 1 (counts start there).
+BOUNDS = frozenset({"min", "max", "step"})
 ATTR_LIST = re.compile(r"\{\s*[:#.][^}]*\}")
 LIST_MARKER = re.compile(r"^(\s*)\d+[.)](?=\s)", re.M)
 # A reference into a cited paper names a place, not a value: Table 3, Figure 2, §3.2.
@@ -98,30 +142,44 @@ UNITS = r"x|×|ms|µs|us|ns|s|min|h|GB|MB|kB|KB|TB|GiB|MiB|KiB|px|pt|GHz|MHz|tok
 # letters are a unit above or a thousands count (128k, 4K): those are values.
 THOUSANDS = re.compile(r"(?<![\w.,])\d+(?:\.\d+)?[kK](?![\w])")
 FRACTIONS = re.compile(r"[\u00bc-\u00be\u2150-\u215e\u2189]")
-# A count written in words, next to what it counts: "eight heads", "twelve layers",
-# "ten times faster". One to four are the sizes of the site's toy examples and the
-# structural counts of the formulas ("three tokens", "four heads", "the four
-# matrices"), so they may be written; from five up a count in words is a value. A
-# vague plural ("thousands of tokens") is not a count; a count inside a fact's
-# sentence is the comparison that fact checks ("more than ten times the scores").
+# A count written in words is a value, whatever it counts or if it counts nothing
+# ("split into three heads", "eight scores and seven rows, in twelve columns"): every
+# number word from "two" up, and "twice", "thrice". "one" is the article of a single
+# thing ("one head", "one of the heads"), not a count. A count inside a fact's sentence
+# is the comparison that fact checks ("more than ten times the scores"); the few counts
+# that are the structure of what is explained, never a result ("the two halves of a
+# vector", "between two tokens"), are excused by the allowlist's `[[word]]` entries, each
+# with its reason. A vague plural ("thousands of tokens", "dozens of heads") is not a
+# count.
 _NUMBER_WORDS = (
-    r"five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
-    r"seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|"
-    r"ninety|hundred|thousand|million|billion|dozen"
+    r"two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
+    r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|"
+    r"seventy|eighty|ninety|hundred|thousand|million|billion|dozen|twice|thrice"
 )
-_COUNTED = (
-    r"heads?|layers?|tokens?|times|blocks|parameters|weights|dimensions|queries|keys|"
-    r"values|words|bytes|seconds|positions|models|percent|per\s+cent"
+_ORDINALS = (
+    r"third|fifth|sixth|seventh|eighth|ninth|tenth|twelfth|twentieth|hundredth|"
+    r"thousandth|millionth"
 )
 NUMBER_WORDS = re.compile(
-    rf"\b(?:{_NUMBER_WORDS})(?:[-\s]+(?:{_NUMBER_WORDS}|[a-z]+))?[-\s]+(?:{_COUNTED})\b"
-    r"|\b(?:twice|thrice|half|(?:two|three|four)\s+times)\s+(?:as\s+)?"
-    r"(?:fast|faster|slow|slower|large|many|much|few|fewer|cheap|cheaper)\b",
+    rf"\b(?:{_NUMBER_WORDS})(?:[-\s]+(?:{_NUMBER_WORDS}|and))*\b(?<!\band)"
+    r"(?![-\s]+part(?:y|ies)\b)",
+    re.I,
+)
+# A fraction in words states a value as much as ``0.25`` does: "a quarter", "a tenth of",
+# "three quarters" (the number word is a count already), and "half" when it is an amount
+# ("half the width", "about half of them", "half a unit"). Not fractions: an ordinal ("a
+# third party", "the fifth layer"), a part named by its place ("the first half", "the
+# middle half of the rounds": the quartiles' definition) and a name ("half-split").
+FRACTION_WORDS = re.compile(
+    r"\b(?:a|one)[-\s]+quarters?\b"
+    rf"|\b(?:a|one)[-\s]+(?:{_ORDINALS})s?(?=\s+(?:of|as|less|more|fewer|the)\b)"
+    r"|(?<!\bfirst\s)(?<!\bsecond\s)(?<!\bmiddle\s)(?<!\bother\s)(?<!\bupper\s)"
+    r"(?<!\blower\s)(?<!\beach\s)(?<!\blast\s)(?<!\bone\s)\bhalf\b(?!-)",
     re.I,
 )
 MAY_HOLD_A_NUMBER = re.compile(
-    rf"\d|[\u00bc-\u00be\u2150-\u215e\u2189]|\b(?:{_NUMBER_WORDS}|twice|thrice|half|"
-    r"two|three|four)\b",
+    rf"\d|[\u00bc-\u00be\u2150-\u215e\u2189]|\b(?:{_NUMBER_WORDS}|half|quarters?|"
+    rf"{_ORDINALS})\b",
     re.I,
 )
 WITH_UNIT = re.compile(rf"[-+−]?(?<![\w.,]){_DIGITS}(?:{UNITS})(?![\w])")
@@ -185,13 +243,18 @@ def _math_constants_only(match: re.Match) -> str:
     return "".join(body)
 
 
-def _text_attributes(match: re.Match) -> str:
-    """Blank an HTML tag but the values of its text attributes (``title``, ``alt``,
-    ``aria-label``…): a reader sees those, so they are prose."""
+def _attribute_values(match: re.Match) -> str:
+    """Blank an HTML tag but the values of its attributes that may hold a value of
+    the page (all but ``NOT_VALUES``): those are prose."""
     tag = match.group(0)
     body = list(re.sub(r"[^\n]", " ", tag))
-    for value in TEXT_ATTRIBUTE.finditer(tag):
-        body[value.start(2) : value.end(2)] = value.group(2)
+    for attribute in ATTRIBUTE.finditer(tag):
+        name = attribute.group(1).lower()
+        group = next(g for g in (2, 3, 4) if attribute.group(g) is not None)
+        value = attribute.group(group)
+        if name in NOT_VALUES or (name in BOUNDS and value in ("0", "1", "any")):
+            continue
+        body[attribute.start(group) : attribute.end(group)] = value
     return "".join(body)
 
 
@@ -253,7 +316,7 @@ def prose(markdown: str) -> str:
         text = re.sub(r"[^\n]", " ", text[: end + 4]) + text[end + 4 :]
     for pattern in (BLOCKS, INLINE_CODE, LINK_TARGET, ATTR_LIST, ARXIV):
         text = pattern.sub(_blank, text)
-    text = TAG.sub(_text_attributes, text)
+    text = TAG.sub(_attribute_values, text)
     text = MATH.sub(_math_constants_only, text)
     return LIST_MARKER.sub(
         lambda m: m.group(1) + " " * (len(m.group(0)) - len(m.group(1))), text
@@ -268,6 +331,7 @@ def _numbers_in_line(line: str) -> list[str]:
     found = []
     for pattern in (
         NUMBER_WORDS,
+        FRACTION_WORDS,
         FRACTIONS,
         SCIENTIFIC,
         WITH_UNIT,
@@ -398,7 +462,9 @@ def comment_numbers(code: list[tuple[int, str]]) -> list[tuple[int, str]]:
         (line_no, number)
         for line_no, text in comments
         for number in _numbers_in_line(text)
-        if _plain(number) not in typed and not re.fullmatch(r"\d+", number)
+        if _plain(number) not in typed
+        and not re.fullmatch(r"\d+", number)
+        and not NUMBER_WORDS.fullmatch(number)  # a count in words, as in digits
     ]
 
 
@@ -505,7 +571,11 @@ FACT_SENTENCE = re.compile(
 def _fact_counts_blanked(markdown: str) -> str:
     """Counts in words inside a fact's sentence blanked: the fact checks them."""
     return FACT_SENTENCE.sub(
-        lambda m: m.group(1) + NUMBER_WORDS.sub(_blank, m.group(2)), markdown
+        lambda m: (
+            m.group(1)
+            + FRACTION_WORDS.sub(_blank, NUMBER_WORDS.sub(_blank, m.group(2)))
+        ),
+        markdown,
     )
 
 
@@ -552,6 +622,18 @@ def load_allowlist(path: Path = ALLOWLIST) -> list[Entry]:
     """
     entries = []
     for raw in tomllib.loads(Path(path).read_text(encoding="utf-8")).get("allow", []):
+        if "fragments" in raw:  # several fragments of one page with one reason
+            for key in ("page", "fragments", "reason"):
+                if not raw.get(key) or not str(raw[key]).strip():
+                    raise ValueError(f"allowlist entry {raw} has no {key}")
+            for fragment in raw["fragments"]:
+                texts = list(dict.fromkeys(_numbers_in_line(fragment)))
+                if not texts:
+                    raise ValueError(f"allowlist fragment {fragment!r} holds no number")
+                entries += [
+                    Entry(raw["page"], t, fragment, raw["reason"]) for t in texts
+                ]
+            continue
         for key in ("page", "text", "fragment", "reason"):
             if not str(raw.get(key, "")).strip():
                 raise ValueError(f"allowlist entry {raw} has no {key}")
@@ -559,12 +641,18 @@ def load_allowlist(path: Path = ALLOWLIST) -> list[Entry]:
     return entries
 
 
+@functools.cache
+def _patterns(fragment: str, text: str) -> tuple[re.Pattern, re.Pattern]:
+    """An entry's fragment (any whitespace between its words) and its number."""
+    words = re.compile(r"\s+".join(map(re.escape, fragment.split())))
+    return words, re.compile(rf"(?<![\w.,]){re.escape(text)}(?![\w])")
+
+
 def _excuse(markdown: str, entry: Entry) -> tuple[list[int], bool]:
     """The line of each ``entry.text`` standing inside an occurrence of its fragment
     (whitespace-insensitive, across lines): the entry excuses that exact number
     there, not the rest of the line; and whether the fragment occurs at all."""
-    fragment = re.compile(r"\s+".join(map(re.escape, entry.fragment.split())))
-    number = re.compile(rf"(?<![\w.,]){re.escape(entry.text)}(?![\w])")
+    fragment, number = _patterns(entry.fragment, entry.text)
     lines, occurs = [], False
     for match in fragment.finditer(markdown):
         occurs = True
@@ -703,12 +791,15 @@ FIGURE_TEXT_FIX = (
 )
 
 
-def figure_texts(source: str, path: str) -> list[SourceFinding]:
+def figure_texts(
+    source: str, path: str, entries: list[Entry] = ()
+) -> list[SourceFinding]:
     """Numbers typed into the string literals a page module passes to ``Figure`` as
     its alt text or caption (its third and fourth arguments, or ``alt=``/``caption=``),
     read as prose; a single-digit integer there is an index or a count of the drawing
-    (numbered from 0, columns 2 and 3, a 0 to 1 colour scale), not a value: decimals,
-    percentages, larger numbers, units and counts in words are.
+    (numbered from 0, columns 2 and 3, a 0 to 1 colour scale, "two panels"), not a
+    value: decimals, percentages, larger numbers, units, larger counts in words and
+    fractions in words are.
 
     ```python
     from mha_site.drift import figure_texts
@@ -717,20 +808,31 @@ def figure_texts(source: str, path: str) -> list[SourceFinding]:
     assert [(f.line, f.text) for f in figure_texts(code, "p.py")] == [(1, "90%")]
     ```
     """
+    own = [entry for entry in entries if entry.page == path]
     found = []
     for node in _figure_calls(source):
         texts = node.args[2:4] + [k.value for k in node.keywords if k.arg in TEXTS]
         for text in texts:
             for string in _strings(text):
-                found += [
-                    SourceFinding(path, string.lineno, t, FIGURE_TEXT_FIX)
-                    for t in _numbers_in_line(string.value)
-                    if not re.fullmatch(r"\d", t)  # an index or a count of the drawing
-                ]
+                numbers = _numbers_in_line(string.value)
+                if not numbers:
+                    continue
+                excused = [e.text for e in own if _excuse(string.value, e)[0]]
+                for number in numbers:
+                    if re.fullmatch(rf"\d|{DRAWING_COUNT}", number, re.I):
+                        continue
+                    if number in excused:
+                        excused.remove(number)
+                        continue
+                    found.append(
+                        SourceFinding(path, string.lineno, number, FIGURE_TEXT_FIX)
+                    )
     return found
 
 
 TEXTS = ("alt", "caption")
+# A count of the drawing (panels, curves, bars), in digits or in words: two to nine.
+DRAWING_COUNT = "two|three|four|five|six|seven|eight|nine"
 FIGURE_CALL = re.compile(r"(?<![\w.])Figure\(")
 
 
@@ -789,15 +891,18 @@ NAV_FIX = (
 )
 
 
-def nav_titles(config: str, path: str = "mkdocs.yml") -> list[SourceFinding]:
-    """Numbers typed into the titles of mkdocs.yml's ``nav``.
+def nav_titles(
+    config: str, path: str = "mkdocs.yml", entries: list[Entry] = ()
+) -> list[SourceFinding]:
+    """Numbers typed into the titles of mkdocs.yml's ``nav``; an allowlist entry whose
+    ``page`` is ``mkdocs.yml`` excuses its number inside its fragment.
 
     ```python
     from mha_site.drift import nav_titles
 
     config = "site_name: x\\nnav:\\n  - Home: index.md\\n  - Eight heads, 0.9: a.md\\n"
     found = nav_titles(config)
-    assert [(f.line, f.text) for f in found] == [(4, "Eight heads"), (4, "0.9")]
+    assert [(f.line, f.text) for f in found] == [(4, "Eight"), (4, "0.9")]
     ```
     """
     found, in_nav = [], False
@@ -808,9 +913,14 @@ def nav_titles(config: str, path: str = "mkdocs.yml") -> list[SourceFinding]:
         title = re.match(r"\s*-\s*(?:\"([^\"]*)\"|'([^']*)'|([^:#]+)):", line)
         if in_nav and title:
             text = next(group for group in title.groups() if group is not None)
-            found += [
-                SourceFinding(path, line_no, t, NAV_FIX) for t in _numbers_in_line(text)
+            excused = [
+                e.text for e in entries if e.page == path and _excuse(text, e)[0]
             ]
+            for number in _numbers_in_line(text):
+                if number in excused:
+                    excused.remove(number)
+                else:
+                    found.append(SourceFinding(path, line_no, number, NAV_FIX))
     return found
 
 
@@ -856,11 +966,6 @@ def docstring_outputs(source: str, path: str) -> list[SourceFinding]:
     return found
 
 
-DOCSTRING = re.compile(r'(?<![\w\'"])(?:[rRuU])?"""(.*?)"""', re.S)
-VALUE_HINT = re.compile(
-    rf"\d[.%eEkK]|\d[a-zA-Zµ×]|[\u00bc-\u00be\u2150-\u215e]|\b(?:{_NUMBER_WORDS})\b",
-    re.I,
-)
 PROSE_FIX = (
     "a value typed into a docstring the API reference publishes: say it without the "
     "number, show it in the example (assert it), or allowlist it with a reason "
@@ -868,50 +973,169 @@ PROSE_FIX = (
 )
 
 
+# The year of a citation ("Ainslie et al. (2023)", "Kobayashi et al., 2020",
+# "Milakov & Gimelshein 2018"): a name of the source, not a value.
+CITATION_YEAR = re.compile(
+    r"(?:\bet\s+al\.|\b[A-Z][a-z]+),?\s*\(?((?:19|20)\d\d)(?![\w.,]\d)"
+)
+
+
+def _blank_year(match: re.Match) -> str:
+    """A citation with its year blanked (the name kept: it may hold a number)."""
+    text, start = match.group(0), match.start(1) - match.start()
+    return (
+        text[:start] + " " * len(match.group(1)) + text[start + len(match.group(1)) :]
+    )
+
+
+# A single digit written as a formula's constant, an operator beside it
+# (``4·d_model²``, ``n²·d_model·2``, ``x/2``, ``√2``, ``2 x batch x h_kv``): the formula's
+# structure, as a single digit in math is.
+FORMULA_CONSTANT = re.compile(
+    r"(?<=[·×*/√^])\d(?![\d.,])|(?<![\w.,])\d(?=\s?[·×*/^²³]|\s[x×]\s\w)"
+)
+
+
+def _published(source: str) -> list[tuple[int, str]]:
+    """``(first line, text)`` of the docstrings mkdocstrings renders: the module's,
+    its public classes' and functions', public methods' (``__init__``'s too: merged
+    into its class) and the public attributes' (a string after an assignment)."""
+    tree = ast.parse(source)
+    found: list[tuple[int, str]] = []
+
+    def docstring(node: ast.AST) -> None:
+        body = getattr(node, "body", [])
+        first = body[0] if body else None
+        if (
+            isinstance(first, ast.Expr)
+            and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)
+        ):
+            found.append((first.lineno, first.value.value))
+
+    def members(body: list[ast.stmt], methods: bool) -> None:
+        for before, node in zip([None, *body], body, strict=False):
+            if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+                public = not node.name.startswith("_") or node.name == "__init__"
+                if public and (methods or not node.name.startswith("__")):
+                    docstring(node)
+                    if isinstance(node, ast.ClassDef):
+                        members(node.body, True)
+            elif (
+                isinstance(node, ast.Expr)
+                and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)
+                and isinstance(before, ast.Assign | ast.AnnAssign)
+                and not _name(
+                    getattr(before, "target", None) or before.targets[0]
+                ).startswith("_")
+            ):
+                found.append((node.lineno, node.value.value))
+
+    docstring(tree)
+    members(tree.body, False)
+    return found
+
+
 def docstring_numbers(
     source: str, path: str, entries: list[Entry] = ()
 ) -> list[SourceFinding]:
-    """Values typed into the prose of a module's docstrings (the API reference
-    publishes them): decimals, percentages, scientific notation, numbers with a unit,
-    counts in words; integers there are shapes, sizes, years and defaults, and
-    scientific notation states a tolerance or a magnitude (``1e-5``). Examples
-    (code fences) and inline code are not prose. An allowlist entry whose ``page`` is
-    ``path`` excuses its number inside its fragment.
+    """Numbers typed into the prose of the docstrings the API reference publishes
+    (a module's, its public classes', functions' and methods'): integers, decimals,
+    percentages, numbers with a unit, counts and fractions in words, as in a page's
+    prose. Scientific notation there states a tolerance or a magnitude (``1e-5``), and
+    single digits in math are constants, as on a page. Examples (code fences), inline
+    code and private names' docstrings (not rendered) are not prose. An allowlist
+    entry whose ``page`` is ``path`` excuses its number inside its fragment.
 
     ```python
     from mha_site.drift import Entry, docstring_numbers
 
-    doc = "Head A puts 76.8% on Kohli; shape (4, 8).\\n\\n    `x = 0.5`\\n    "
+    doc = "Split into 3 heads, 76.8% on Kohli.\\n\\n    `x = 0.5`\\n    "
     code = "def f():\\n    " + '"' * 3 + doc + '"' * 3 + "\\n"
-    assert [(f.line, f.text) for f in docstring_numbers(code, "m.py")] == [(2, "76.8%")]
-    why = Entry("m.py", "76.8%", "puts 76.8% on", "a worked example's input")
-    assert docstring_numbers(code, "m.py", [why]) == []
+    found = docstring_numbers(code, "m.py")
+    assert [(f.line, f.text) for f in found] == [(2, "3"), (2, "76.8%")]
+    why = Entry("m.py", "76.8%", "76.8% on", "a worked example's input")
+    assert [f.text for f in docstring_numbers(code, "m.py", [why])] == ["3"]
+    private = "def _f():\\n    " + '"' * 3 + "Split into 3 heads." + '"' * 3 + "\\n"
+    assert docstring_numbers(private, "m.py") == []
     ```
     """
+    if not any(_prose_numbers(m.group(1)) for m in TRIPLE_QUOTED.finditer(source)):
+        return []  # the common case: no module parsed
     own = [entry for entry in entries if entry.page == path]
     found = []
-    for match in DOCSTRING.finditer(source):
-        text = match.group(1)
-        if not VALUE_HINT.search(text):
-            continue  # integers and plain words only: the common case, skipped fast
-        first = source.count("\n", 0, match.start(1)) + 1
+    for first, text in _published(source):
         excused: dict[int, list[str]] = {}
-        for entry in own:
+        numbers = _prose_numbers(text)
+        for entry in own if numbers else ():
             for line in _excuse(text, entry)[0]:
                 excused.setdefault(line, []).append(entry.text)
-        for line_no, line in enumerate(split_fences(text)[0], start=1):
-            for number in _numbers_in_line(INLINE_CODE.sub(_blank, line)):
-                if re.fullmatch(r"[-+−]?\d+(?:,\d{3})*", number) or SCIENTIFIC.match(
-                    number
-                ):
-                    continue  # sizes, years; tolerances and magnitudes (1e-5, 1e155)
-                if number in excused.get(line_no, []):
-                    excused[line_no].remove(number)
-                    continue
-                found.append(
-                    SourceFinding(path, first + line_no - 1, number, PROSE_FIX)
-                )
+        for line_no, number in numbers:
+            if number in excused.get(line_no, []):
+                excused[line_no].remove(number)
+                continue
+            found.append(SourceFinding(path, first + line_no - 1, number, PROSE_FIX))
     return found
+
+
+TRIPLE_QUOTED = re.compile(r'(?<![\w\'"])(?:[rRuU])?"""(.*?)"""', re.S)
+
+
+def _prose_numbers(text: str) -> list[tuple[int, str]]:
+    """``(line, number)`` of the numbers in a docstring's prose: not its examples,
+    inline code, citations' years, formulas' constants, tolerances, 0 or 1."""
+    if not MAY_HOLD_A_NUMBER.search(text):
+        return []
+    body = "\n".join(split_fences(text)[0])
+    body = CITATION_YEAR.sub(_blank_year, INLINE_CODE.sub(_blank, body))
+    body = FORMULA_CONSTANT.sub(_blank, body)
+    body = MATH.sub(_math_constants_only, body)
+    return [
+        (line_no, number)
+        for line_no, line in enumerate(body.splitlines(), start=1)
+        for number in _numbers_in_line(line)
+        if not SCIENTIFIC.match(number) and number not in ("0", "1")
+    ]
+
+
+# The page and figure modules are the site's own code, explained by their pages, not
+# the library a reader imports: issue 42 takes them out of the API reference.
+SITE_OWN = frozenset({("src", "mha", "pages"), ("src", "mha", "figures")})
+REFERENCE_ENTRY = re.compile(r"^:::\s*([\w.]+)[ \t]*\n((?:[ \t]+.*\n|\n)*)", re.M)
+
+
+def published_modules(root: Path) -> list[Path]:
+    """The modules of ``src/`` whose docstrings the API reference renders: each
+    ``::: name`` of ``docs/reference/*.md``, with its submodules when the entry sets
+    ``show_submodules: true``; none of them private (``_name``, not rendered).
+
+    ```python
+    from pathlib import Path
+    from mha_site.drift import published_modules
+
+    names = [p.as_posix() for p in published_modules(Path("."))]
+    assert "src/mha/attention.py" in names
+    ```
+    """
+    modules: set[Path] = set()
+    for page in sorted((root / "docs" / "reference").glob("*.md")):
+        for entry in REFERENCE_ENTRY.finditer(page.read_text(encoding="utf-8") + "\n"):
+            base = root / "src" / Path(*entry.group(1).split("."))
+            deep = re.search(r"show_submodules:\s*true", entry.group(2))
+            if base.with_suffix(".py").is_file():
+                modules.add(base.with_suffix(".py"))
+            elif (base / "__init__.py").is_file():
+                modules.update(base.rglob("*.py") if deep else [base / "__init__.py"])
+    return sorted(
+        path.relative_to(root)
+        for path in modules
+        if not any(
+            part.startswith("_") and part != "__init__.py"
+            for part in path.relative_to(root).parts
+        )
+        and path.relative_to(root).parts[:3] not in SITE_OWN
+    )
 
 
 def sources(root: Path, entries: list[Entry] = ()) -> list[SourceFinding]:
@@ -927,18 +1151,19 @@ def sources(root: Path, entries: list[Entry] = ()) -> list[SourceFinding]:
     ```
     """
     found = []
+    published = set(published_modules(root))
     for path in sorted((root / "src" / "mha").rglob("*.py")):
         name = path.relative_to(root).as_posix()
         source = path.read_text(encoding="utf-8")
         if "/pages/" in name and "Figure(" in source:
-            found += figure_texts(source, name)
+            found += figure_texts(source, name, entries)
         if CLAIMED_OUTPUT.search(source):  # parse only a module that may claim one
             found += docstring_outputs(source, name)
-        if "/data/" not in name:
+        if "/data/" not in name and Path(name) in published:
             found += docstring_numbers(source, name, entries)
     for entry in entries:
         path = root / entry.page
-        if entry.page.startswith("src/") and not (
+        if entry.page.startswith(("src/", "mkdocs.yml")) and not (
             path.is_file() and _excuse(path.read_text(encoding="utf-8"), entry)[0]
         ):
             why = (
@@ -949,7 +1174,7 @@ def sources(root: Path, entries: list[Entry] = ()) -> list[SourceFinding]:
             )
     config = root / "mkdocs.yml"
     if config.exists():
-        found += nav_titles(config.read_text(encoding="utf-8"))
+        found += nav_titles(config.read_text(encoding="utf-8"), entries=entries)
     return found
 
 

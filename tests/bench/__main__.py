@@ -1,10 +1,11 @@
 """``python -m tests.bench [name ...]``: run benchmarks, print and store their results.
 
 Each result is written with its provenance (the command, the commit and whether the
-tree had uncommitted changes, the machine and its load) and sealed with a checksum
-(``mha_site.bench.seal``), so that a file edited by hand is refused when it is
-read back. The checksum detects accidents (a number retyped, a file merged badly),
-not intent: anyone can recompute it.
+tree had uncommitted changes, when it was sealed, the machine and its load) and
+sealed with a checksum (``mha_site.bench.seal``), so that a file edited by hand is
+refused when it is read back; each summary keeps its raw samples
+(``mha_site.bench.quartiles``), so that a summary edited and resealed no longer
+matches them. Neither stops whoever rewrites the samples too: review does.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pkgutil
 import shlex
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import tests.bench
@@ -47,6 +49,7 @@ def provenance(name: str) -> dict:
     return {
         "command": f"python -m tests.bench {shlex.quote(name)}",
         "commit": _git("rev-parse", "HEAD"),
+        "sealed_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "uncommitted_changes": bool(changed) if changed != "unknown" else None,
         "machine": machine(),  # with the load average when the run started
     }

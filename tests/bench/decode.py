@@ -39,6 +39,7 @@ from mha.layer import MultiHeadAttention
 from mha.pages.real_gqa_model import _PARAGRAPH, expand_kv_heads
 from mha.pretrained import smollm2
 from mha.support.threads import one_blas_thread
+from mha_site.bench import quartiles
 from tests.bench.smollm2 import decode_seconds, products_seconds
 
 ROUNDS = int(os.environ.get("DECODE_ROUNDS", 7))
@@ -51,12 +52,12 @@ ITEMSIZE = np.dtype(np.float32).itemsize
 
 
 def spread(values: list[float], scale: float = 1.0, digits: int = 3) -> dict:
-    """Median and quartiles of ``values`` (times ``scale``), rounded."""
-    q1, median, q3 = np.percentile(np.asarray(values) * scale, [25, 50, 75])
-    return {
-        k: round(float(v), digits)
-        for k, v in zip(("q1", "median", "q3"), (q1, median, q3), strict=True)
-    }
+    """Median and quartiles of ``values`` (times ``scale``), rounded, with the raw
+    samples they come from (``mha_site.bench.quartiles``)."""
+    return quartiles(values, QUARTILES, scale=scale, digits=digits)
+
+
+QUARTILES = {"q1": "q1", "median": "median", "q3": "q3"}
 
 
 def filled_caches(model: smollm2.SmolLM2, length: int, room: int) -> list:

@@ -26,7 +26,7 @@ from threadpoolctl import threadpool_limits
 from mha import MultiHeadAttention, scaled_dot_product_attention, split_heads
 from mha.data import published
 from mha.pages.cost import _HEADS
-from mha_site.bench import machine
+from mha_site.bench import machine, quartiles
 
 D_MODEL = published.model("Transformer base").d_model
 N = 512  # tokens: one of the shapes of the layer benchmark (tests/bench/layer.py)
@@ -81,12 +81,12 @@ def _measure() -> dict:
                 samples.append(_seconds(fn))
 
     def stats(samples: list[float], prefix: str) -> dict:
-        q1, median, q3 = np.percentile(np.array(samples) * 1e3, [25, 50, 75])
-        return {
-            f"{prefix}_ms": round(float(median), 3),
-            f"{prefix}_q1_ms": round(float(q1), 3),
-            f"{prefix}_q3_ms": round(float(q3), 3),
+        fields = {
+            f"{prefix}_ms": "median",
+            f"{prefix}_q1_ms": "q1",
+            f"{prefix}_q3_ms": "q3",
         }
+        return quartiles(samples, fields, scale=1e3, digits=3)  # with the samples
 
     rows = [
         {

@@ -28,6 +28,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from mha import MultiHeadAttention
+from mha_site.bench import quartiles
 
 SHAPES = [(128, 512, 8), (512, 512, 8), (2048, 512, 8), (512, 512, 64)]  # (n, d, h)
 DTYPE = np.float32
@@ -150,12 +151,8 @@ def _shape(n: int, d: int, h: int, with_torch: bool) -> dict:
             samples[name].append(_seconds(calls[name], _burst(n)))
     stats = {}
     for name, values in samples.items():
-        q1, median, q3 = np.percentile(np.array(values) * 1e3, [25, 50, 75])
-        stats[name] = {
-            "median_ms": round(float(median), 3),
-            "q1_ms": round(float(q1), 3),
-            "q3_ms": round(float(q3), 3),
-        }
+        fields = {"median_ms": "median", "q1_ms": "q1", "q3_ms": "q3"}
+        stats[name] = quartiles(values, fields, scale=1e3, digits=3)  # and samples
 
     def ratio(name: str) -> float | None:
         if name not in stats:

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 from threadpoolctl import threadpool_limits
 
 from mha.pretrained import minilm
-from mha_site.bench import machine
+from mha_site.bench import machine, quartiles
 
 SENTENCE = (
     "Kohli, who anchored the innings after Rohit fell early, finally reached his "
@@ -28,8 +27,10 @@ FORWARDS = 50
 
 
 def _ms(samples: list[float]) -> dict:
-    q1, median, q3 = np.percentile(np.array(samples) * 1e3, [25, 50, 75])
-    return {"median": round(median, 2), "q1": round(q1, 2), "q3": round(q3, 2)}
+    """Median and quartiles in ms, with the raw samples they come from."""
+    return quartiles(
+        samples, {"q1": "q1", "median": "median", "q3": "q3"}, scale=1e3, digits=2
+    )
 
 
 def _forward_times(model: minilm.MiniLM, batch: minilm.Batch) -> list[float]:
@@ -59,7 +60,7 @@ def run() -> dict:
     return {
         "machine": machine(),
         "n_tokens": N_TOKENS,
-        "load_first_ms": round(loads[0] * 1e3, 1),
+        **quartiles(loads[:1], {"load_first_ms": "first"}, scale=1e3, digits=1),
         "load_ms": _ms(loads[1:]),
         "forward_ms": forward_ms[1],
         "forward_ms_2_threads": forward_ms[2],

@@ -31,7 +31,7 @@ import numpy as np
 from mha.pages import real_gqa_model as gqa_smollm2
 from mha.pretrained import smollm2
 from mha.support.threads import one_blas_thread
-from mha_site.bench import machine
+from mha_site.bench import machine, quartiles
 
 RUNS = 5
 GIB = 1 << 30
@@ -144,7 +144,7 @@ def run() -> dict:
     info = machine()
     with tempfile.TemporaryDirectory() as cache_dir:
         load_cold = load_seconds(cache_dir)  # reads and dequantises the GGUF file
-        load_warm = float(np.median([load_seconds(cache_dir) for _ in range(RUNS)]))
+        loads = [load_seconds(cache_dir) for _ in range(RUNS)]
     model = smollm2.load()
     prompt = model.encode(gqa_smollm2._PARAGRAPH)
     prefill = []
@@ -161,8 +161,8 @@ def run() -> dict:
         kernel()  # warm-up: pages touched, threads started
     decode, products, reads = [], [], {name: [] for name in kernels}
     for _ in range(RUNS):
-        decode.append(np.median(decode_seconds(model, prompt)))
-        products.append(np.median(products_seconds(model)))
+        decode.append(float(np.median(decode_seconds(model, prompt))))
+        products.append(float(np.median(products_seconds(model))))
         for name, kernel in kernels.items():
             reads[name].append(kernel())
     rates = {name: GIB / float(np.median(times)) for name, times in reads.items()}
@@ -173,8 +173,8 @@ def run() -> dict:
     return {
         "machine": info,
         "runs": RUNS,
-        "load_cold_s": round(load_cold, 2),
-        "load_s": round(load_warm, 2),
+        **quartiles([load_cold], {"load_cold_s": "first"}, digits=2),
+        **quartiles(loads, {"load_s": "median"}, digits=2),
         "prefill_tokens": len(prompt),
         "prefill_tokens_per_s": round(len(prompt) / float(np.median(prefill)), 1),
         "decode_tokens_per_s": round(1 / decode_s, 2),
@@ -190,9 +190,9 @@ def run() -> dict:
         },
         "bound_tokens_per_s": round(1 / bound_seconds, 2),
         "decode_bound_ratio": round(bound_seconds / decode_s, 3),
-        "products_ms_per_token": round(products_s * 1e3, 2),
+        **quartiles(products, {"products_ms_per_token": "median"}, scale=1e3, digits=2),
         "products_gb_per_s": round(model.weight_nbytes / products_s / 1e9, 2),
-        "decode_ms_per_token": round(decode_s * 1e3, 2),
+        **quartiles(decode, {"decode_ms_per_token": "median"}, scale=1e3, digits=2),
         "experiments_cold_s": round(experiments, 1),
         "budget_load_s": 10,
         "budget_decode_bound_ratio": 0.6,

@@ -26,6 +26,7 @@ from mha_site.drift import (
     nav_titles,
     notebook_markdown,
     numbers,
+    published_modules,
     report,
     resolve,
     scan,
@@ -61,10 +62,23 @@ def test_no_page_holds_a_hand_typed_number():
         ("The weights hold 7.24B parameters.", "7.24B"),  # a decimal size
         ("A learning rate of 1e-4 works.", "1e-4"),  # scientific notation
         ("Scores of 2.5E+3 overflow.", "2.5E+3"),
-        ("Here eight heads would be needed.", "eight heads"),  # in words
-        ("It runs ten times faster.", "ten times"),
-        ("It is twice as fast.", "twice as fast"),
+        ("Here eight heads would be needed.", "eight"),  # in words
+        ("It runs ten times faster.", "ten"),
+        ("It is twice as fast.", "twice"),
+        ("The width is split into three heads.", "three"),  # any count, any noun
+        ("eight scores and seven rows, in twelve columns", "twelve"),
+        ("The heads are two.", "two"),  # a count with no noun after it
+        ("It is twenty-four.", "twenty-four"),
+        ("It puts a quarter of its weight on Kohli.", "a quarter"),  # fractions
+        ("The score falls below a tenth of its peak.", "a tenth"),
+        ("Head A puts half its weight on Kohli.", "half"),
+        ("About half of the heads matter.", "half"),
         ('See <abbr title="0.768">it</abbr>.', "0.768"),  # a text attribute
+        ('<meter value="0.9" min="0" max="1"></meter>', "0.9"),  # any attribute
+        ('<div data-weight="0.768"></div>', "0.768"),
+        ("<meter value=0.9>", "0.9"),  # unquoted
+        ('<span style="width: 76.8%">bar</span>', "76.8%"),
+        ('<input min="2" step="1">', "2"),  # a bound other than 0 or 1
         ("A 128k context.", "128k"),  # units the guard did not list
         ("A 4K window.", "4K"),
         ("It takes ¾ of the weight.", "¾"),  # a vulgar fraction
@@ -92,7 +106,10 @@ def test_the_guard_catches_a_planted_number(planted, number):
         "The formula $4 d^2 + 4 d$ and $\\sqrt{d_k}$.",
         "reached his century in the 47th over",
         "Vaswani et al.'s Table 3, row A; see §3.2 and section 3.5.",
-        "three tokens, four heads, the four matrices",
+        "one head, the first half and the middle half of the rounds",
+        "a third party, the fifth layer, the half-split pairing",  # ordinals, names
+        '<input id="kv-2" type="number" min="1" step="1" value="{{ page.n }}">',
+        '<td colspan="2" class="w-3">x</td>',
         "the last ones barely move over thousands of tokens",  # not a count
         '{% call fact("big") %}more than ten times the scores{% endcall %}',
         "$\\text{bytes} = 2 \\cdot L$ and $\\sum_j a_{ij} = 1$",
@@ -232,7 +249,9 @@ def test_an_entry_excuses_its_fragment_not_the_rest_of_its_line():
 def test_a_nav_title_with_a_number_is_refused_at_its_line():
     config = "site_name: x\nnav:\n  - Home: index.md\n  - 'Eight heads, 0.9': a.md\n"
     found = nav_titles(config)
-    assert [(f.line, f.text) for f in found] == [(4, "Eight heads"), (4, "0.9")]
+    assert [(f.line, f.text) for f in found] == [(4, "Eight"), (4, "0.9")]
+    why = Entry("mkdocs.yml", "Eight", "Eight heads", "the example's structure")
+    assert [f.text for f in nav_titles(config, entries=[why])] == ["0.9"]
 
 
 def test_a_page_module_figure_text_with_a_number_is_refused():
@@ -257,9 +276,65 @@ def test_a_value_in_docstring_prose_is_refused_and_an_entry_excuses_only_its_own
     doc = "Head A puts 76.8% on Kohli, 0.6 on his; shape (4, 8); `x = 0.5`."
     code = "def f():\n    " + '"' * 3 + doc + '"' * 3 + "\n"
     found = docstring_numbers(code, "src/mha/m.py")
-    assert [(f.line, f.text) for f in found] == [(2, "76.8%"), (2, "0.6")]
+    assert [f.text for f in found] == ["76.8%", "0.6", "4", "8"]  # integers too
     why = Entry("src/mha/m.py", "76.8%", "puts 76.8% on", "an input")
-    assert [f.text for f in docstring_numbers(code, "src/mha/m.py", [why])] == ["0.6"]
+    excused = docstring_numbers(code, "src/mha/m.py", [why])
+    assert [f.text for f in excused] == ["0.6", "4", "8"]
+
+
+@pytest.mark.parametrize(
+    "doc, found",
+    [
+        ("The layer splits into 3 heads.", ["3"]),  # an integer
+        ("The layer splits into three heads.", ["three"]),  # a count in words
+        ("It costs 4·d_model² (+ 4·d_model with biases).", []),  # a formula's constant
+        ("Weights sum to 1; a masked key gets 0.", []),  # the constants 0 and 1
+        ("As Ainslie et al. (2023) and Milakov & Gimelshein 2018 show.", []),
+        ("A 12-head encoder, as Ainslie et al. (2023) say.", ["12"]),
+    ],
+)
+def test_integers_and_counts_in_published_docstrings_are_refused(doc, found):
+    code = '"""' + doc + '"""\n\n\nclass C:\n    """' + doc + '"""\n'
+    assert [f.text for f in docstring_numbers(code, "m.py")] == found * 2
+
+
+def test_a_private_name_s_docstring_is_not_published_so_not_read():
+    code = 'def _f():\n    """Split into 3 heads."""\n\n\nX = 1\n"""Of 3 heads."""\n'
+    assert [f.text for f in docstring_numbers(code, "m.py")] == ["3"]  # X's
+
+
+def test_the_published_modules_are_those_the_reference_renders(tmp_path):
+    (tmp_path / "docs" / "reference").mkdir(parents=True)
+    (tmp_path / "docs" / "reference" / "a.md").write_text(
+        "# A\n\n::: pkg.core\n\n::: pkg.models\n    options:\n"
+        "      show_submodules: true\n"
+    )
+    package = tmp_path / "src" / "pkg"
+    (package / "models").mkdir(parents=True)
+    for name in ("core.py", "hidden.py", "models/__init__.py", "models/bert.py"):
+        (package / name).write_text('"""Split into 3 heads."""\n')
+    (package / "models" / "_private.py").write_text('"""Of 3 heads."""\n')
+    names = [p.as_posix() for p in published_modules(tmp_path)]
+    assert names == [
+        "src/pkg/core.py",
+        "src/pkg/models/__init__.py",
+        "src/pkg/models/bert.py",
+    ]
+
+
+def test_an_entry_may_list_fragments_each_excusing_its_numbers(tmp_path):
+    allow = tmp_path / "allow.toml"
+    allow.write_text(
+        '[[allow]]\npage = "a.md"\nfragments = ["the two heads of two columns", '
+        '"three tokens"]\nreason = "the example\'s structure"\n'
+    )
+    entries = load_allowlist(allow)
+    assert [(e.text, e.fragment) for e in entries] == [
+        ("two", "the two heads of two columns"),
+        ("three", "three tokens"),
+    ]
+    page = "We take three tokens and the two heads of two columns, then two more.\n"
+    assert [(f.text) for f in check(page, "a.md", entries)] == ["two"]
 
 
 def test_a_docstring_entry_whose_fragment_is_gone_fails(tmp_path):

@@ -9,6 +9,7 @@ held is published and its test fails.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -16,13 +17,35 @@ from pathlib import Path
 import pytest
 import yaml
 
+from mha.support import measured
+from mha_site.bench import quartiles, seal
 from mha_site.drift import load_allowlist, page_findings
 
 ROOT = Path(__file__).resolve().parents[2]
 
 # page -> (its Markdown, the line the build must name, what it must quote)
 PLANTS = {
-    "words.md": ("# Words\n\nHere eight heads would be needed.\n", 3, "'eight heads'"),
+    "words.md": ("# Words\n\nHere eight heads would be needed.\n", 3, "'eight'"),
+    # a small count with any noun (true: two), and counts with nouns of any kind
+    "count.md": ("# C\n\nThe width is split into three heads.\n", 3, "'three'"),
+    "nouns.md": (
+        "# N\n\nIt holds eight scores and seven rows,\nin twelve columns.\n",
+        4,
+        "'twelve'",
+    ),
+    "quarter.md": (
+        "# Q\n\nHead A puts a quarter of its weight there.\n",
+        3,
+        "'a quarter'",
+    ),
+    "tenth.md": (
+        "# T\n\nEvery score falls below a tenth of its peak.\n",
+        3,
+        "'a tenth'",
+    ),
+    "half.md": ("# H\n\nHead A puts half its weight on Kohli.\n", 3, "'half'"),
+    "meter.md": ('# M\n\n<meter value="0.9" min="0" max="1"></meter>\n', 3, "'0.9'"),
+    "data.md": ('# D\n\n<span data-weight="0.768">Kohli</span>\n', 3, "'0.768'"),
     "attribute.md": (
         '# A\n\nSee <abbr title="0.768">the weight</abbr>.\n',
         3,
@@ -63,8 +86,11 @@ PAGE_MODULE = (
 )
 DOCSTRING = (
     'def f():\n    """Head A puts 76.8% of its weight on Kohli.\n\n'
-    '    f()  # prints 0.768\n    """\n'
+    '    f()  # prints 0.768\n    """\n\n\n'
+    'def g():\n    """Split into 3 heads, each of 16 columns."""\n'
 )
+# The API reference renders mha.claims: its docstrings' prose is published.
+REFERENCE = "# API\n\n::: mha.claims\n"
 
 
 def _home() -> str:
@@ -85,6 +111,8 @@ def refused(tmp_path_factory) -> str:
     docs = site / "docs"
     docs.mkdir()
     (docs / "index.md").write_text(_home(), encoding="utf-8")
+    (docs / "reference").mkdir()
+    (docs / "reference" / "api.md").write_text(REFERENCE, encoding="utf-8")
     for page, (markdown, _, _) in PLANTS.items():
         (docs / page).write_text(markdown, encoding="utf-8")
     (site / "src" / "mha" / "pages").mkdir(parents=True)
@@ -123,10 +151,12 @@ def test_the_build_refuses_the_plant_at_its_line(refused, page):
     "where, quoted",
     [
         ("mkdocs.yml:", "'0.9'"),  # a nav title
-        ("mkdocs.yml:", "'Eight heads'"),
+        ("mkdocs.yml:", "'Eight'"),
         ("src/mha/pages/planted.py:3: ", "'90%'"),  # a page module's alt text
         ("src/mha/claims.py:4: ", "'# prints'"),  # a docstring's claimed output
         ("src/mha/claims.py:2: ", "'76.8%'"),  # a value in a docstring's prose
+        ("src/mha/claims.py:9: ", "'3'"),  # integers in a docstring's prose
+        ("src/mha/claims.py:9: ", "'16'"),
         ("docs/index.md:3: ", "'2017'"),  # beside an allowlisted fragment, not in it
     ],
 )
@@ -158,3 +188,22 @@ def test_a_notebook_printing_a_typed_number_is_refused_with_a_fix_that_exists(
     markdown.write_text("# %% [markdown]\n# Head A puts 0.768 on Kohli.\n")
     fix = page_findings(markdown, "notebooks/prose.py", [])[0].fix
     assert "code cell" in fix and "mha.pages" not in fix
+
+
+def test_a_bench_summary_moved_inside_its_tolerance_and_resealed_is_refused(
+    tmp_path, monkeypatch
+):
+    """The sixth route: a committed bench result whose summary was edited by hand (a
+    median moved by less than any fact's tolerance) and resealed (its checksum
+    recomputed) is refused where every page reads it, ``measured.load``, because the
+    result keeps the raw samples the summary came from."""
+    samples = [0.0141, 0.0143, 0.0144, 0.0146, 0.0150]  # seconds
+    fields = {"median": "median", "q1": "q1", "q3": "q3"}
+    result = {"forward_ms": quartiles(samples, fields, scale=1e3, digits=2)}
+    monkeypatch.setattr(measured, "DATA_DIR", tmp_path)
+    (tmp_path / "planted.json").write_text(json.dumps(seal(result)))
+    assert measured.load("planted")["forward_ms"]["median"] == 14.4  # as measured
+    result["forward_ms"]["median"] = 14.3  # faster by 0.7 %, within a fact's spread
+    (tmp_path / "planted.json").write_text(json.dumps(seal(result)))  # resealed
+    with pytest.raises(ValueError, match=r"forward_ms.median = 14.3, not the median"):
+        measured.load("planted")

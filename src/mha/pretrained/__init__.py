@@ -1,11 +1,38 @@
 """Real trained models run in NumPy on the core's attention, and probes of their heads.
 
-- ``mha.pretrained.minilm``: all-MiniLM-L6-v2, a 6-layer, 12-head BERT sentence encoder.
+- ``mha.pretrained.minilm``: all-MiniLM-L6-v2, a small BERT sentence encoder.
 - ``mha.pretrained.smollm2``: SmolLM2-135M-Instruct, a grouped-query decoder.
 """
 
 import importlib.util
 from pathlib import Path
+
+import numpy as np
+
+from mha.support.validate import fits
+
+
+def stream_fits(x: np.ndarray) -> np.ndarray:
+    """``x``, the residual stream after a block's attention, if the norm that reads it
+    next can square it in its dtype; else a ``ValueError`` naming ``head_mask``, the
+    only input that can blow a head's output past that range (a norm would turn the
+    overflow into zeros, a finite and wrong result).
+
+    ```python
+    import numpy as np
+    import pytest
+    from mha.pretrained import stream_fits
+
+    x = np.ones((1, 2, 4), np.float32)
+    assert stream_fits(x) is x
+    with pytest.raises(ValueError, match="^head_mask: "):
+        stream_fits(x * np.float32(1e30))
+    ```
+    """
+    with np.errstate(over="ignore", invalid="ignore"):  # refused by name below
+        squares = np.vecdot(x, x)
+    fits("head_mask", "heads' outputs, squared by the next norm,", squares)
+    return x
 
 
 def package_folder(package: str) -> Path:

