@@ -221,17 +221,28 @@ def test_the_repository_link_differs_from_materials_only_by_fetching_nothing():
     assert ours.split("-#}\n", 1)[1] == body, "docs/_theme/partials/source.html drifted"
 
 
-def test_the_nav_follows_the_home_pages_reading_order():
-    """Every page's Next button leads where the home page's reading order says."""
-    linked = re.findall(r"\]\(([\w-]+\.md)\)", (ROOT / "docs" / "index.md").read_text())
-    nav = [
-        page
-        for entry in CONFIG["nav"]
-        for page in entry.values()
-        if isinstance(page, str) and "/" not in page
-    ]
-    home_order = list(dict.fromkeys(p for p in linked if p in nav))
-    assert nav[1:] == home_order, f"nav {nav[1:]} != home page {home_order}"
+def _nav_section(title: str) -> list[str]:
+    """The pages of the nav's section ``title``, in order."""
+    section = next(entry[title] for entry in CONFIG["nav"] if title in entry)
+    return [page for entry in section for page in entry.values()]
+
+
+def test_the_nav_is_in_sections_that_the_home_page_lists_in_the_same_order():
+    """The nav's core path is the home page's numbered reading order and its deep
+    dives the home page's list after it: every page's Next button leads where the
+    home page says, and the core path ends with the exercises."""
+    titles = [next(iter(entry)) for entry in CONFIG["nav"]]
+    assert titles[:3] == ["Home", "The core path", "Deep dives"]
+    assert titles[3:] == ["Notation", "Notebooks", "API reference"]
+    home = (ROOT / "docs" / "index.md").read_text()
+    reading = home[home.index("## Reading order") : home.index("For reference:")]
+    numbered, _, bullets = reading.partition("Then the deep dives")
+    linked = re.compile(r"^\s*(?:\d+\.|-) \[[^]]+\]\(([\w-]+\.md)\)", re.M)
+    core, dives = _nav_section("The core path"), _nav_section("Deep dives")
+    assert linked.findall(numbered) == core, f"nav {core} != home page"
+    assert linked.findall(bullets) == dives, f"nav {dives} != home page"
+    assert core[0] == "attention.md" and core[-1] == "exercises.md"
+    assert {"circuits.md", "depth.md"} <= set(dives)
 
 
 def _card(html: str) -> dict[str, str]:

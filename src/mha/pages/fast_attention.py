@@ -159,6 +159,18 @@ def multiply_adds(n: int, d_k: int, block: int, causal: bool) -> dict[str, int]:
     return {"naive": n * n * (d_k + d_k), "tiled": tiled, "rescale": rescale}
 
 
+def _visited(n: int, block: int, causal: bool) -> np.ndarray:
+    """Which (query block, key block) tiles ``tiled_attention``'s loop computes: its
+    two loops, with nothing inside (``True``: computed)."""
+    blocks = math.ceil(n / block)
+    visited = np.zeros((blocks, blocks), dtype=bool)
+    for i0 in range(0, n, block):
+        i1 = min(i0 + block, n)
+        for j0 in range(0, i1 if causal else n, block):
+            visited[i0 // block, j0 // block] = True
+    return visited
+
+
 @functools.cache
 def page() -> Page:
     """What the page prints: the example, the memory, the counts, the bench's rows.
@@ -186,6 +198,9 @@ def page() -> Page:
     counts["rescale_share"] = counts["full"]["rescale"] / counts["full"]["tiled"]
     counts["causal_share"] = counts["causal"]["tiled"] / counts["causal"]["naive"]
     counts["flops"] = 2 * counts["full"]["naive"]  # a multiply and an add each
+    counts["visited"] = _visited(n, TILE, causal=True)
+    counts["tiles"] = int(counts["visited"].sum())
+    counts["skipped"] = int(counts["visited"].size - counts["tiles"])
     return Page(
         scores=SCORES,
         n_keys=len(SCORES),
@@ -210,7 +225,7 @@ def page() -> Page:
             "online_url": dao2022.ONLINE_SOFTMAX_URL,
         },
         facts=facts(steps, direct, rows, bench["rows"], counts),
-        figures=figures(rows, bench["rows"]),
+        figures=figures(rows, bench["rows"]) | _tiling(counts),
     )
 
 
@@ -251,6 +266,8 @@ def facts(
     everything = rows + [r for r in bench_rows if r["n"] > rows[-1]["n"]]
     last = rows[-1]
     full, causal = counts["full"], counts["causal"]
+    n_tiles = int(counts["visited"].sum())
+    tile_madds = counts["block"] ** 2 * (counts["d_k"] + counts["d_k"])
     return {
         "max_moves": Fact(
             len(moved) >= 1 and len(kept) >= 1,
@@ -280,10 +297,38 @@ def facts(
             full["naive"] == full["tiled"] and causal["tiled"] < causal["naive"],
             f"full {full}, causal {causal}",
         ),
+        "tiles_count": Fact(
+            n_tiles * tile_madds == causal["tiled"]
+            and counts["visited"].size * tile_madds == full["naive"],
+            f"{n_tiles} of {counts['visited'].size} tiles × {tile_madds} multiply-adds "
+            f"a tile; causal {causal['tiled']}, full {full['naive']}",
+            "the tiles the figure colours as computed, times one tile's multiply-adds, "
+            "give the tiled path's causal count, and all the tiles the full count",
+        ),
         "rescale_small": Fact(
             full["rescale"] < 0.01 * full["tiled"],
             f"rescale {full['rescale']} of {full['tiled']}",
         ),
+    }
+
+
+def _tiling(counts: dict) -> dict[str, Figure]:
+    """The tiles of the causal pass at the page's n: computed and skipped."""
+    n, block, tiles, skipped = (counts[k] for k in ("n", "block", "tiles", "skipped"))
+    blocks = counts["visited"].shape[0]
+    return {
+        "tiling": Figure(
+            "fast_attention.tiling",
+            (counts["visited"], block),
+            alt=f"A grid of {blocks} query blocks (rows) by {blocks} key blocks "
+            f"(columns) of {block} tokens each, n = {n:,}. Under the causal mask the "
+            f"{tiles} tiles on and below the diagonal are computed, the diagonal "
+            f"ones masked inside; the {skipped} tiles above it are skipped.",
+            caption=f"Each square is a tile of {block} × {block} scores, one query "
+            "block against one key block; tiled_attention's loop computes the filled "
+            "ones and never visits the empty ones above the diagonal. Count the filled "
+            "squares: times one tile's multiply-adds, they are the causal count below.",
+        )
     }
 
 

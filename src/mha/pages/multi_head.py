@@ -256,30 +256,6 @@ def column_block(w: np.ndarray, i: int, n_heads: int) -> np.ndarray:
     return w[:, i * d_k : (i + 1) * d_k]
 
 
-def cross_attention(
-    layer: MultiHeadAttention, x: np.ndarray, memory: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Cross-attention through ``layer``'s weights (the core's ``layer(x, kv=memory)``):
-    queries from ``x (n, d_model)``, keys and values from ``memory (m, d_model)``;
-    returns ``(out (n, d_model), weights (h, n, m))``.
-
-    ```python
-    import numpy as np
-    from mha.pages.multi_head import cross_attention, example
-
-    layer, x = example()
-    out, weights = cross_attention(layer, x[:2], x)
-    assert out.shape == (2, 8) and weights.shape == (4, 2, 6)
-    assert np.allclose(cross_attention(layer, x, x)[0], layer(x)[0])
-    ```
-    """
-    if memory.shape[-1] != x.shape[-1]:
-        raise ValueError(
-            f"memory: expected width {x.shape[-1]} like x, got shape {memory.shape}"
-        )
-    return layer(x, kv=memory)
-
-
 @functools.cache
 def page() -> Page:
     """What the page prints: the small example layer, the whole layer at the base
@@ -303,7 +279,7 @@ def page() -> Page:
         contrast=_one_vs_many(layer, x),
         whole=whole_layer(),
         params_one=MultiHeadAttention(D_MODEL, 1).param_count,
-        cross_gap=float(np.abs(cross_attention(layer, x, x)[0] - layer(x)[0]).max()),
+        cross_gap=float(np.abs(layer(x, kv=x)[0] - layer(x)[0]).max()),
     )
     drawn = figures(*(values[k] for k in ("bare", "mixed", "contrast", "whole")))
     return Page(**values, facts=facts(**values), figures=drawn)
@@ -318,7 +294,7 @@ def facts(
     contrast: Contrast,
     whole: WholeLayer,
     params_one: int,
-    cross_gap: float,  # largest |cross_attention(layer, x, x) - layer(x)| of the outputs
+    cross_gap: float,  # largest |layer(x, kv=x) - layer(x)| of the outputs
 ) -> dict[str, Fact]:
     """The facts the page's sentences state about its layers.
 
@@ -352,8 +328,7 @@ def facts(
         ),
         "cross_is_self": Fact(
             bool(np.isclose(cross_gap, 0)),
-            f"cross_attention(layer, x, x) against layer(x): largest difference "
-            f"{cross_gap}",
+            f"layer(x, kv=x) against layer(x): largest difference {cross_gap}",
         ),
     }
 

@@ -44,6 +44,8 @@ ALIBI_HEADS = 8  # Press et al.'s slopes for 8 heads: 2**-1 ... 2**-8
 ALIBI_KEYS = 16
 NOPE_TOKENS = 8
 EXTENSION = 4  # context extension: this many times the trained context
+PAIR = 3  # the pair drawn turning (about a third of a radian a token at SmolLM2's base)
+PAIR_SHIFT = 3  # ... at positions M, N and both moved by this
 
 
 # --- 1. absolute positions ------------------------------------------------------------
@@ -231,6 +233,43 @@ def rope() -> Rope:
     )
 
 
+@dataclass(frozen=True)
+class Placed:
+    """Pair ``PAIR`` of the query at ``m`` and the key at ``n``, rotated."""
+
+    m: int
+    n: int
+    q: np.ndarray  # (2,) the query's pair, turned by m θ
+    k: np.ndarray  # (2,) the key's pair, turned by n θ
+    dot: float  # q · k of the pair
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One RoPE pair of the shift test's query and key, at two placements."""
+
+    index: int
+    theta: float  # radians a token
+    q: np.ndarray  # (2,) unrotated (position 0)
+    k: np.ndarray
+    placed: tuple[Placed, Placed]  # at (M, N), and both moved by PAIR_SHIFT
+
+
+def _pair(d_k: int, base: float) -> Pair:
+    """Pair ``PAIR`` of the shift test's random query and key (the same draw), turned
+    by ``mha.rope.RotaryEmbedding`` at (M, N) and at (M, N) + PAIR_SHIFT."""
+    rotate = RotaryEmbedding(d_k, base, interleaved=True)
+    q, k = np.random.default_rng(SEED).standard_normal((2, d_k))
+    pair = slice(2 * PAIR, 2 * PAIR + 2)  # interleaved: coordinates 2j and 2j + 1
+    placed = []
+    for m, n in ((M, N), (M + PAIR_SHIFT, N + PAIR_SHIFT)):
+        q_m = rotate(q[None], np.array([m]))[0, pair]
+        k_n = rotate(k[None], np.array([n]))[0, pair]
+        placed.append(Placed(m, n, q_m, k_n, float(q_m @ k_n)))
+    theta = float(rotate.inv_freq[PAIR])
+    return Pair(PAIR, theta, q[pair], k[pair], (placed[0], placed[1]))
+
+
 # --- 3. position in real heads -------------------------------------------------------
 
 
@@ -389,6 +428,7 @@ def page() -> Page:
     ```
     """
     a, r, h, alt = absolute(), rope(), real(), alternatives()
+    pair = _pair(r.d_k, r.base)
     random = r.random_mean / r.random_mean[0]
     return Page(
         absolute=a,
@@ -420,9 +460,62 @@ def page() -> Page:
         n_positions=N_POSITIONS,
         random_pairs=RANDOM_PAIRS,
         extension=EXTENSION,
-        facts=facts(a, r, h, alt),
-        figures=figures(a, r, h),
+        pair=pair,
+        facts=facts(a, r, h, alt) | _pair_facts(pair),
+        figures=figures(a, r, h) | _pair_figure(pair),
     )
+
+
+def _angle(v: np.ndarray) -> float:
+    return float(np.arctan2(v[1], v[0]))
+
+
+def _pair_facts(pair: Pair) -> dict[str, Fact]:
+    """The drawn pair: each vector turned by its position times θ, and the pair's
+    dot product unchanged when both move."""
+    turned = all(
+        np.isclose(
+            np.angle(np.exp(1j * (_angle(p.q) - _angle(pair.q) - p.m * pair.theta))), 0
+        )
+        and np.isclose(
+            np.angle(np.exp(1j * (_angle(p.k) - _angle(pair.k) - p.n * pair.theta))), 0
+        )
+        for p in pair.placed
+    )
+    before, after = pair.placed
+    return {
+        "pair_turns": Fact(
+            turned,
+            f"θ = {pair.theta}; angles {[(_angle(p.q), _angle(p.k)) for p in pair.placed]}",
+            "each drawn vector is its unrotated pair turned by its position times θ",
+        ),
+        "pair_dot_kept": Fact(
+            abs(before.dot - after.dot) < 1e-12,
+            f"q·k {before.dot!r} at ({before.m}, {before.n}), {after.dot!r} at "
+            f"({after.m}, {after.n})",
+            "the pair's dot product is the same, within 1e-12, after both move",
+        ),
+    }
+
+
+def _pair_figure(pair: Pair) -> dict[str, Figure]:
+    """The pair drawn at its two placements."""
+    (a, b), j = pair.placed, pair.index
+    return {
+        "pair": Figure(
+            "position.pair",
+            (pair.q, pair.k, pair.theta, pair.placed),
+            alt=f"Two panels of one rotation pair (pair {j}) in the plane. Left: the "
+            f"query's pair turned by {a.m} θ and the key's by {a.n} θ, with θ = "
+            f"{pair.theta:.3f} radians, dot product {a.dot:.3f}. Right: both moved "
+            f"by {PAIR_SHIFT} positions, turned by {b.m} θ and {b.n} θ; the angle "
+            f"between them is the same and so is the dot product, {b.dot:.3f}.",
+            caption="The dashed arrows are the pair before rotation (position 0), the "
+            "solid ones the pair at its position; each arc is the angle it turned. "
+            "Compare the two panels: both arrows turn further, the angle between them "
+            "does not change, and neither does their dot product.",
+        )
+    }
 
 
 def _e(x: float) -> str:
