@@ -23,7 +23,8 @@ def composition(
     import numpy as np
     from mha.figures.circuits import composition
 
-    grids = (np.random.default_rng(0).random((4, 3)), np.random.default_rng(1).random((3, 3)))
+    rngs = np.random.default_rng(0), np.random.default_rng(1)
+    grids = (rngs[0].random((4, 3)), rngs[1].random((3, 3)))
     fig = composition(grids, ("L4H0", "L3H1"), (1, 2))
     assert len(fig.axes) == 3  # two grids and a colour bar
     ```
@@ -70,7 +71,8 @@ def patching(
     import numpy as np
     from mha.figures.circuits import patching
 
-    fig = patching(["A", "B"], np.array([0.9, 0.8]), np.array([0.1, 0.0]), np.full((2, 3), 0.85))
+    clean, patched = np.array([0.9, 0.8]), np.array([0.1, 0.0])
+    fig = patching(["A", "B"], clean, patched, np.full((2, 3), 0.85))
     assert len(fig.axes[0].patches) == 6
     ```
     """

@@ -327,7 +327,7 @@ def _tiling(counts: dict) -> dict[str, Figure]:
             caption=f"Each square is a tile of {block} × {block} scores, one query "
             "block against one key block; tiled_attention's loop computes the filled "
             "ones and never visits the empty ones above the diagonal. Count the filled "
-            "squares: times one tile's multiply-adds, they are the causal count below.",
+            "squares: times one tile's multiply-adds, they are the causal count above.",
         )
     }
 

@@ -154,7 +154,8 @@ def in_convex_polygon(points: np.ndarray, hull: np.ndarray, tol: float = 1e-12):
     from mha.pages.ffn import in_convex_polygon
 
     square = np.array([[0, 0], [1, 0], [1, 1], [0, 1]])
-    assert in_convex_polygon(np.array([[0.5, 0.5], [2, 0]]), square).tolist() == [True, False]
+    points = np.array([[0.5, 0.5], [2, 0]])
+    assert in_convex_polygon(points, square).tolist() == [True, False]
     ```
     """
     points = np.asarray(points, dtype=float)

@@ -184,6 +184,7 @@ def _widths(d_ks: tuple[int, ...]) -> np.ndarray:
 
 
 SEEDS = (0, 1, 2, 3)  # the seeds over which the gradient ratio's spread is reported
+TYPICAL_SEEDS = tuple(range(20))  # the seeds of the d_k = 64 medians and their range
 # The head width of the base Transformer (and of BERT-base): d_k = 64.
 TYPICAL_D_K = published.model("Transformer base").d_k
 # With W_K = W_Q a token need not score itself highest: two queries along one axis.
@@ -214,6 +215,24 @@ class GradientSpread:
     @property
     def magnitude(self) -> int:
         return 10**self.order
+
+
+def _typical(seeds: tuple[int, ...]) -> dict[str, dict[str, tuple[float, ...]]]:
+    """The saturation study at d_k = 64 once per seed: for the unscaled and the
+    scaled softmax, each measure's median over the seeds, lowest and highest."""
+    runs = [
+        saturation_study(d_ks=(TYPICAL_D_K,), rng=np.random.default_rng(seed))
+        for seed in seeds
+    ]
+    found = {}
+    for kind in ("unscaled", "scaled"):
+        found[kind] = {}
+        for measure in ("max_weight", "entropy", "gradient"):
+            values = np.array([getattr(getattr(r, kind), measure)[0] for r in runs])
+            found[kind][measure] = tuple(
+                float(f(values)) for f in (np.median, np.min, np.max)
+            )
+    return found
 
 
 @functools.cache
@@ -257,6 +276,8 @@ def page() -> Page:
         counter_q=SELF_COUNTER_Q,
         shuffled_tokens=[cat_sat.TOKENS[i] for i in SHUFFLE],
         typical=s.index(TYPICAL_D_K),
+        typical_seeds=len(TYPICAL_SEEDS),
+        at_typical=_typical(TYPICAL_SEEDS),
         variance_rows=np.column_stack(columns),
         saturation_rows=np.column_stack(
             (s.d_k, u.max_weight, sc.max_weight, u.entropy, sc.entropy)
