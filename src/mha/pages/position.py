@@ -424,7 +424,7 @@ def page() -> Page:
     from mha.pages.position import page
 
     p = page()
-    assert all(fact.holds for fact in p.facts.values()) and len(p.figures) == 4
+    assert all(fact.holds for fact in p.facts.values()) and len(p.figures) == 5
     ```
     """
     a, r, h, alt = absolute(), rope(), real(), alternatives()
