@@ -39,7 +39,8 @@ class RotaryEmbedding:
     q = np.random.default_rng(0).normal(size=(2, 3, 4))  # (heads, seq, d_k)
     k = np.random.default_rng(1).normal(size=(2, 3, 4))
     # a rotation keeps lengths, and q·k depends only on the distance of positions
-    assert np.allclose(np.linalg.norm(rope(q, np.arange(3)), axis=-1), np.linalg.norm(q, axis=-1))
+    turned = rope(q, np.arange(3))
+    assert np.allclose(np.linalg.norm(turned, axis=-1), np.linalg.norm(q, axis=-1))
     near = rope(q, np.arange(3))[..., 0, :] @ rope(k, np.arange(3))[..., 1, :].T
     far = rope(q, np.arange(3) + 7)[..., 0, :] @ rope(k, np.arange(3) + 7)[..., 1, :].T
     assert np.allclose(near, far)

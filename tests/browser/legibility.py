@@ -78,6 +78,8 @@ MEASURE = r"""
         return [...text.getClientRects()].some((r) => r.width && r.right > edge + 1);
       }).map((cell) => cell.textContent.trim().slice(0, 40));
     });
+  // every code block, a notebook's cells too: a line longer than its box scrolls
+  const code = cut(".md-typeset pre > code, .jupyter-wrapper .highlight pre");
   for (const details of folded) details.open = false;
   // a display of equations set side by side (\qquad) that was broken into lines as
   // one run of math: one equation's name can end a line, its definition start the next
@@ -89,6 +91,7 @@ MEASURE = r"""
   return {
     figures, loose, widgets, runTogether,
     tables: hiddenCells,
+    code,
     printed: cut(".md-typeset .highlight + .highlight code:not(:has(span))"),
     equations: cut(".md-typeset .katex-display"),
     viewport: innerWidth,

@@ -94,6 +94,30 @@ def test_tables_and_printed_output_show_everything_on_a_desktop(
 
 
 @by_page
+def test_no_code_block_scrolls_sideways_on_a_desktop(
+    measure: Callable[[str, int], dict], path: str
+) -> None:
+    """At 1280 px every line of code, on a page or in a notebook, fits its box."""
+    report = measure(path, 1280)
+    assert not report["code"], f"code blocks wider than their box: {report['code']}"
+
+
+def test_a_code_line_wider_than_its_box_is_found(browser: Browser) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 600})
+    try:
+        page = context.new_page()
+        page.set_content(
+            '<div class="md-typeset"><pre><code style="display: block; width: 200px;'
+            ' overflow: auto">print("a line of code much wider than two hundred'
+            ' pixels")</code></pre><pre><code>fits</code></pre></div>'
+        )
+        report = page.evaluate(MEASURE)
+    finally:
+        context.close()
+    assert [line[:5] for line in report["code"]] == ["print"]
+
+
+@by_page
 def test_display_equations_fit_a_phone(
     measure: Callable[[str, int], dict], path: str
 ) -> None:

@@ -239,6 +239,20 @@ def test_the_nav_follows_the_home_pages_reading_order(built_site: Path):
     assert nav[1 : len(linked) + 1] == linked and len(linked) > 10
 
 
+def test_the_nav_is_in_sections_the_core_path_first():
+    """The nav's core path, ending with the exercises, then the deep dives; the home
+    page's list is generated from these sections (the test above)."""
+    titles = [next(iter(entry)) for entry in CONFIG["nav"]]
+    assert titles[:3] == ["Home", "The core path", "Deep dives"]
+    assert titles[3:] == ["Notation", "Notebooks", "API reference"]
+    section = dict(next(iter(e.items())) for e in CONFIG["nav"] if isinstance(e, dict))
+    core = [next(iter(entry.values())) for entry in section["The core path"]]
+    dives = [next(iter(entry.values())) for entry in section["Deep dives"]]
+    assert core[0] == "attention.md" and core[-1] == "exercises.md"
+    assert core.index("decoding.md") == core.index("kv-cache.md") + 1
+    assert {"circuits.md", "depth.md"} <= set(dives)
+
+
 def _card(html: str) -> dict[str, str]:
     """The page's metadata for a shared link: ``og:…``, ``twitter:…``, description."""
     tags = re.findall(

@@ -454,3 +454,21 @@ def test_saturation_vs_dk_puts_each_statistic_of_each_score_in_its_panel():
     assert panels[1].title.startswith("entropy")
     (uniform,) = [v for k, v in panels[1].lines.items() if k.startswith("_")]
     assert np.allclose(uniform[1], s.max_entropy) and panels[1].texts == ["uniform"]
+
+
+def test_the_d_k_64_figures_are_medians_over_twenty_seeds_with_their_range() -> None:
+    """The prose's values at d_k = 64: a median and range over 20 seeds, not one seed's
+    (the default seed's unscaled top weight lies outside the 20 seeds' range)."""
+    from mha.pages import attention
+
+    p = attention.page()
+    at = p.at_typical
+    assert p.typical_seeds == len(attention.TYPICAL_SEEDS) == 20
+    for kind in ("unscaled", "scaled"):
+        for measure in ("max_weight", "entropy", "gradient"):
+            median, low, high = at[kind][measure]
+            assert low <= median <= high
+    seed_3 = attention._saturation_study(d_ks=(64,), rng=np.random.default_rng(3))
+    low, high = at["unscaled"]["max_weight"][1:]
+    assert low <= seed_3.unscaled.max_weight[0] <= high  # one of the 20 is inside
+    assert at["unscaled"]["max_weight"][0] > at["scaled"]["max_weight"][2]

@@ -112,3 +112,19 @@ def test_every_fact_holds_and_a_changed_value_is_refused(page) -> None:
     assert fails("minilm_equal", minilm_gap=1e-3)
     assert fails("pre_norm_grows", smollm2_rms=np.ones(31))
     assert fails("post_norm_steady", minilm_rms=np.array([1.0, 1.0, 5.0]))
+
+
+def test_the_diagram_carries_the_real_models_shapes(page) -> None:
+    from mha.figures.block import orders
+
+    pre, post = page.check.smollm2_shapes, page.check.minilm_shapes
+    n = page.check.smollm2_tokens
+    assert pre.stream == (1, n, 576) and pre.hidden == (1, n, 1536)
+    assert pre.queries == (1, 9, n, 64) and pre.keys == (1, 3, n, 64)
+    assert post.stream[-1] == 384 and post.queries[1] == post.keys[1] == 12
+    spec = page.figures["orders"]
+    assert "(1, 9, 11, 64)".replace("11", str(n)) in spec.alt
+    drawn = orders(*spec.data)
+    texts = [" ".join(t.get_text() for t in f.axes[0].texts) for f in drawn]
+    assert "RMSNorm" in texts[0] and "LayerNorm" in texts[1]
+    assert f"(1, {n}, 576)" in texts[0] and "1,536" in texts[1]

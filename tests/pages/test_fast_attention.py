@@ -138,3 +138,22 @@ def test_memory_draws_each_paths_peaks_from_the_build_and_the_bench():
         },
     )
     assert panel.xticks == [f"{r['n']:,}" for r in p.bench_rows]
+
+
+def test_the_tiling_figure_counts_what_the_causal_loop_computes():
+    from mha.pages.fast_attention import _visited
+
+    p = page()
+    visited = p.counts["visited"]
+    assert visited.shape == (16, 16) and np.array_equal(visited, np.tril(visited))
+    assert (p.counts["tiles"], p.counts["skipped"]) == (136, 120)
+    assert _visited(300, 128, causal=False).all()  # no mask: every tile
+    assert _visited(300, 128, causal=True).sum() == 6  # 3 query blocks: 1 + 2 + 3
+    assert p.facts["tiles_count"].holds
+
+
+def test_the_tiles_fact_turns_false_on_a_wrong_picture():
+    p = page()
+    full = dict(p.counts, visited=np.ones_like(p.counts["visited"]))  # none skipped
+    found = _facts(p.steps, p.direct, p.memory, p.bench["rows"], full)
+    assert not found["tiles_count"].holds

@@ -248,15 +248,16 @@ def test_the_calculator_data_is_embedded_small_and_complete():
 
 
 def test_which_kv_head_each_query_head_reads_comes_from_repeat_kv():
-    n_heads, panels = page().figures["head_sharing"].data
-    assert n_heads == 8 and [kv for _, kv, _ in panels] == [8, 2, 1, 1]
+    n_heads, panels, latent = page().figures["head_sharing"].data
+    assert n_heads == 8 and [kv for _, kv, _ in panels] == [8, 2, 1]
     reads = [reads for _, _, reads in panels]
-    assert reads == [list(range(8)), [0] * 4 + [1] * 4, [0] * 8, [0] * 8]
-    assert [kind for kind, _, _ in panels] == ["MHA", "GQA-2", "MQA", "MLA"]
-    fig = head_sharing(n_heads, panels)
-    for ax, h_kv in zip(fig.axes, [8, 2, 1, 1], strict=True):
+    assert reads == [list(range(8)), [0] * 4 + [1] * 4, [0] * 8]
+    assert [kind for kind, _, _ in panels] == ["MHA", "GQA-2", "MQA"]
+    fig = head_sharing(n_heads, panels, latent)
+    for ax, h_kv in zip(fig.axes[:-1], [8, 2, 1], strict=True):
         ends = {tuple(line.get_xdata()) for line in ax.lines}
         assert len(ax.lines) == 8 and len({end[1] for end in ends}) == h_kv
+    assert len(fig.axes[-1].lines) == 2 * n_heads  # each head: its query, the latent
 
 
 def test_the_pages_facts_hold_and_follow_the_values():
@@ -288,7 +289,7 @@ def test_the_pages_facts_hold_and_follow_the_values():
     assert "8 times the published grouped-query model" in texts["cache_vs_context"].alt
     assert "Falcon-7B fits the most, 2,147" in texts["fit_in_memory"].alt
     assert "Q0 to Q3 read KV0" in texts["head_sharing"].alt
-    assert _figures(p.models, p.fits) == texts
+    assert _figures(p.models, p.fits, p.mla.latent) == texts
     assert [o for o in p.options if o[2]] == [("Llama-3 8B", "GQA-8", True)]
 
 
@@ -511,3 +512,52 @@ def test_fit_in_memory_draws_each_models_counts_as_published_and_with_full_mha()
     assert panel.bars["with full MHA"].tolist() == full.tolist()
     assert [label.split(" (")[0] for label in panel.yticks] == list(_FIT_MODELS)
     assert panel.texts == [f"{n:,}" for n in [*published, *full]]
+
+
+def test_mla_is_counted_at_deepseek_v2s_sizes_beside_mha_gqa_and_mqa():
+    p = page()
+    table = p.latent
+    assert [k for k in table] == ["MHA", "GQA-8", "MQA", "MLA"]
+    assert [r["per_token"] for r in table.values()] == [32_768, 2_048, 256, 512 + 64]
+    assert (table["MLA"]["cache"], table["MQA"]["cache"]) == ("270 MiB", "120 MiB")
+    assert p.latent_groups == 2.25  # MLA caches as much as GQA with 2.25 K/V heads
+    assert p.facts["mla_over_twice_mqa"].holds and p.facts["mla_under_gqa8"].holds
+
+
+def test_the_latent_facts_turn_false_when_mla_caches_less():
+    from mha.pages.kv_cache import _latent_facts
+
+    small = {k: dict(v) for k, v in page().latent.items()}
+    small["MLA"]["per_token"] = 2 * small["MQA"]["per_token"]  # only twice: not more
+    small["GQA-8"]["per_token"] = small["MLA"]["per_token"]
+    found = _latent_facts(small)
+    assert not found["mla_over_twice_mqa"].holds and not found["mla_under_gqa8"].holds
+
+
+def test_the_mla_panel_draws_the_latent_not_a_kv_head():
+    """The MLA panel is no copy of MQA's: a bar as wide as the latent, a small
+    position key beside it, and one hollow (projected, uncached) K/V a query head."""
+    spec = page().figures["head_sharing"]
+    n_heads, panels, latent = spec.data
+    assert latent == (512, 64) and "MLA" not in [kind for kind, *_ in panels]
+    fig = head_sharing(*spec.data)
+    mla = fig.axes[-1]
+    bar, key = mla.patches
+    assert bar.get_width() / key.get_width() > 3  # the latent is far wider
+    hollow = mla.collections[0]
+    assert len(hollow.get_offsets()) == n_heads  # one own K/V a query head
+    assert "512" in " ".join(t.get_text() for t in mla.texts)
+
+
+def test_every_calculator_entry_has_counted_parameters_or_says_why_not():
+    from mha.data.totals import breakdown
+    from mha.pages.kv_cache import _calculator_models
+
+    stated = []
+    for d in _calculator_models().values():
+        if d.params_stated_why:
+            stated.append(d.name)
+        else:
+            assert d.params == breakdown(d.name).total, d.name
+    assert stated == ["DeepSeek-V2", "Gemma 2 9B"]
+    assert [d.name for d in page().stated] == stated

@@ -231,7 +231,7 @@ def test_cross_attention_reads_another_sequence_through_the_same_weights(
 ) -> None:
     layer, x = biased
     memory, queries = x[0], x[1, :2]
-    out, weights = mechanism.cross_attention(layer, queries, memory)
+    out, weights = layer(queries, kv=memory)
     assert weights.shape == (3, 2, 5) and np.allclose(weights.sum(-1), 1)
     q = split_heads(queries @ layer.w_q + layer.b_q, 3)
     k = split_heads(memory @ layer.w_k + layer.b_k, 3)
@@ -240,11 +240,7 @@ def test_cross_attention_reads_another_sequence_through_the_same_weights(
     assert np.allclose(weights, expected)
     concat = np.concatenate(list(heads), axis=-1)
     assert np.allclose(out, concat @ layer.w_o + layer.b_o)
-    assert np.allclose(
-        mechanism.cross_attention(layer, memory, memory)[0], layer(memory)[0]
-    )
-    with pytest.raises(ValueError, match=r"^memory: expected width"):
-        mechanism.cross_attention(layer, queries, memory[:, :4])
+    assert np.allclose(layer(memory, kv=memory)[0], layer(memory)[0])
 
 
 def test_facts_hold_and_a_stale_one_is_refused() -> None:
@@ -263,10 +259,7 @@ def test_facts_hold_and_a_stale_one_is_refused() -> None:
     no_w_o = dataclasses.replace(page.whole, out=page.whole.concat)  # W_O skipped
     assert not mechanism._facts(**values | {"whole": no_w_o})["whole_matches"].holds
     shorter = page.x[:-1]  # not the same tokens twice: the last one is not read
-    moved = (
-        mechanism.cross_attention(page.layer, page.x, shorter)[0]
-        - page.layer(page.x)[0]
-    )
+    moved = page.layer(page.x, kv=shorter)[0] - page.layer(page.x)[0]
     gap = float(np.abs(moved).max())
     assert not mechanism._facts(**values | {"cross_gap": gap})["cross_is_self"].holds
 

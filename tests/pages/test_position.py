@@ -367,3 +367,29 @@ def test_previous_token_draws_each_models_weight_at_each_offset():
 def _signed(offset: int) -> str:
     """An offset as a matplotlib tick label writes it (a true minus sign)."""
     return str(offset).replace("-", "\N{MINUS SIGN}")
+
+
+def test_the_drawn_pair_turns_by_its_position_and_keeps_its_dot_product() -> None:
+    from mha.pages.position import PAIR_SHIFT, _pair, _pair_facts, page
+
+    pair = page().pair
+    (a, b), theta = pair.placed, pair.theta
+    assert (b.m - a.m, b.n - a.n) == (PAIR_SHIFT, PAIR_SHIFT)
+    turn = np.array(
+        [
+            [np.cos(a.m * theta), -np.sin(a.m * theta)],
+            [np.sin(a.m * theta), np.cos(a.m * theta)],
+        ]
+    )
+    assert np.allclose(turn @ pair.q, a.q, atol=1e-12)  # R(mθ) q
+    assert np.isclose(a.dot, b.dot, atol=1e-12)
+    found = _pair_facts(pair)
+    assert found["pair_turns"].holds and found["pair_dot_kept"].holds
+    moved = dataclasses.replace(b, dot=b.dot + 1e-6)  # as absolute positions would
+    wrong = dataclasses.replace(pair, placed=(a, moved))
+    assert not _pair_facts(wrong)["pair_dot_kept"].holds
+    unturned = dataclasses.replace(a, q=pair.q)  # drawn at position 0
+    assert not _pair_facts(dataclasses.replace(pair, placed=(unturned, b)))[
+        "pair_turns"
+    ].holds
+    assert _pair(64, 10_000.0).theta != pair.theta  # θ follows the base

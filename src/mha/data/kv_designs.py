@@ -24,6 +24,7 @@ from mha.data.kv_designs import design
 
 mla = design("DeepSeek-V2")
 assert mla.widths == (512 + 64,) * 60 and mla.windows == (None,) * 60
+assert mla.latent == (512, 64)
 gemma = design("Gemma 2 9B")
 assert gemma.windows[:2] == (4096, None) and len(gemma.windows) == 42
 ```
@@ -54,6 +55,12 @@ class KVDesign:
     max_context: int
     source: Source
     context_source: Source  # where ``max_context`` was read
+    # MLA: (latent width d_c, decoupled RoPE key width d_h^R), cached per token and
+    # layer in place of K/V heads; None for a design that caches K/V heads
+    latent: tuple[int, int] | None = None
+    # why ``params`` is the total the source states and not a count from the shape
+    # (``mha.data.totals``); empty for a counted total
+    params_stated_why: str = ""
 
     @property
     def n_layers(self) -> int:
@@ -69,6 +76,15 @@ _DEEPSEEK = Source(
     "decoupled RoPE key k_t^R (d_h^R = 64) per token per layer, (d_c + d_h^R)·l "
     "elements; section 3.1.1: 60 layers, 128 heads of d_h = 128; 236B parameters, "
     "21B active per token; a context of 128K",
+)
+# Why DeepSeek-V2 chose MLA, in its own words (the page computes the cache itself)
+MLA_CLAIM = Source(
+    _DEEPSEEK.title,
+    _DEEPSEEK.url,
+    "section 2.1.4 and Table 1: MLA's cache per token, (d_c + d_h^R)·l elements, "
+    "equals GQA with only 2.25 groups, while achieving stronger performance than MHA; "
+    "section 2.1.3: RoPE is incompatible with absorbing W_UK into W_Q, hence the "
+    "decoupled key shared by the heads; Appendix D.2: MLA against MHA",
 )
 _GEMMA2 = Source(
     "Gemma Team 2024, Gemma 2: Improving Open Language Models at a Practical Size",
@@ -128,6 +144,9 @@ KV_DESIGNS: tuple[KVDesign, ...] = (
         Source(
             _DEEPSEEK.title, _DEEPSEEK.url, "section 1: a context length of 128K tokens"
         ),
+        (_LATENT, _ROPE_KEY),
+        "a mixture of experts (160 routed and 2 shared experts a layer, 6 routed "
+        "active a token), which the counting rule of mha.data.totals does not cover",
     ),
     KVDesign(
         "Gemma 2 9B",
@@ -144,6 +163,9 @@ KV_DESIGNS: tuple[KVDesign, ...] = (
         Source(
             _GEMMA2.title, _GEMMA2.url, "section 2: a context length of 8192 tokens"
         ),
+        None,
+        "its architecture (four norms a layer, tied embeddings) has no entry in "
+        "mha.data.totals yet, so its total is not counted",
     ),
     from_decoder(_mistral, "GQA, every layer windowed"),
 )

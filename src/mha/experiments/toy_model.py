@@ -72,7 +72,8 @@ def forward(params: Params, x: np.ndarray, n_heads: int) -> Forward:
 
     params, x = init_params(4, [7]), generate(5).inputs()
     layer = MultiHeadAttention(32, 4)
-    layer.w_q, layer.w_k, layer.w_v, layer.w_o = (params[k][0] for k in "w_q w_k w_v w_o".split())
+    names = ("w_q", "w_k", "w_v", "w_o")
+    layer.w_q, layer.w_k, layer.w_v, layer.w_o = (params[k][0] for k in names)
     assert np.allclose(forward(params, x, 4).y[0], layer(x)[0])  # the core's layer
     ```
     """
@@ -236,7 +237,8 @@ def train(
     ```python
     from mha.experiments.toy_model import train
 
-    params, losses = train(2, seeds=[0, 0], learning_rates=[0.0, 0.03], steps=20, batch_size=8)
+    rates = [0.0, 0.03]
+    params, losses = train(2, seeds=[0, 0], learning_rates=rates, steps=20, batch_size=8)
     assert losses[-1, 1] < losses[-1, 0]  # learning beats a zero step size
     ```
     """

@@ -7,41 +7,118 @@ from collections.abc import Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 from matplotlib.ticker import FuncFormatter, LogLocator
 
 from mha.figures.style import INK, PALETTE, SMALL, new_figure
 
 
-def head_sharing(n_heads: int, panels: Sequence[tuple[str, int, list[int]]]) -> Figure:
+def head_sharing(
+    n_heads: int,
+    panels: Sequence[tuple[str, int, list[int]]],
+    latent: tuple[int, int],
+) -> Figure:
     """Query heads above, K/V heads below, a line from each query head to the K/V head
     it reads: one panel ``(kind, K/V heads, K/V head of each query head)`` per K/V
-    head count, stacked (MHA, GQA, MQA, as in Ainslie et al.'s Figure 2). A panel of
-    kind ``"MLA"`` draws its one square as the cached latent, from which every head's
-    keys and values are projected.
+    head count, stacked (MHA, GQA, MQA, as in Ainslie et al.'s Figure 2); then MLA,
+    whose cache is a ``latent = (d_c, d_rope)``: a bar of the latent's width and a
+    small position key, from which each head's own keys and values (hollow: not
+    cached) are projected.
     """
-    fig, axes = new_figure(4.6, 1.7 * len(panels), nrows=len(panels), squeeze=False)
+    rows = len(panels) + 1
+    ratios = [1.0] * len(panels) + [1.5]  # the latent's panel has three rows of shapes
+    fig, axes = new_figure(
+        4.6,
+        1.7 * sum(ratios),
+        nrows=rows,
+        squeeze=False,
+        gridspec_kw={"height_ratios": ratios},
+    )
     x_query = np.arange(n_heads, dtype=float)
-    for ax, (kind, h_kv, reads) in zip(axes[:, 0], panels, strict=True):
+    for ax, (kind, h_kv, reads) in zip(axes[:-1, 0], panels, strict=True):
         x_kv = np.array([x_query[np.equal(reads, j)].mean() for j in range(h_kv)])
         for i, j in enumerate(reads):
             ax.plot([x_query[i], x_kv[j]], [1, 0], color=PALETTE[j % 3], lw=1.2)
-        ax.scatter(x_query, np.ones(n_heads), s=150, color=PALETTE[4], zorder=3)
+        _queries(ax, x_query)
         ax.scatter(x_kv, np.zeros(h_kv), s=150, color=PALETTE[1], marker="s", zorder=3)
-        for i in range(n_heads):
-            ax.text(x_query[i], 1.22, f"Q{i}", ha="center", va="bottom", fontsize=9)
-        latent = kind == "MLA"
         for j in range(h_kv):
-            label = "latent c (+ position key)" if latent else f"KV{j}"
-            ax.text(x_kv[j], -0.22, label, ha="center", va="top", fontsize=9)
-        title = f"{kind}: {h_kv} K/V head{'s' if h_kv > 1 else ''}"
-        if latent:
-            title = "MLA: one cached latent; each head projects its own K and V from it"
-        ax.set_title(title, fontsize=10)
-        ax.set_xlim(-0.6, n_heads - 0.4)
-        ax.set_ylim(-0.7, 1.7)
-        ax.axis("off")
+            ax.text(x_kv[j], -0.22, f"KV{j}", ha="center", va="top", fontsize=9)
+        ax.set_title(f"{kind}: {h_kv} K/V head{'s' if h_kv > 1 else ''}", fontsize=10)
+        _frame(ax, n_heads)
+    _latent(axes[-1, 0], x_query, latent)
     fig.subplots_adjust(hspace=0.35)
     return fig
+
+
+def _queries(ax, x_query: np.ndarray) -> None:
+    ax.scatter(x_query, np.ones(len(x_query)), s=150, color=PALETTE[4], zorder=3)
+    for i, x in enumerate(x_query):
+        ax.text(x, 1.22, f"Q{i}", ha="center", va="bottom", fontsize=9)
+
+
+def _frame(ax, n_heads: int) -> None:
+    ax.set_xlim(-0.6, n_heads - 0.4)
+    ax.set_ylim(-0.7, 1.7)
+    ax.axis("off")
+
+
+def _latent(ax, x_query: np.ndarray, latent: tuple[int, int]) -> None:
+    """MLA's panel: the cached latent as a bar (with the position key beside it),
+    each head's own K/V projected from it, hollow, and its query reading them."""
+    d_c, d_rope = latent
+    right = x_query[-1]
+    bar = right - 1.6  # the latent's bar, then a gap, then the position key
+    key = bar * d_rope / d_c  # drawn in proportion to the latent
+    y_kv, y_latent = 0.35, -0.45
+    for i, x in enumerate(x_query):
+        ax.plot([x, x], [1, y_kv], color=PALETTE[0], lw=1.2)  # its own K/V
+        ax.plot(
+            [x, bar * i / (len(x_query) - 1)],
+            [y_kv, y_latent + 0.12],
+            color=PALETTE[2],
+            lw=0.8,
+        )  # projected from the latent
+    ax.scatter(
+        x_query,
+        np.full(len(x_query), y_kv),
+        s=110,
+        marker="s",
+        zorder=3,
+        facecolor="none",
+        edgecolor=PALETTE[1],
+        lw=1.5,
+    )
+    _queries(ax, x_query)
+    ax.add_patch(Rectangle((-0.2, y_latent - 0.1), bar + 0.4, 0.22, color=PALETTE[1]))
+    ax.add_patch(
+        Rectangle((right - key, y_latent - 0.1), key + 0.2, 0.22, color=PALETTE[5])
+    )
+    ax.text(
+        bar / 2,
+        y_latent - 0.2,
+        f"cached latent c: {d_c} values",
+        ha="center",
+        va="top",
+        fontsize=9,
+    )
+    ax.text(
+        right - key / 2,
+        y_latent - 0.2,
+        f"position\nkey: {d_rope}",
+        ha="center",
+        va="top",
+        fontsize=9,
+    )
+    ax.text(
+        right + 0.35, y_kv, "own K, V\n(not cached)", ha="left", va="center", fontsize=9
+    )
+    ax.set_title(
+        f"MLA: {d_c + d_rope} values cached a token (filled)",
+        fontsize=10,
+    )
+    _frame(ax, len(x_query))
+    ax.set_xlim(-0.6, len(x_query) + 1.3)
+    ax.set_ylim(-1.15, 1.7)
 
 
 def _tokens(x: float, _pos: int) -> str:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.patches import Arc
 
-from mha.figures.style import CMAP, INK, PALETTE, new_figure
+from mha.figures.style import CMAP, INK, PALETTE, SMALL, new_figure
 
 
 def similarity(sinusoidal: np.ndarray, learned: np.ndarray) -> list[Figure]:
@@ -90,5 +91,74 @@ def previous_token(
         ax.set_xlabel("key position − query position")
         ax.set_ylabel("mean weight")
         fig.tight_layout()
+        panels.append(fig)
+    return panels
+
+
+def pair(q: np.ndarray, k: np.ndarray, theta: float, placed: tuple) -> list[Figure]:
+    """One RoPE pair in the plane, one panel a placement (``m``, ``n``, turned ``q``
+    and ``k``, their ``dot``): the unrotated pair dashed, the turned one solid, an
+    arc for each angle turned, the dot product in the title.
+
+    ```python
+    import numpy as np
+    from mha.figures.position import pair
+    from mha.pages.position import page
+
+    p = page().pair
+    panels = pair(p.q, p.k, p.theta, p.placed)
+    assert len(panels) == 2 and len(panels[0].axes[0].patches) == 2  # the two arcs
+    ```
+    """
+    reach = 1.25 * max(np.linalg.norm(q), np.linalg.norm(k))
+    panels = []
+    for p in placed:
+        fig, ax = new_figure(3.3, 3.5)
+        for vector, turned, position, colour, name in (
+            (q, p.q, p.m, PALETTE[0], "q"),
+            (k, p.k, p.n, PALETTE[1], "k"),
+        ):
+            style = {"color": colour, "lw": 1.8}
+            ax.annotate("", turned, (0, 0), arrowprops={"arrowstyle": "-|>", **style})
+            ax.annotate(
+                "",
+                vector,
+                (0, 0),
+                arrowprops={"arrowstyle": "-|>", "ls": "--", "alpha": 0.6, **style},
+            )
+            start = np.degrees(np.arctan2(vector[1], vector[0]))
+            radius = (0.4 if name == "q" else 0.65) * np.linalg.norm(vector)
+            ax.add_patch(
+                Arc(
+                    (0, 0),
+                    2 * radius,
+                    2 * radius,
+                    theta1=start,
+                    theta2=start + np.degrees(position * theta),
+                    color=colour,
+                    lw=1,
+                )
+            )
+            ax.text(
+                *(1.08 * turned),
+                f"{name} at {position}",
+                color=colour,
+                ha="center",
+                va="center",
+                fontsize=SMALL,
+            )
+        ax.set_title(
+            f"m = {p.m}, n = {p.n}: angles {p.m}θ and {p.n}θ\npair's q · k = {p.dot:.3f}",
+            fontsize=SMALL,
+        )
+        ax.set_xlim(-reach, reach)
+        ax.set_ylim(-reach, reach)
+        ax.set_aspect("equal")
+        ax.axhline(0, color=INK, lw=0.4, alpha=0.4)
+        ax.axvline(0, color=INK, lw=0.4, alpha=0.4)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        for spine in ax.spines.values():
+            spine.set_visible(False)
         panels.append(fig)
     return panels

@@ -5,7 +5,7 @@ and norms, in one of two orders. ``pre_norm`` (GPT-2, Llama, SmolLM2) normalises
 what each sublayer reads and adds its output to the stream untouched; ``post_norm``
 (the original Transformer, BERT, MiniLM) adds first and normalises the sum.
 ``smollm2_block`` and ``minilm_layer`` wire the two real models' weights into them,
-and ``study`` checks them against the models' own code on real text (cached).
+and ``_study`` checks them against the models' own code on real text (cached).
 """
 
 from __future__ import annotations
@@ -20,11 +20,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from mha.attention import causal_mask
+from mha.heads import split_heads
 from mha.pretrained import minilm, smollm2
 from mha.pretrained.minilm import gelu
 from mha.pretrained.smollm2 import rms_norm, silu
 from mha.support.cache import cached
-from mha.support.page import Fact, Page
+from mha.support.page import Fact, Figure, Page
 
 _Sublayer = Callable[[np.ndarray], np.ndarray]
 
@@ -137,6 +138,31 @@ class _Check:
     smollm2_rms: np.ndarray  # the tokens after the first
     smollm2_first_rms: np.ndarray  # the first token
     minilm_rms: np.ndarray  # the real tokens of the first sentence
+    # what flows through each model's first block, read from the arrays themselves
+    smollm2_shapes: Shapes
+    minilm_shapes: Shapes
+
+
+@dataclass(frozen=True)
+class Shapes:
+    """The shapes of a block's real arrays: the stream, each query head's and each
+    K/V head's projection, the attention weights and the FFN's hidden layer."""
+
+    stream: tuple[int, ...]  # (batch, n, d_model): in, between the sublayers, out
+    queries: tuple[int, ...]  # (batch, h, n, d_k)
+    keys: tuple[int, ...]  # (batch, h_kv, n, d_k): keys, and values alike
+    weights: tuple[int, ...]  # (batch, h, n, n)
+    hidden: tuple[int, ...]  # (batch, n, d_ff)
+
+
+def _shapes(
+    x: np.ndarray, attention, weights: np.ndarray, hidden: np.ndarray
+) -> Shapes:
+    """The ``Shapes`` of a block run on ``x``: its attention layer's heads split
+    ``x``'s projections as the core does (``split_heads``)."""
+    q = split_heads(x @ attention.w_q, attention.n_heads)
+    k = split_heads(x @ attention.w_k, attention.n_kv_heads)
+    return Shapes(x.shape, q.shape, k.shape, weights.shape, hidden.shape)
 
 
 def _study(smollm2_text: str, minilm_texts: tuple[str, ...], digest: str) -> _Check:
@@ -154,6 +180,15 @@ def _study(smollm2_text: str, minilm_texts: tuple[str, ...], digest: str) -> _Ch
         x = ours
     stream.append(x)
     theirs = model.logits(ids)
+    first, embedded = model.blocks[0], model.embed(ids)
+    normed = rms_norm(embedded, first.attention_norm, first.eps)
+    w_gate = np.split(first.w_gate_up, 2, axis=1)[0]
+    smollm2_shapes = _shapes(
+        embedded,
+        first.attention,
+        first.attention(normed, causal_mask(len(ids)))[1],
+        normed @ w_gate,
+    )
     gap = np.abs(model.head(x)[0] - theirs).max() / np.abs(theirs).max()
 
     encoder = minilm.load()
@@ -164,6 +199,13 @@ def _study(smollm2_text: str, minilm_texts: tuple[str, ...], digest: str) -> _Ch
         y = minilm_layer(y, layer, batch.mask)
     hidden.append(y)
     expected = encoder.forward(batch).hidden[-1]
+    start, first = encoder.embed_tokens(batch), encoder.layers[0]
+    minilm_shapes = _shapes(
+        start,
+        first.attention,
+        first.attention(start, batch.mask)[1],
+        start @ first.w_in,
+    )
     return _Check(
         smollm2_tokens=len(ids),
         smollm2_layers=len(model.blocks),
@@ -175,6 +217,8 @@ def _study(smollm2_text: str, minilm_texts: tuple[str, ...], digest: str) -> _Ch
         smollm2_rms=np.array([np.median(_rms(s[0, 1:])) for s in stream]),
         smollm2_first_rms=np.array([_rms(s[0, 0]) for s in stream]),
         minilm_rms=np.array([np.median(_rms(h[0][batch.valid[0]])) for h in hidden]),
+        smollm2_shapes=smollm2_shapes,
+        minilm_shapes=minilm_shapes,
     )
 
 
@@ -195,12 +239,50 @@ def page() -> Page:
         minilm_low=float(check.minilm_rms[1:].min()),  # after each layer
         minilm_high=float(check.minilm_rms[1:].max()),
         facts=_facts(check),
-        figures={},
+        figures=_figures(check),
     )
 
 
+def _figures(check: _Check) -> dict[str, Figure]:
+    """The two orders as diagrams, with the real models' shapes on the arrows."""
+    pre, post = check.smollm2_shapes, check.minilm_shapes
+    panels = (
+        (
+            "pre-norm: SmolLM2",
+            "pre",
+            {"norm": "RMSNorm", "attention": "attention", "ffn": "FFN: SwiGLU"},
+            pre,
+        ),
+        (
+            "post-norm: MiniLM",
+            "post",
+            {"norm": "LayerNorm", "attention": "attention", "ffn": "FFN: GELU"},
+            post,
+        ),
+    )
+    return {
+        "orders": Figure(
+            "block.orders",
+            (panels,),
+            alt="Two block diagrams side by side, the stream flowing down. Pre-norm "
+            f"(SmolLM2, stream {pre.stream}): RMSNorm, attention with queries "
+            f"{pre.queries} and keys and values {pre.keys}, then a plus that adds "
+            f"the residual line; RMSNorm, the SwiGLU FFN with a hidden layer "
+            f"{pre.hidden}, and a second plus. Post-norm (MiniLM, stream "
+            f"{post.stream}): attention with queries {post.queries} and keys and "
+            f"values {post.keys}, a plus, then LayerNorm; the GELU FFN with a hidden "
+            f"layer {post.hidden}, a plus, then LayerNorm.",
+            caption="Follow the residual lines. In the pre-norm block they leave the "
+            "stream before each norm, so the stream itself is never normalised; in "
+            "the post-norm block each norm sits on the stream, after each addition. "
+            "The shapes are those of the real models' arrays on the sentences below: "
+            "the stream's on its arrows, the heads' and the FFN's inside their boxes.",
+        )
+    }
+
+
 def _facts(check: _Check) -> dict[str, Fact]:
-    """The page's facts: both blocks equal their models', and what each norm
+    """The page's _facts: both blocks equal their models', and what each norm
     placement does to the stream's size.
     """
     pre, post = check.smollm2_rms, check.minilm_rms

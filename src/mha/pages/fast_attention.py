@@ -1,9 +1,9 @@
 """Fast attention, the online softmax: what ``docs/fast-attention.md`` prints.
 
 ``page()`` hands the page a worked example of the rescaling step (one query's keys
-read in blocks), the peak memory of ``attend`` and ``tiled_attention`` measured with
+read in blocks), the peak _memory of ``attend`` and ``tiled_attention`` measured with
 tracemalloc (n = 256 to 2,048 in the build, cached; to 8,192 in ``make bench``), the
-multiply-adds of both paths, and the figure of the memory.
+multiply-adds of both paths, and the figure of the _memory.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ VALUES = np.array([10.0, 20.0, 30.0, 40.0, 50.0, 60.0])
 BLOCK = 2
 
 _SIZES = (256, 512, 1024, 2048)  # n measured by the build; make bench goes further
-_D_K = 64  # every head of the memory study: d_k = d_v = 64, float64
+_D_K = 64  # every head of the _memory study: d_k = d_v = 64, float64
 _TILE = 128  # tiled_attention's default block
 _ITEMSIZE = np.dtype(np.float64).itemsize
 _DENSE_ARRAYS = 3  # attend holds the scores, the masked scores and the weights
@@ -38,7 +38,7 @@ _DENSE_ARRAYS = 3  # attend holds the scores, the masked scores and the weights
 
 @dataclass(frozen=True)
 class _Step:
-    """The running state after one block of keys (``online_steps``)."""
+    """The running state after one block of keys (``_online_steps``)."""
 
     keys: tuple[int, ...]  # the block's key positions
     block_max: float
@@ -129,9 +129,21 @@ def _multiply_adds(n: int, d_k: int, block: int, causal: bool) -> dict[str, int]
     return {"naive": n * n * (d_k + d_k), "tiled": tiled, "rescale": rescale}
 
 
+def _visited(n: int, block: int, causal: bool) -> np.ndarray:
+    """Which (query block, key block) tiles ``tiled_attention``'s loop computes: its
+    two loops, with nothing inside (``True``: computed)."""
+    blocks = math.ceil(n / block)
+    visited = np.zeros((blocks, blocks), dtype=bool)
+    for i0 in range(0, n, block):
+        i1 = min(i0 + block, n)
+        for j0 in range(0, i1 if causal else n, block):
+            visited[i0 // block, j0 // block] = True
+    return visited
+
+
 @functools.cache
 def page() -> Page:
-    """What the page prints: the example, the memory, the counts, the bench's rows."""
+    """What the page prints: the example, the _memory, the counts, the bench's rows."""
     steps = _online_steps(SCORES, VALUES, BLOCK)
     direct = float(softmax(SCORES) @ VALUES)
     rows = cached(_memory, _SIZES)
@@ -147,6 +159,9 @@ def page() -> Page:
     counts["rescale_share"] = counts["full"]["rescale"] / counts["full"]["tiled"]
     counts["causal_share"] = counts["causal"]["tiled"] / counts["causal"]["naive"]
     counts["flops"] = 2 * counts["full"]["naive"]  # a multiply and an add each
+    counts["visited"] = _visited(n, _TILE, causal=True)
+    counts["tiles"] = int(counts["visited"].sum())
+    counts["skipped"] = int(counts["visited"].size - counts["tiles"])
     return Page(
         scores=SCORES,
         n_keys=len(SCORES),
@@ -171,12 +186,12 @@ def page() -> Page:
             "online_url": dao2022.ONLINE_SOFTMAX_URL,
         },
         facts=_facts(steps, direct, rows, bench["rows"], counts),
-        figures=_figures(rows, bench["rows"]),
+        figures=_figures(rows, bench["rows"]) | _tiling(counts),
     )
 
 
 def _readable(row: dict) -> dict:
-    """A memory row with its sizes in MB and the naive path's multiple of the tiled."""
+    """A _memory row with its sizes in MB and the naive path's multiple of the tiled."""
     sizes = {
         f"{key}_mb": row[key] / 1e6 for key in ("naive", "tiled", "dense", "output")
     }
@@ -195,13 +210,15 @@ def _facts(
     bench_rows: list[dict],
     counts: dict,
 ) -> dict[str, Fact]:
-    """The facts the page states about the example, the memory and the counts."""
+    """The _facts the page states about the example, the _memory and the counts."""
     moved = [s for s in steps[1:] if s.rescale < 1]
     kept = [s for s in steps[1:] if s.rescale == 1]
     naive_growth, tiled_growth = _growth(rows, "naive"), _growth(rows, "tiled")
     everything = rows + [r for r in bench_rows if r["n"] > rows[-1]["n"]]
     last = rows[-1]
     full, causal = counts["full"], counts["causal"]
+    n_tiles = int(counts["visited"].sum())
+    tile_madds = counts["block"] ** 2 * (counts["d_k"] + counts["d_k"])
     return {
         "max_moves": Fact(
             len(moved) >= 1 and len(kept) >= 1,
@@ -231,6 +248,14 @@ def _facts(
             full["naive"] == full["tiled"] and causal["tiled"] < causal["naive"],
             f"full {full}, causal {causal}",
         ),
+        "tiles_count": Fact(
+            n_tiles * tile_madds == causal["tiled"]
+            and counts["visited"].size * tile_madds == full["naive"],
+            f"{n_tiles} of {counts['visited'].size} tiles × {tile_madds} multiply-adds "
+            f"a tile; causal {causal['tiled']}, full {full['naive']}",
+            "the tiles the figure colours as computed, times one tile's multiply-adds, "
+            "give the tiled path's causal count, and all the tiles the full count",
+        ),
         "rescale_small": Fact(
             full["rescale"] < 0.01 * full["tiled"],
             f"rescale {full['rescale']} of {full['tiled']}",
@@ -238,17 +263,38 @@ def _facts(
     }
 
 
+def _tiling(counts: dict) -> dict[str, Figure]:
+    """The tiles of the causal pass at the page's n: computed and skipped."""
+    n, block, tiles, skipped = (counts[k] for k in ("n", "block", "tiles", "skipped"))
+    blocks = counts["visited"].shape[0]
+    return {
+        "tiling": Figure(
+            "fast_attention.tiling",
+            (counts["visited"], block),
+            alt=f"A grid of {blocks} query blocks (rows) by {blocks} key blocks "
+            f"(columns) of {block} tokens each, n = {n:,}. Under the causal mask the "
+            f"{tiles} tiles on and below the diagonal are computed, the diagonal "
+            f"ones masked inside; the {skipped} tiles above it are skipped.",
+            caption=f"Each square is a tile of {block} × {block} scores, one query "
+            "block against one key block; tiled_attention's loop computes the filled "
+            "ones and never visits the empty ones above the diagonal. Count the filled "
+            "squares: times one tile's multiply-adds, they are the causal count above.",
+        )
+    }
+
+
 def _figures(rows: list[dict], bench_rows: list[dict]) -> dict[str, Figure]:
-    """The memory figure: both paths' peaks against n, the build's and the bench's."""
+    """The _memory figure: both paths' peaks against n, the build's and the bench's.
+    """
     return {
         "memory": Figure(
             "fast_attention.memory",
             (rows, bench_rows),
-            alt="Peak memory against the number of tokens n, both axes logarithmic. "
+            alt="Peak _memory against the number of tokens n, both axes logarithmic. "
             "The naive path, which holds three n×n arrays, climbs with slope two: "
-            "four times the memory for twice the tokens. The tiled path climbs with "
+            "four times the _memory for twice the tokens. The tiled path climbs with "
             "slope one at most, from a floor of a few blocks of scores.",
-            caption="Peak memory of one head's causal attention (d_k = "
+            caption="Peak _memory of one head's causal attention (d_k = "
             f"{_D_K}, float64): attend against tiled_attention in blocks of {_TILE}. "
             "Look at the slopes: n² against n.",
         ),

@@ -4,7 +4,7 @@ A head's output is a convex combination of its values, so it lies in their hull;
 token that attends only to itself gets ``x W_V W_O``, affine in ``x``: no attention
 layer computes ReLU of it, a one-hidden-layer ReLU feed-forward network (FFN) does.
 A token that also sees a zero-valued key (a sink) gets ``x sigmoid(beta x)`` from a
-head built for it, close to ReLU for a large ``beta`` (``sink_relu_demo``).
+head built for it, close to ReLU for a large ``beta`` (``_sink_relu_demo``).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def page() -> Page:
 def _facts(
     hull: _HullDemo, bounds: _BoundsCheck, relu: _ReluDemo, sink: _SinkDemo
 ) -> dict[str, Fact]:
-    """The facts the page's sentences state about the four demonstrations."""
+    """The _facts the page's sentences state about the four demonstrations."""
     errors = np.array(sink.errors)
     return {
         "linear": Fact(relu.linear_gap < 1e-12, f"largest gap {relu.linear_gap}"),
@@ -115,6 +115,15 @@ def _convex_hull(points: np.ndarray) -> np.ndarray:
 def _in_convex_polygon(points: np.ndarray, hull: np.ndarray, tol: float = 1e-12):
     """Whether each of ``points (m, 2)`` lies in the counter-clockwise ``hull (k, 2)``:
     on the left of (or on) every edge.
+
+    ```python
+    import numpy as np
+    from mha.pages.ffn import _in_convex_polygon
+
+    square = np.array([[0, 0], [1, 0], [1, 1], [0, 1]])
+    points = np.array([[0.5, 0.5], [2, 0]])
+    assert _in_convex_polygon(points, square).tolist() == [True, False]
+    ```
     """
     points = np.asarray(points, dtype=float)
     inside = np.ones(len(points), dtype=bool)

@@ -3,8 +3,8 @@
 (``mha.data.published.DECODERS``), never d_model: 2 · layers · h_kv · head_dim · tokens
 · batch · bytes per value; "with full MHA" sets h_kv = h. Weights are the parameters
 counted from the model's shape (``mha.data.totals``), not its nominal size ("7B"). The
-calculator's script (``docs/assets/js/kv-calculator.js``) ports ``what_fits`` and
-``size_text`` (a browser test compares them); ``calculator_view`` is its first state.
+calculator's script (``docs/assets/js/kv-calculator.js``) ports ``_what_fits`` and
+``_size_text`` (a browser test compares them); ``_calculator_view`` is its first state.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 
 from mha.accounting import kv_cache_bytes
 from mha.data import totals
-from mha.data.kv_designs import KV_DESIGNS, KVDesign, from_decoder
+from mha.data.kv_designs import KV_DESIGNS, MLA_CLAIM, KVDesign, from_decoder
 from mha.data.published import (
     DECODERS,
     GQA_GROUPS,
@@ -87,6 +87,9 @@ def page() -> Page:
             }
         )
     start = _Shape.of(_CALCULATOR_MODEL)
+    mla = next(d for d in KV_DESIGNS if d.latent is not None)
+    kinds = ("MHA", "GQA-8", "MQA", "MLA")
+    latent = dict(zip(kinds, _latent_table(mla), strict=True))
     return Page(
         rows=rows,
         models=models,
@@ -125,13 +128,39 @@ def page() -> Page:
         # where Ainslie et al. give speed and quality by model, time by groups
         cited={"table": 1, "figure": 6},
         designs=table,
-        facts=_facts(models, naive, fits, tradeoff, counted, table),
-        figures=_figures(models, fits),
+        mla=mla,
+        latent=latent,
+        latent_groups=latent["MLA"]["per_token"] / latent["MQA"]["per_token"],
+        mla_claim=MLA_CLAIM,
+        stated=[d for d in _calculator_models().values() if d.params_stated_why],
+        facts=_facts(models, naive, fits, tradeoff, counted, table)
+        | _latent_facts(latent),
+        figures=_figures(models, fits, mla.latent),
     )
 
 
+def _latent_table(mla: KVDesign) -> list[dict]:
+    """Values cached per token and layer at ``mla``'s sizes (its heads and head
+    width) for MHA, GQA-8, MQA and its latent, and the bytes at the page's context,
+    every layer, 16-bit (the calculator's sums: ``kv_cache_bytes`` for K/V heads)."""
+    d_c, d_rope = mla.latent
+    rows = []
+    for kind, h_kv in (("MHA", mla.n_heads), ("GQA-8", 8), ("MQA", 1)):
+        values = kv_cache_bytes(1, h_kv, mla.head_dim, 1, 1)  # 2 · h_kv · d_h
+        heads = f"{h_kv:,} K/V head" + ("s" if h_kv > 1 else "")
+        rows.append({"label": f"{kind} ({heads})", "h_kv": h_kv, "per_token": values})
+    rows.append({"label": "MLA (latent, position key)", "h_kv": None})
+    rows[-1]["per_token"] = d_c + d_rope
+    for row in rows:
+        total = row["per_token"] * mla.n_layers * _EXAMPLE_CONTEXT * _BYTES_PER_VALUE
+        row["cache"] = _size_text(total)
+        row["bytes"] = total
+    return rows
+
+
 def _attention_kind(n_heads: int, n_kv_heads: int) -> str:
-    """``"MHA"``, ``"MQA"`` or ``"GQA-g"`` (g K/V heads): GQA-1 is MQA, GQA-h is MHA."""
+    """``"MHA"``, ``"MQA"`` or ``"GQA-g"`` (g K/V heads): GQA-1 is MQA, GQA-h is MHA.
+    """
     n_heads = positive_int("n_heads", n_heads)
     if n_heads % positive_int("n_kv_heads", n_kv_heads):
         raise ValueError(
@@ -181,7 +210,7 @@ class _Row:
 
 def _size_text(n_bytes: int) -> str:
     """A size in the largest binary unit that keeps it at least 1, to 3 significant
-    figures (halves rounded up, trailing zeros dropped, thousands separated); one that
+    _figures (halves rounded up, trailing zeros dropped, thousands separated); one that
     rounds to 1,000 of a unit is written in the next, past EiB with separators. The
     calculator's script writes sizes the same way.
     """
@@ -197,7 +226,7 @@ def _size_text(n_bytes: int) -> str:
 
 
 def _three_figures(value: float) -> Decimal:
-    """``value`` to 3 significant figures, halves up (as JavaScript's
+    """``value`` to 3 significant _figures, halves up (as JavaScript's
     ``toPrecision(3)`` rounds the exact binary value)."""
     exact = Decimal(value)
     return exact.quantize(Decimal(1).scaleb(exact.adjusted() - 2), ROUND_HALF_UP)
@@ -311,7 +340,7 @@ class _Shape:
         return int(np.floor(float(self.memory_gib) * _GIB))
 
     def fits(self, kv_heads: int | None = None, latent: int | None = None) -> _Fit:
-        """``what_fits`` of this shape; ``kv_heads`` and ``latent``, when given,
+        """``_what_fits`` of this shape; ``kv_heads`` and ``latent``, when given,
         replace its own (the calculator's columns with full MHA and with MQA).
         """
         given = ("layers", "head_dim", "context", "batch", "itemsize", "params")
@@ -426,7 +455,7 @@ def _facts(
     counted: dict[str, int],
     designs: list[dict],
 ) -> dict[str, Fact]:
-    """The facts the page states about the published models, fits, the GQA paper
+    """The _facts the page states about the published models, fits, the GQA paper
     and the KV designs (``counted``: each model's parameters, from its shape).
     """
     falcon = models["Falcon-7B"].config
@@ -490,6 +519,24 @@ def _facts(
     }
 
 
+def _latent_facts(latent: dict[str, dict]) -> dict[str, Fact]:
+    """MLA's cache against MQA's and GQA-8's at DeepSeek-V2's sizes."""
+    mla, mqa, gqa = (latent[k]["per_token"] for k in ("MLA", "MQA", "GQA-8"))
+    return {
+        "mla_over_twice_mqa": Fact(
+            mla > 2 * mqa,
+            f"MLA {mla}, MQA {mqa} values per token and layer",
+            "DeepSeek-V2's latent caches more than twice what MQA with its heads "
+            "of 128 would",
+        ),
+        "mla_under_gqa8": Fact(
+            mla < gqa,
+            f"MLA {mla}, GQA-8 {gqa} values per token and layer",
+            "DeepSeek-V2's latent caches less than GQA with 8 K/V heads of 128",
+        ),
+    }
+
+
 def _sharing(h: int, h_kv: int) -> tuple[tuple[str, int, list[int]], str]:
     """A panel of the head-sharing figure (the K/V head each of ``h`` query heads
     reads, from ``repeat_kv`` itself: K/V head j holds j) and what its alt text says."""
@@ -509,12 +556,15 @@ def _sharing(h: int, h_kv: int) -> tuple[tuple[str, int, list[int]], str]:
 
 
 def _figures(
-    models: dict[str, _Row], fits: dict[str, tuple[int, int]]
+    models: dict[str, _Row],
+    fits: dict[str, tuple[int, int]],
+    latent: tuple[int, int],
 ) -> dict[str, Figure]:
-    """Which K/V head each query head reads, the cache against context, what fits."""
+    """Which K/V head each query head reads, the cache against context, what fits.
+    """
     h, sharing = 8, (8, 2, 1)  # 8 query heads: MHA, GQA, MQA
     panels, said = zip(*(_sharing(h, h_kv) for h_kv in sharing), strict=True)
-    panels += (("MLA", 1, [0] * h),)  # DeepSeek-V2: every head reads one latent
+    d_c, d_rope = latent  # DeepSeek-V2's: every head reads one latent
     c = models[_CONTEXT_MODEL].config
     kv_heads = (c.n_heads, c.n_kv_heads, 1)  # MHA, as published, MQA
     lines = [
@@ -532,17 +582,20 @@ def _figures(
     return {
         "head_sharing": Figure(
             "kv_cache.head_sharing",
-            (h, panels),
+            (h, panels, latent),
             alt=f"Four panels of {h} query heads, Q0 to Q{h - 1}, drawn as circles "
             "above square K/V heads, with a line from each query head to the K/V head "
-            "it reads. " + "; ".join(said) + "; MLA: all query heads read one cached "
-            "latent vector, from which each projects its own keys and values.",
+            "it reads. " + "; ".join(said) + f"; MLA: a wide bar, the cached latent "
+            f"of {d_c} values, and beside it a small square, the position key of "
+            f"{d_rope} values; above the bar each query head has its own K/V pair, "
+            "drawn hollow because it is projected from the latent, not cached.",
             caption="Which K/V head each query head reads, taken from repeat_kv: count "
             "the lines that meet at each square. The cache holds only the squares, so "
             "it shrinks by the factor h / h_kv ("
             + ", ".join(str(h // g) for g in sharing)
-            + " lines a square here). The last panel caches a latent instead of K/V "
-            "heads: its size is the latent's width, whatever the heads.",
+            + " lines a square here). The last panel caches no K/V heads: only the "
+            "filled shapes, a latent and one small position key, are cached; each "
+            "head's own keys and values, hollow, are projected from the latent.",
         ),
         "cache_vs_context": Figure(
             "kv_cache.cache_vs_context",

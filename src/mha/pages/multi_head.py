@@ -189,20 +189,6 @@ def column_block(w: np.ndarray, i: int, n_heads: int) -> np.ndarray:
     return w[:, i * d_k : (i + 1) * d_k]
 
 
-def cross_attention(
-    layer: MultiHeadAttention, x: np.ndarray, memory: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Cross-attention through ``layer``'s weights (the core's ``layer(x, kv=memory)``):
-    queries from ``x (n, d_model)``, keys and values from ``memory (m, d_model)``;
-    returns ``(out (n, d_model), weights (h, n, m))``.
-    """
-    if memory.shape[-1] != x.shape[-1]:
-        raise ValueError(
-            f"memory: expected width {x.shape[-1]} like x, got shape {memory.shape}"
-        )
-    return layer(x, kv=memory)
-
-
 @functools.cache
 def page() -> Page:
     """What the page prints: the small example layer, the whole layer at the base
@@ -218,7 +204,7 @@ def page() -> Page:
         contrast=_one_vs_many(layer, x),
         whole=whole_layer(),
         params_one=MultiHeadAttention(_D_MODEL, 1).param_count,
-        cross_gap=float(np.abs(cross_attention(layer, x, x)[0] - layer(x)[0]).max()),
+        cross_gap=float(np.abs(layer(x, kv=x)[0] - layer(x)[0]).max()),
     )
     drawn = _figures(*(values[k] for k in ("bare", "mixed", "contrast", "whole")))
     return Page(**values, facts=_facts(**values), figures=drawn)
@@ -233,9 +219,9 @@ def _facts(
     contrast: _Contrast,
     whole: _WholeLayer,
     params_one: int,
-    cross_gap: float,  # largest |cross_attention(layer, x, x) - layer(x)| of the outputs
+    cross_gap: float,  # largest |layer(x, kv=x) - layer(x)| of the outputs
 ) -> dict[str, Fact]:
-    """The facts the page's sentences state about its layers."""
+    """The _facts the page's sentences state about its layers."""
     h, params = layer.n_heads, layer.param_count
     out, weights = whole.layer(whole.x)
     own, every = bare.slices_moved.tolist(), mixed.slices_moved.tolist()
@@ -257,8 +243,7 @@ def _facts(
         ),
         "cross_is_self": Fact(
             bool(np.isclose(cross_gap, 0)),
-            f"cross_attention(layer, x, x) against layer(x): largest difference "
-            f"{cross_gap}",
+            f"layer(x, kv=x) against layer(x): largest difference {cross_gap}",
         ),
     }
 
@@ -266,8 +251,8 @@ def _facts(
 def _figures(
     bare: _Dependence, mixed: _Dependence, contrast: _Contrast, whole: _WholeLayer
 ) -> dict[str, Figure]:
-    """The page's four figures (the home page shows ``whole_layer`` too); their alt
-    texts state what the facts check and the shapes of the arrays drawn.
+    """The page's four _figures (the home page shows ``whole_layer`` too); their alt
+    texts state what the _facts check and the shapes of the arrays drawn.
     """
     s = whole.sizes
     n, d, h = s["n"], s["d_model"], s["h"]

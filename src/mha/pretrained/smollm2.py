@@ -751,7 +751,8 @@ def chat_prompt(question: str) -> str:
     ```python
     from mha.pretrained.smollm2 import chat_prompt
 
-    assert chat_prompt("Hi").endswith("<|im_start|>user\\nHi<|im_end|>\\n<|im_start|>assistant\\n")
+    turn = "<|im_start|>user\\nHi<|im_end|>\\n<|im_start|>assistant\\n"
+    assert chat_prompt("Hi").endswith(turn)
     ```
     """
     return (

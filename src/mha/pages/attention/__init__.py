@@ -1,7 +1,7 @@
 """Scaled dot-product attention: what ``docs/attention.md`` prints.
 
 The tiny example is ``cat_sat``; then seeded Monte Carlo studies of the 1/√d_k scale
-(``variance_study``, ``saturation_study``), each drawing its vectors once at the
+(``_variance_study``, ``_saturation_study``), each drawing its vectors once at the
 largest d_k; masks in a padded batch ``batches``, ``dropout``, and ``prefixes``.
 """
 
@@ -165,6 +165,7 @@ def _widths(d_ks: tuple[int, ...]) -> np.ndarray:
 
 
 _SEEDS = (0, 1, 2, 3)  # the seeds over which the gradient ratio's spread is reported
+TYPICAL_SEEDS = tuple(range(20))  # the seeds of the d_k = 64 medians and their range
 # The head width of the base Transformer (and of BERT-base): d_k = 64.
 _TYPICAL_D_K = published.model("Transformer base").d_k
 # With W_K = W_Q a token need not score itself highest: two queries along one axis.
@@ -195,6 +196,24 @@ class _GradientSpread:
     @property
     def magnitude(self) -> int:
         return 10**self.order
+
+
+def _typical(seeds: tuple[int, ...]) -> dict[str, dict[str, tuple[float, ...]]]:
+    """The saturation study at d_k = 64 once per seed: for the unscaled and the
+    scaled softmax, each measure's median over the seeds, lowest and highest."""
+    runs = [
+        _saturation_study(d_ks=(_TYPICAL_D_K,), rng=np.random.default_rng(seed))
+        for seed in seeds
+    ]
+    found = {}
+    for kind in ("unscaled", "scaled"):
+        found[kind] = {}
+        for measure in ("max_weight", "entropy", "gradient"):
+            values = np.array([getattr(getattr(r, kind), measure)[0] for r in runs])
+            found[kind][measure] = tuple(
+                float(f(values)) for f in (np.median, np.min, np.max)
+            )
+    return found
 
 
 @functools.cache
@@ -229,6 +248,8 @@ def page() -> Page:
         counter_q=_SELF_COUNTER_Q,
         shuffled_tokens=[cat_sat.TOKENS[i] for i in _SHUFFLE],
         typical=s.index(_TYPICAL_D_K),
+        typical_seeds=len(TYPICAL_SEEDS),
+        at_typical=_typical(TYPICAL_SEEDS),
         variance_rows=np.column_stack(columns),
         saturation_rows=np.column_stack(
             (s.d_k, u.max_weight, sc.max_weight, u.entropy, sc.entropy)
@@ -243,7 +264,7 @@ def _facts(
     shared: cat_sat._Attended,
     causal: cat_sat._Attended,
     counter_dots: np.ndarray,
-    shuffle: cat_sat._Attended,  # the tiny example read in the order SHUFFLE
+    shuffle: cat_sat._Attended,  # the tiny example read in the order _SHUFFLE
     variance: _VarianceStudy,
     saturation: _SaturationStudy,
     spread: _GradientSpread,
@@ -251,7 +272,7 @@ def _facts(
     drop: dropout._DropoutStudy,
     prefix: prefixes._PrefixLosses,
 ) -> dict[str, Fact]:
-    """The facts the page's sentences state about the tiny example and the studies."""
+    """The _facts the page's sentences state about the tiny example and the studies."""
     sat, cat = cat_sat.TOKENS.index("sat"), cat_sat.TOKENS.index("cat")
     dots, out, weights, scores = tiny.dots, tiny.output, tiny.weights, tiny.scores
     worst, se = variance.worst_relative_error, variance.standard_error
@@ -336,7 +357,7 @@ def _facts(
 def _figures(
     variance: _VarianceStudy, saturation: _SaturationStudy
 ) -> dict[str, Figure]:
-    """The page's two figures; their alt texts state what the facts check."""
+    """The page's two _figures; their alt texts state what the _facts check."""
     return {
         "variance_vs_dk": Figure(
             "attention.variance_vs_dk",
