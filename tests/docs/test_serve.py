@@ -12,6 +12,7 @@ import ast
 import importlib
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -172,7 +173,10 @@ def test_compiled_files_are_not_code_edits(site: dict):
 
 
 def test_make_serve_is_dirty_and_bench_times_make_serve():
-    serve = re.search(r"^serve:.*\n\t(.*)$", (ROOT / "Makefile").read_text(), re.M)
+    recipe = re.search(
+        r"^serve:.*\n((?:\t.*\n)+)", (ROOT / "Makefile").read_text(), re.M
+    )
+    serve = re.search(r"^\t(.*mkdocs serve.*)$", recipe[1], re.M)
     assert serve and "mkdocs serve --dirty" in serve[1]
     # the bench times what `make serve` runs (mkdocs itself: make would reinstall)
     from tests.bench.site import SERVE
@@ -288,3 +292,36 @@ def test_while_serving_an_edit_is_looked_for_five_times_a_second(
         server.observer.stop()
         server.observer.join()
     assert server._want_rebuild, f"the edit of {edited} was not seen"
+
+
+def test_make_serve_with_its_port_taken_fails_at_once_in_one_line(tmp_path: Path):
+    """The address is checked before anything is installed or built (the venv is not
+    even created): one line, naming a free address to serve on."""
+    venv = tmp_path / "venv"
+    # as typed at a prompt, not from inside another make (`make test`)
+    typed = {
+        k: v for k, v in os.environ.items() if not k.startswith(("MAKE", "MFLAGS"))
+    }
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        started = time.monotonic()
+        run = subprocess.run(
+            ["make", "serve", f"ADDR=127.0.0.1:{port}", f"VENV={venv}"],
+            cwd=ROOT,
+            env=typed,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        seconds = time.monotonic() - started
+    lines = (run.stdout + run.stderr).splitlines()
+    assert run.returncode != 0 and len(lines) == 1, lines
+    assert f"127.0.0.1:{port} is in use: run make serve ADDR=127.0.0.1:" in lines[0]
+    assert seconds < 5 and not venv.exists()
+
+
+def test_the_readme_says_how_to_serve_on_another_address():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "make serve ADDR=127.0.0.1:8001" in readme
