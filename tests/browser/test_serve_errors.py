@@ -95,9 +95,10 @@ class Served:
         )
 
     def builds(self) -> int:
-        """How many builds have ended: the first, then each rebuild."""
+        """How many builds have ended: the first, then each rebuild (or failed)."""
         text = self.log.read_text()
-        return text.count("Serving on") + text.count("Reloading browsers")
+        ended = ("Serving on", "Reloading browsers", "will appear stuck")
+        return sum(text.count(end) for end in ended)
 
     def wait_for(self, builds: int, timeout: float = 90.0) -> None:
         deadline = time.monotonic() + timeout
@@ -114,11 +115,7 @@ class Served:
             (self.tree / path).write_text(text)
         self.wait_for(before + 1)
         time.sleep(0.5)  # a second build, if one was started, has begun
-        while (
-            "Building documentation"
-            in self.log.read_text().rsplit("Reloading browsers", 1)[-1]
-        ):
-            time.sleep(0.1)
+        self.wait_for(self.log.read_text().count("Building documentation"))
 
     def html(self, page: str) -> str:
         with urllib.request.urlopen(self.url + page, timeout=30) as response:
