@@ -149,7 +149,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         yield server
     finally:
         server.stop()
-        shutil.copy(server.log, "/tmp/43a/served.log")
 
 
 def _banners(browser: Browser, url: str, pages: list[str]) -> dict[str, list]:
