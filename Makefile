@@ -4,6 +4,8 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
 BIN := $(VENV)/bin
 ADDR ?= 127.0.0.1:8000
+# Said only when `make serve` asks: the one line saying ADDR is taken, else nothing.
+ADDR_IN_USE = $(shell $(PYTHON) src/mha_site/address.py $(ADDR) 2>&1)
 # The benchmarks compare with PyTorch (test-only): the CPU build, from this machine's
 # disk when its wheel is there, else from PyTorch's CPU index (never the default build,
 # which brings gigabytes of CUDA libraries).
@@ -35,7 +37,12 @@ ONE_THREAD := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 # An edit under docs/ rebuilds that page only (--dirty); an edit under src/ rebuilds
 # every page with the core imported afresh (docs/_glue/serve.py). Not strict: a dirty
 # build always warns that other pages' navigation may be stale (`make build` is strict).
-serve: $(VENV)/.installed
+# Its address is checked first, with the system's Python, before anything is installed
+# or built: a port in use fails at once, in one line naming a free one
+# (`make serve ADDR=127.0.0.1:8001`), not after the first build (src/mha_site/address.py).
+serve:
+	$(if $(ADDR_IN_USE),$(error $(ADDR_IN_USE)))
+	@$(MAKE) --no-print-directory $(VENV)/.installed
 	$(ONE_THREAD) $(BIN)/mkdocs serve --dirty --no-strict -a $(ADDR)
 
 build: $(VENV)/.installed

@@ -5,6 +5,7 @@ line."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import re
@@ -12,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -114,38 +116,35 @@ def test_the_commands_name_files_that_exist():
                     assert (ROOT / path).exists(), command
 
 
-def _mirror(source: Path, target: Path, extra: dict[str, str]) -> None:
-    """``target`` reads as ``source`` (symlinks) plus ``extra`` files (name: text)
-    among them; the sub-folders named in ``extra`` are mirrored the same way."""
-    target.mkdir(parents=True)
-    nested = {name.split("/", 1)[0] for name in extra if "/" in name}
-    for entry in source.iterdir():
-        if entry.name in nested:
-            inner = {
-                k.split("/", 1)[1]: v
-                for k, v in extra.items()
-                if k.startswith(entry.name + "/")
-            }
-            _mirror(entry, target / entry.name, inner)
-        elif entry.name != "__pycache__":
-            (target / entry.name).symlink_to(entry)
-    for name, text in extra.items():
-        if "/" not in name:
-            (target / name).write_text(text)
+# What the tiny site reads from the project. It is copied, never linked: the recipe's
+# files and the error tests' edits are written into the copy, so a contributor's own
+# page of the example's name (untracked, and sacred) is never written through a link.
+COPIED = ("src/mha", "src/mha_site", "docs/_glue/macros.py", "docs/_glue/errors.py")
 
 
-@pytest.fixture(scope="module")
-def recipe_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A tiny project: this one's code plus the recipe's files, and its glue."""
-    tree = tmp_path_factory.mktemp("recipe")
-    mha = {k.removeprefix("src/mha/"): v for k, v in RECIPE.items() if "src/mha/" in k}
-    _mirror(ROOT / "src" / "mha", tree / "src" / "mha", mha)
-    (tree / "src" / "mha_site").symlink_to(ROOT / "src" / "mha_site")
-    (tree / "docs" / "_glue").mkdir(parents=True)
-    for glue in ("macros.py", "errors.py"):  # copied: they find src/ beside them
-        shutil.copy(ROOT / "docs" / "_glue" / glue, tree / "docs" / "_glue" / glue)
-    (tree / "docs" / "temperature.md").write_text(RECIPE["docs/temperature.md"])
-    macros = yaml.safe_load((ROOT / "mkdocs.yml").read_text().replace("!ENV", ""))
+def _copy(root: Path, tree: Path, parts: Iterable[str]) -> None:
+    """Copy the files and folders ``parts`` (paths under ``root``) into ``tree``."""
+    for part in parts:
+        source, target = root / part, tree / part
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, target)
+        else:
+            shutil.copy2(source, target)
+
+
+def recipe_tree(root: Path, tree: Path) -> Path:
+    """A tiny project in ``tree``: a copy of the code and glue of the project at
+    ``root`` (its compiled files too, still valid, so that nothing compiles again),
+    the recipe's files written into the copy, and a mkdocs.yml building its page."""
+    _copy(root, tree, COPIED)
+    for path, text in RECIPE.items():
+        if path.startswith(("src/", "docs/")):
+            target = tree / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.unlink(missing_ok=True)  # a copy of the contributor's own page
+            target.write_text(text)
+    macros = yaml.safe_load((root / "mkdocs.yml").read_text().replace("!ENV", ""))
     settings = next(p["macros"] for p in macros["plugins"] if "macros" in str(p))
     config = {
         "site_name": "recipe",
@@ -161,6 +160,26 @@ def recipe_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     }
     (tree / "mkdocs.yml").write_text(yaml.safe_dump(config))
     return tree
+
+
+@contextlib.contextmanager
+def edited(tree: Path, edit: tuple[str, str]) -> Iterator[None]:
+    """The tiny project's page module with ``edit`` (old text, new text) made, for
+    the ``with`` block; its text restored after."""
+    module = tree / PAGE_MODULE
+    original = module.read_text()
+    assert edit[0] in original
+    module.write_text(original.replace(edit[0], edit[1]))
+    try:
+        yield
+    finally:
+        module.write_text(original)
+
+
+@pytest.fixture(scope="module")
+def recipe_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny project: a copy of this one's code and glue plus the recipe's files."""
+    return recipe_tree(ROOT, tmp_path_factory.mktemp("recipe"))
 
 
 def _build(tree: Path) -> subprocess.CompletedProcess:
@@ -224,17 +243,89 @@ def test_the_recipes_page_test_passes_and_can_fail(recipe_site: Path):
 def test_a_contributors_error_is_named_in_one_line_before_any_traceback(
     recipe_site: Path, edit: tuple[str, str], first_line: str
 ):
-    module = recipe_site / PAGE_MODULE
-    original = module.read_text()
-    assert edit[0] in original
-    module.write_text(original.replace(edit[0], edit[1]))
-    try:
+    with edited(recipe_site, edit):
         result = _build(recipe_site)
-    finally:
-        module.write_text(original)
     assert result.returncode != 0
     lines = [line for line in result.stderr.splitlines() if not line.startswith("INFO")]
     assert lines[0] == f"ERROR   -  {first_line}", result.stderr[-3000:]
+
+
+# A contributor's own page, not committed yet, named as the recipe's example: its
+# Markdown, page module and figure module.
+PLANTED = {
+    path: f"# {path}: a contributor's page, not committed yet\n"
+    for path in RECIPE
+    if not path.startswith("tests/")
+}
+
+
+def test_a_contributors_page_named_as_the_example_keeps_its_bytes(tmp_path: Path):
+    """A project (a copy, standing in for a contributor's clone) holds its own page
+    named as the example, untracked; the recipe's tiny site is made from it and each
+    error test's edit is made and undone: the contributor's files keep their bytes."""
+    clone = tmp_path / "clone"
+    _copy(ROOT, clone, (*COPIED, "mkdocs.yml"))
+    for path, text in PLANTED.items():
+        (clone / path).parent.mkdir(parents=True, exist_ok=True)
+        (clone / path).write_text(text)
+    tree = recipe_tree(clone, tmp_path / "recipe")
+    for edit in (FALSE_FACT, NO_CAPTION):
+        with edited(tree, edit):
+            assert (tree / PAGE_MODULE).read_text() != RECIPE[PAGE_MODULE]
+    assert {path: (clone / path).read_text() for path in PLANTED} == PLANTED
+
+
+def test_running_these_tests_leaves_git_status_and_a_contributors_page_alone(
+    tmp_path: Path,
+):
+    """These tests, run by pytest in a copy of the project (its tracked files, as
+    a commit of their own) that holds a contributor's page named as the example
+    (its page module staged, the rest untracked): `git status`, untracked files
+    included, and the page's bytes are the same after as before."""
+    tracked = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+    ).stdout.decode()
+    clone = tmp_path / "clone"
+    _copy(ROOT, clone, [p for p in tracked.split("\0") if (ROOT / p).is_file()])
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(clone)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "the project"], check=True)
+    for path, text in PLANTED.items():
+        (clone / path).write_text(text)
+    subprocess.run([*git, "add", PAGE_MODULE], check=True)  # staged, not committed
+
+    def status() -> str:
+        return subprocess.run(
+            [*git, "status", "--porcelain", "--untracked-files=all"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+
+    before = status()
+    path = Path(__file__).relative_to(ROOT)
+    this = f"{path}::{sys._getframe().f_code.co_name}"  # not again, in the copy
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    # one process, no cache folder written
+    pytest_ = [sys.executable, "-m", "pytest", "-q", "-n0", "-p", "no:cacheprovider"]
+    run = subprocess.run(
+        [*pytest_, str(path), "--deselect", this],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    # the contributor's page is not in CONTRIBUTING's map yet: only the map says so
+    failed = re.findall(r"^FAILED \S+::(test_\w+)", run.stdout, re.M)
+    assert run.returncode in (0, 1) and " passed" in run.stdout, run.stdout[-3000:]
+    maps = (
+        test_every_page_is_in_the_map,
+        test_a_pages_module_figures_and_tests_exist_where_the_map_says,
+    )
+    assert set(failed) <= {test.__name__ for test in maps}, run.stdout[-3000:]
+    assert status() == before
+    assert {path: (clone / path).read_text() for path in PLANTED} == PLANTED
 
 
 def test_the_pull_request_template_names_captions_and_facts_and_real_files():

@@ -5,7 +5,7 @@ Each page the build renders (every page for `make build`; the edited ones for a
 ``mha_site.drift`` for numbers typed by hand. Before any page is written, a
 finding fails the build with one line per number: the file, the line and the fix.
 `make build` then exits non-zero. `make serve` prints the same in the terminal and
-shows it at the top of the page, and keeps serving (a failed build would leave the
+shows it at the top of the page (docs/_glue/errors.py), and keeps serving (a failed build would leave the
 server waiting for a good one). Raw HTML links and Markdown links to an anchor are
 checked here too (``mha_site.anchors``), at their line, in the same one error: MkDocs'
 own anchor check runs after every page is written, so an error raised here hid it.
@@ -15,7 +15,6 @@ import importlib
 import logging
 import sys
 import time
-from html import escape
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
@@ -35,6 +34,7 @@ _RUN: dict = {
     "cpu": 0.0,  # the guard's own CPU time this build (budget: 0.5 s for a full build)
 }
 log = logging.getLogger("mkdocs.plugins.drift")
+TEMPLATE = "{{ }}"  # the text of a finding that the page's template does not parse
 
 
 def on_startup(command, dirty, **kwargs):
@@ -60,7 +60,14 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
     drift = _RUN["drift"]
     path = Path(page.file.abs_src_path)
     name = page.file.src_uri
-    _RUN["findings"] += drift.page_findings(path, name, _RUN["allowlist"])
+    found = drift.page_findings(path, name, _RUN["allowlist"])
+    _RUN["findings"] += found
+    if _RUN["serving"]:  # shown at the page's top (docs/_glue/errors.py); a template
+        # that does not parse is shown by the macros (docs/_glue/macros.py)
+        page.mha_build_errors = [
+            *getattr(page, "mha_build_errors", []),
+            *(("drift", str(f)) for f in found if f.text != TEMPLATE),
+        ]
     if path.suffix == ".md":
         source = path.read_text(encoding="utf-8")
         _RUN["links"] += [(name, *link) for link in drift.html_links(source)]
@@ -140,17 +147,3 @@ def on_env(env, config, files, **kwargs):
             raise PluginError("\n".join(parts))
         log.error("\n".join(parts))
     return env
-
-
-def on_page_content(html, page, **kwargs):
-    """While serving, a page with a hand-typed number says so at its top."""
-    found = [
-        f for f in _RUN["findings"] if getattr(f, "page", None) == page.file.src_uri
-    ]
-    if not found:
-        return html
-    items = "".join(f"<li>{escape(str(f))}</li>" for f in found)
-    return (
-        '<div class="admonition failure"><p class="admonition-title">Drift guard: '
-        f"`make build` will refuse this page</p><ul>{items}</ul></div>{html}"
-    )

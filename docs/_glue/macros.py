@@ -50,19 +50,26 @@ def _fresh_core() -> None:
         del sys.modules[name]
 
 
-# The page being rendered: its facts as stated so far, its figures' count, its source.
-_PAGE: dict = {"facts": None, "figures": 0, "where": "", "markdown": ""}
+# The page being rendered: its facts as stated so far, its figures' count, its source,
+# and, while serving, the errors it met (kind, one line), shown at its top.
+_PAGE: dict = {"facts": None, "figures": 0, "where": "", "markdown": "", "errors": []}
+# Whether errors are shown in their page (`make serve`: docs/_glue/serve.py turns
+# mkdocs-macros' on_error_fail off) instead of failing the build (`make build`).
+_SERVING = {"on": False}
 log = logging.getLogger("mkdocs.plugins.mha")
 
 
-def _fail(error: Exception, line: int | None = None) -> None:
+def _fail(error: Exception, line: int | None = None, kind: str = "value") -> None:
     """Log ``error`` as one line naming the page's file (and ``line``), then raise it
-    (mkdocs-macros prints the traceback after that line)."""
+    (mkdocs-macros prints the traceback after that line, or, while serving, shows the
+    page's errors instead of the page: ``on_post_page_macros``). ``kind`` is the
+    error's banner (``mha_site.errors.BANNERS``)."""
     errors = importlib.import_module("mha_site.errors")
     message = errors.first_line(str(error))
-    if not message.startswith(_PAGE["where"]):
+    if not errors.LOCATED.match(message):  # not yet named by its file and line
         message = f"{_PAGE['where']}:{line or 0}: {message}"
     log.error(message)
+    _PAGE["errors"].append((kind, message))
     raise error
 
 
@@ -93,7 +100,7 @@ class _Undefined(jinja2.StrictUndefined):
                     f"the page object has no value {name!r}; it has {values}"
                 )
             pattern = rf"\b{re.escape(name)}\b"
-            _fail(error, errors.line_of(_PAGE["markdown"], pattern))
+            _fail(error, errors.line_of(_PAGE["markdown"], pattern), "value")
 
 
 # Jinja binds the operators of an undefined value to its base class's failure at class
@@ -119,7 +126,7 @@ def _page_object(env):
     src, path = _source(env)
     where = f"docs/{src}"
     markdown = path.read_text(encoding="utf-8")
-    _PAGE.update(figures=0, where=where, markdown=markdown)
+    _PAGE.update(figures=0, where=where, markdown=markdown, facts=None, errors=[])
     module = importlib.import_module("mha_site.pages").page_module(src)
     try:
         page = (
@@ -128,26 +135,86 @@ def _page_object(env):
             else support.Page(facts={}, figures={})
         )
     except Exception as error:
-        at = importlib.import_module("mha_site.errors").where_raised(error, ROOT)
-        message = importlib.import_module("mha_site.errors").first_line(str(error))
-        log.error(f"{at or where}: {message} (building {module}.page() for {where})")
+        errors = importlib.import_module("mha_site.errors")
+        at = errors.where_raised(error, ROOT) or where
+        message = f"{at}: {errors.first_line(str(error))} (building {module}.page() for {where})"
+        log.error(message)
+        _PAGE["errors"].append(("page", message))
         raise
     _PAGE["facts"] = facts.PageFacts(page, where, markdown)
     return page
 
 
+def _syntax_error(env) -> bool:
+    """Whether the page's template does not parse (an unclosed ``{{``): said in one
+    line at its line, and kept to show in the page."""
+    try:  # the whole source, front matter included: Jinja's line is the file's
+        env.env.parse(_PAGE["markdown"])
+    except jinja2.TemplateSyntaxError as error:
+        message = f"{_PAGE['where']}:{error.lineno}: {error.message}"
+        log.error(message)
+        _PAGE["errors"].append(("template", message))
+        return True
+    return False
+
+
 def on_pre_page_macros(env) -> None:
-    """Before each page (MkDocs): give it its page object; figures numbered from 1."""
+    """Before each page (MkDocs): give it its page object; figures numbered from 1.
+    While serving, a page whose template does not parse or whose page object cannot
+    be built is rendered empty, and ``on_post_page_macros`` shows its error."""
     env.env.undefined = _Undefined  # mkdocs-macros' Jinja environment, made by now
-    env.variables["page"] = _Template(_page_object(env), env.page.meta)
+    _SERVING["on"] = not getattr(env, "config", {}).get("on_error_fail", True)
+    try:
+        page = _page_object(env)
+    except Exception:
+        if not _SERVING["on"]:
+            raise
+        env.variables["page"] = _Template(None, env.page.meta)
+        env.markdown = ""
+        return
+    env.variables["page"] = _Template(page, env.page.meta)
+    if _SERVING["on"] and _syntax_error(env):
+        env.markdown = ""
+
+
+def _declared_at() -> str:
+    """``<page module>:<line>`` where it declares the first fact its page never
+    states (the line naming the fact; the module's first line if none does)."""
+    facts = _PAGE["facts"]
+    name = sorted(set(facts.page.facts) - facts.used)[0]
+    src = _PAGE["where"].removeprefix("docs/")
+    module = sys.modules[importlib.import_module("mha_site.pages").page_module(src)]
+    path = Path(module.__file__)
+    errors = importlib.import_module("mha_site.errors")
+    line = errors.line_of(
+        path.read_text(encoding="utf-8"), rf"""["']{re.escape(name)}["']"""
+    )
+    where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    return f"{where}:{line or 1}"
 
 
 def on_post_page_macros(env) -> None:
-    """After each page (MkDocs): every fact its module declares was stated."""
-    unused = _PAGE["facts"].unused()
+    """After each page (MkDocs): every fact its module declares was stated (at the
+    module's line declaring the first one that was not). While serving, the page's
+    errors go on the page (``mha_build_errors``), shown at its top by
+    docs/_glue/errors.py; one that stopped its rendering leaves the errors alone
+    (mkdocs-macros wrote its traceback in place of the page)."""
+    failed = bool(_PAGE["errors"])
+    unused = None if failed else _PAGE["facts"].unused()
     if unused:
-        error = importlib.import_module("mha_site.facts").FactError(unused)
-        _fail(error)
+        error = importlib.import_module("mha_site.facts").FactError(
+            f"{_declared_at()}: {unused}"
+        )
+        try:
+            _fail(error, kind="unstated")
+        except ValueError:
+            if not _SERVING["on"]:
+                raise
+    if _SERVING["on"] and _PAGE["errors"]:  # shown by docs/_glue/errors.py
+        env.page.mha_build_errors = [*getattr(env.page, "mha_build_errors", [])]
+        env.page.mha_build_errors += _PAGE["errors"]
+        if failed:  # mkdocs-macros' traceback in place of the page: the banner alone
+            env.markdown = ""
 
 
 def define_env(env):
@@ -176,7 +243,7 @@ def define_env(env):
         try:
             return _PAGE["facts"].state(name, caller())
         except ValueError as error:  # FactError: the message names file and line
-            _fail(error)
+            _fail(error, kind="fact")
 
     @env.macro
     def holds(name: str) -> bool:
@@ -184,7 +251,7 @@ def define_env(env):
         try:
             return _PAGE["facts"].holds(name)
         except ValueError as error:
-            _fail(error)
+            _fail(error, kind="fact")
 
     @env.macro
     def figure(name: str) -> str:
@@ -199,7 +266,8 @@ def define_env(env):
                 LookupError(
                     f"{_PAGE['where']}:{line}: the page module has no figure "
                     f"{name!r}; it has {sorted(figures)}"
-                )
+                ),
+                kind="figure",
             )
         spec = figures[name]
         # mha.figures (and Matplotlib with it) imported by the first figure drawn
@@ -207,7 +275,7 @@ def define_env(env):
         try:
             svg = render(spec.draw, spec.alt, *spec.data)
         except Exception as error:
-            _fail(error, line)
+            _fail(error, line, "figure")
         _PAGE["figures"] += 1
         number = _PAGE["figures"]
         if number == 1:  # its card for a shared link (docs/_glue/social.py)

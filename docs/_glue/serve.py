@@ -10,7 +10,9 @@ so a prose edit under docs/ shows within two seconds. Three things make that saf
   an edit to the core every page that runs it), and the API reference pages that
   document it. Any other code edit (the glue, the theme, the site's tooling,
   mkdocs.yml) clears the output, so every page is built again. The core is imported
-  afresh every build (docs/_glue/macros.py);
+  afresh every build (docs/_glue/macros.py). A page of the API reference is never
+  rendered alone: its cross-references resolve only to pages of the same build, so
+  the whole reference renders with it (``reference``);
 - an edit saved while a build runs is newer than that build's start but may be older
   than the page it wrote: the next build renders every page edited since the previous
   build started, so the edit is never dropped;
@@ -30,6 +32,7 @@ seen too.
 
 import importlib
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -44,6 +47,8 @@ if str(ROOT / "src") not in sys.path:
     )  # mha_site: the build's tooling, not installed
 CODE = [ROOT / "src", ROOT / "docs" / "_glue", ROOT / "docs" / "_theme"]
 CONFIG = ROOT / "mkdocs.yml"
+# A link resolved by mkdocs-autorefs to a documented object: [title][mha.x.y], [mha.x][]
+_CROSS_REFERENCE = re.compile(r"\]\[mha\.[\w.]+\]|\[mha\.[\w.]+\]\[\]")
 _SERVE = {"serving": False, "started": None, "previous": None}
 POLL_SECONDS = 0.2
 
@@ -129,10 +134,25 @@ def stale(files, config, edited: list[Path]) -> list:
     return found
 
 
+def reference(files) -> list:
+    """The API reference: the pages that document modules (``::: mha.x``) and those
+    that link to what they document (``[title][mha.x.y]``). mkdocs-autorefs resolves
+    such a link only to a page rendered in the same build, so they render together
+    (one rendered alone shows its links to the others as literal brackets)."""
+    pages = importlib.import_module("mha_site.pages")
+    return [
+        file
+        for file in files.documentation_pages()
+        if (text := Path(file.abs_src_path).read_text(encoding="utf-8"))
+        and (pages.documented(text) or _CROSS_REFERENCE.search(text))
+    ]
+
+
 def on_files(files, config, **kwargs):
     """Render again every page whose code changed since the last build, and every
     page edited since the previous build started (an edit saved during that build may
-    be older than the output it wrote)."""
+    be older than the output it wrote); with one page of the API reference, all of
+    it (``reference``)."""
     marker = Path(config["site_dir"]) / "sitemap.xml"  # written by every build
     edited = changed_code(marker.stat().st_mtime) if marker.exists() else []
     pages = stale(files, config, edited) if edited else []
@@ -140,9 +160,15 @@ def on_files(files, config, **kwargs):
         clean_directory(config["site_dir"])
         return files
     since = _SERVE["previous"]
-    for file in files.documentation_pages():
-        source, output = Path(file.abs_src_path), Path(file.abs_dest_path)
-        prose_edit = since is not None and source.stat().st_mtime >= since
-        if (prose_edit or file in pages) and output.exists():
-            output.unlink()
+    render = [
+        file
+        for file in files.documentation_pages()
+        if file in pages
+        or (since is not None and Path(file.abs_src_path).stat().st_mtime >= since)
+    ]
+    group = reference(files) if render else []
+    if any(file in group for file in render):
+        render += group
+    for file in render:
+        Path(file.abs_dest_path).unlink(missing_ok=True)
     return files

@@ -17,11 +17,26 @@ assert block_line(text, "x = 1\\nraise ValueError") == 4  # the fence's line
 
 from __future__ import annotations
 
+import html
 import re
 import traceback
 from pathlib import Path
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+# A message that already names its file and line: ``docs/cost.md:4: ...``.
+LOCATED = re.compile(r"^[\w./-]+\.\w+:\d+: ")
+# Each kind of error a contributor can cause, and the title of the banner that shows
+# it at the top of its page under `make serve` (`make build` refuses the page).
+BANNERS = {
+    "template": "Template error: the page's {{ }} or {% %} does not parse",
+    "page": "The page module failed: its page object could not be built",
+    "fact": "A fact no longer holds (or is not the page module's)",
+    "unstated": "A fact is declared but never stated: the page module and its Markdown disagree",
+    "value": "The page reads a value its page object does not have",
+    "figure": "A figure is missing or could not be drawn",
+    "block": "A Python block of the page raised",
+    "drift": "Drift guard: numbers typed by hand",
+}
 
 
 def line_of(markdown: str, pattern: str) -> int:
@@ -90,3 +105,31 @@ def first_line(message: str) -> str:
     ```
     """
     return " ".join(line.strip() for line in str(message).splitlines() if line.strip())
+
+
+def banners(errors: list[tuple[str, str]]) -> str:
+    """One banner (HTML) per kind of the ``(kind, message)`` pairs ``errors``, each
+    listing its messages, in the order the kinds first appear: what `make serve`
+    shows at the top of a page that `make build` would refuse.
+
+    ```python
+    from mha_site.errors import banners
+
+    shown = banners([("fact", "docs/t.md:4: 'flatter' no longer holds (1 vs 2)")])
+    assert "A fact no longer holds" in shown and "docs/t.md:4: &#x27;flatter" in shown
+    ```
+    """
+    kinds: dict[str, list[str]] = {}
+    for kind, message in errors:
+        if kind not in BANNERS:
+            raise ValueError(
+                f"errors: unknown kind {kind!r}; expected one of {sorted(BANNERS)}"
+            )
+        kinds.setdefault(kind, []).append(message)
+    return "\n".join(
+        '<div class="admonition failure mha-build-error"><p class="admonition-title">'
+        f"{html.escape(BANNERS[kind])}. `make build` will refuse this page</p><ul>"
+        + "".join(f"<li><code>{html.escape(m)}</code></li>" for m in messages)
+        + "</ul></div>"
+        for kind, messages in kinds.items()
+    )

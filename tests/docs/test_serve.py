@@ -12,6 +12,7 @@ import ast
 import importlib
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -137,21 +138,34 @@ def test_a_page_whose_shown_code_imports_the_edited_module_is_rendered(site: dic
     assert _build(site) == ["cricket", "ffn"]
 
 
-@pytest.mark.parametrize(
-    ("edited", "rendered"),
-    [
-        ("figures/ffn.py", ["documents-figures", "ffn"]),  # a submodule it shows
-        ("pages/ffn.py", ["documents-ffn", "ffn"]),
-    ],
-)
-def test_the_api_reference_pages_documenting_the_edited_module_are_rendered(
-    site: dict, edited: str, rendered: list[str]
+@pytest.mark.parametrize("edited", ["figures/ffn.py", "pages/ffn.py"])
+def test_a_module_the_api_reference_documents_renders_the_whole_reference(
+    site: dict, edited: str
 ):
+    """mkdocs-autorefs resolves a cross-reference only to a page of the same build:
+    the reference renders as a whole (a page documenting mha.heads, which the edit
+    does not touch, and the overview linking to it included), or a page rendered
+    alone shows its links to the others as literal brackets."""
     _add_page(site, "documents-ffn", "::: mha.pages.ffn\n")
     _add_page(site, "documents-figures", "::: mha.figures\n")
     _add_page(site, "documents-heads", "::: mha.heads\n")
+    _add_page(site, "overview", "[`split_heads`][mha.heads.split_heads]\n")
     (site["code"] / edited).write_text("x = 2  # edited\n")
-    assert _build(site) == rendered
+    assert _build(site) == [
+        "documents-ffn",
+        "documents-figures",
+        "documents-heads",
+        "ffn",
+        "overview",
+    ]
+
+
+def test_a_prose_edit_of_a_reference_page_renders_the_whole_reference(site: dict):
+    _add_page(site, "documents-heads", "::: mha.heads\n")
+    _add_page(site, "overview", "[mha.heads.split_heads][] splits\n")
+    _build(site)  # the previous build
+    Path(site["pages"][-1].abs_src_path).write_text("[mha.heads][] splits\n")
+    assert _build(site) == ["documents-heads", "overview"]
 
 
 def test_a_core_edit_renders_every_page(site: dict):
@@ -172,7 +186,10 @@ def test_compiled_files_are_not_code_edits(site: dict):
 
 
 def test_make_serve_is_dirty_and_bench_times_make_serve():
-    serve = re.search(r"^serve:.*\n\t(.*)$", (ROOT / "Makefile").read_text(), re.M)
+    recipe = re.search(
+        r"^serve:.*\n((?:\t.*\n)+)", (ROOT / "Makefile").read_text(), re.M
+    )
+    serve = re.search(r"^\t(.*mkdocs serve.*)$", recipe[1], re.M)
     assert serve and "mkdocs serve --dirty" in serve[1]
     # the bench times what `make serve` runs (mkdocs itself: make would reinstall)
     from tests.bench.site import SERVE
@@ -288,3 +305,36 @@ def test_while_serving_an_edit_is_looked_for_five_times_a_second(
         server.observer.stop()
         server.observer.join()
     assert server._want_rebuild, f"the edit of {edited} was not seen"
+
+
+def test_make_serve_with_its_port_taken_fails_at_once_in_one_line(tmp_path: Path):
+    """The address is checked before anything is installed or built (the venv is not
+    even created): one line, naming a free address to serve on."""
+    venv = tmp_path / "venv"
+    # as typed at a prompt, not from inside another make (`make test`)
+    typed = {
+        k: v for k, v in os.environ.items() if not k.startswith(("MAKE", "MFLAGS"))
+    }
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        started = time.monotonic()
+        run = subprocess.run(
+            ["make", "serve", f"ADDR=127.0.0.1:{port}", f"VENV={venv}"],
+            cwd=ROOT,
+            env=typed,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        seconds = time.monotonic() - started
+    lines = (run.stdout + run.stderr).splitlines()
+    assert run.returncode != 0 and len(lines) == 1, lines
+    assert f"127.0.0.1:{port} is in use: run make serve ADDR=127.0.0.1:" in lines[0]
+    assert seconds < 5 and not venv.exists()
+
+
+def test_the_readme_says_how_to_serve_on_another_address():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "make serve ADDR=127.0.0.1:8001" in readme
