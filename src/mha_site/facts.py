@@ -15,7 +15,7 @@ is dead code. A sentence that legitimately changes with the values is an ``if`` 
 from mha.support.page import Fact, Page
 from mha_site.facts import FactError, PageFacts
 
-page = Page(facts={"tie": Fact(False, "0.5 vs 0.4")}, figures={})
+page = Page(facts={"tie": Fact(False, "0.5 vs 0.4", "a and b tie")}, figures={})
 facts = PageFacts(page, "docs/a.md", 'Two {% call fact("tie") %}tie{% endcall %}.\\n')
 try:
     facts.state("tie", "tie")

@@ -92,14 +92,40 @@ def test_a_small_number_printed_as_zero_is_found(tmp_path: Path):
 
 def test_a_false_fact_names_its_line_and_quotes_its_sentence():
     markdown = 'One.\nTwo {% call fact("tie") %}a tie{% endcall %}.\n'
-    false = Page(facts={"tie": Fact(False, "0.5 vs 0.4")}, figures={})
+    false = Page(facts={"tie": Fact(False, "0.5 vs 0.4", "a and b tie")}, figures={})
     with pytest.raises(FactError, match=r"^docs/x\.md:2: 'a tie' no longer holds"):
         PageFacts(false, "docs/x.md", markdown).state("tie", "a tie")
     twice = PageFacts(false, "docs/x.md", markdown + 'fact("tie")')
     with pytest.raises(FactError, match="used on lines"):
         twice.holds("tie")
-    unstated = PageFacts(Page(facts={"x": Fact(True, "1")}, figures={}), "d.md", "")
+    unstated = PageFacts(
+        Page(facts={"x": Fact(True, "1", "one is one")}, figures={}), "d.md", ""
+    )
     assert "never states: ['x']" in unstated.unused()
+
+
+def test_a_fact_without_a_description_is_refused():
+    with pytest.raises(TypeError, match="says"):
+        Fact(True, "1")  # type: ignore[call-arg]
+    for empty in ("", "   "):
+        with pytest.raises(ValueError, match="says: expected a one-line description"):
+            Fact(True, "1", empty)
+    with pytest.raises(TypeError, match="says: expected one line"):
+        Fact(True, "1", "two\nlines")
+    with pytest.raises(TypeError, match="qualitative: expected one line"):
+        Fact(True, "1", "one is one", qualitative=None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_fact_says_what_it_checks_in_one_line_of_its_own(page: Path):
+    facts = page_object(page).facts
+    described = {name: fact.says for name, fact in facts.items()}
+    assert all(says.strip() and "\n" not in says for says in described.values())
+    # two facts of a page with one description: one of them says the wrong thing,
+    # unless they are one check stated by two sentences (the same values)
+    for says, n in Counter(described.values()).items():
+        checks = {(f.holds, f.values) for f in facts.values() if f.says == says}
+        assert n == 1 or len(checks) == 1, f"{page.name}: {says!r} describes {n} facts"
 
 
 def test_a_changed_query_makes_the_cricket_tie_false():

@@ -279,35 +279,45 @@ def facts(
     first = min((d.sink for d in levels if d.dominated), default=np.inf)
     return {
         "sink_strongest": Fact(
-            s["sink"] == max(s.values()) and s["neighbour"] == second, f"strengths {s}"
+            s["sink"] == max(s.values()) and s["neighbour"] == second,
+            f"strengths {s}",
+            says="the sink's strength is the largest of the four relations and the neighbour band's the second",
         ),
         "same_word_spreads": Fact(
             np.allclose(cat, 1 / len(cat)),
             f"cat's same-word row {cat.round(3).tolist()}",
+            says='the same-word head gives each token of "cat"\'s row the same weight',
         ),
         "heads_differ": Fact(
             smallest >= ALIKE,
             f"smallest mean |difference| {smallest:.3f}, threshold {ALIKE}",
+            says="every two of the four heads' maps differ by at least 0.1 per cell on average",
         ),
         "one_head_dominated": Fact(
-            2 * led.sum() > len(led), f"{led.sum()} of {len(led)} rows"
+            2 * led.sum() > len(led),
+            f"{led.sum()} of {len(led)} rows",
+            says='"." takes the largest weight in more than half of the one-head map\'s rows',
         ),
         "the_exception": Fact(
             exceptions == ("the", "the")
             and s["part of speech"] + s["same word"] > s["sink"],
             f"rows not led by '.': {exceptions}; strengths {s}",
+            says='the rows not led by "." are the two "the", and part of speech plus same word outweigh the sink',
         ),
         "slider_turns": Fact(  # "." leads most rows from ``first`` up, none below
             all(d.dominated == (d.sink >= first) for d in levels),
             f"dominance by strength {[(d.sink, d.rows_led) for d in levels]}",
+            says='at every sink strength tried, "." leads most rows exactly from the first strength where it does',
         ),
         "two_heads_drowned": Fact(
             p.two_heads_the_to_the[1] < p.the_to_the[2],
             f"{p.two_heads_the_to_the[1]:.3f} vs {p.the_to_the[2]:.3f}",
+            says='with two heads, the first "the" gives the second less weight than in the same-word head of four',
         ),
         "blur_order": Fact(
             p.entropy_bits[1] > max(p.entropy_bits[2], p.entropy_bits[4]),
             f"entropy {p.entropy_bits}",
+            says="the one-head map's mean row entropy is above that of two heads and of four",
         ),
     }
 

@@ -444,39 +444,82 @@ def facts(
         "best_is_noise": Fact(
             abs(best["change"]) < best["error"] and len(rank["tied"]) > 1,
             f"best layer {best}, tied with it: {rank['tied']}",
+            says="the kindest layer's perplexity change is smaller than its standard error, and other layers tie with it",
         ),
         "worst_is_not": Fact(
-            worst["change"] > NOISE * worst["error"], f"worst layer {worst}"
+            worst["change"] > NOISE * worst["error"],
+            f"worst layer {worst}",
+            says="the worst layer's perplexity change is over NOISE (2) standard errors",
         ),
-        "rows_agree": Fact(g.nbytes == g.formula, f"{g.nbytes} vs {g.formula}"),
-        "same_answer": Fact(m.answer == g.answer, f"{m.answer!r} vs {g.answer!r}"),
-        "mha_logits": Fact(diff < 1e-4 * r.logit_scale, f"{diff} of {r.logit_scale}"),
-        "logits_exact": Fact(diff == 0, f"largest difference {diff}"),
+        "rows_agree": Fact(
+            g.nbytes == g.formula,
+            f"{g.nbytes} vs {g.formula}",
+            says="the grouped cache's bytes equal the formula's at every step",
+        ),
+        "same_answer": Fact(
+            m.answer == g.answer,
+            f"{m.answer!r} vs {g.answer!r}",
+            says="the model expanded to full MHA gives the same answer as the published one",
+        ),
+        "mha_logits": Fact(
+            diff < 1e-4 * r.logit_scale,
+            f"{diff} of {r.logit_scale}",
+            says="the expanded model's largest logit difference is under 1e-4 of the logits' scale",
+        ),
+        "logits_exact": Fact(
+            diff == 0,
+            f"largest difference {diff}",
+            says="the expanded model's logits equal the original's exactly",
+        ),
         "same_perplexity": Fact(
-            abs(r.mha_perplexity - ppl) < 1e-3 * ppl, f"{r.mha_perplexity} vs {ppl}"
+            abs(r.mha_perplexity - ppl) < 1e-3 * ppl,
+            f"{r.mha_perplexity} vs {ppl}",
+            says="the expanded model's perplexity is within 0.1% of the published model's",
         ),
         "no_longer_answers": Fact(
             q.answer != g.answer and mqa_ppl > 10 * ppl,
             f"MQA says {q.answer!r}, perplexity {mqa_ppl:.1f} vs {ppl:.1f}",
+            says="converted to MQA in every layer, the model answers differently and its perplexity is over ten times as high",
         ),
         "uneven": Fact(
-            mqa_ppl / 10 > layers.max() > 2 * layers.min(), f"perplexity {spread}"
+            mqa_ppl / 10 > layers.max() > 2 * layers.min(),
+            f"perplexity {spread}",
+            says="layer by layer, the worst MQA perplexity is over twice the best and under a tenth of converting all at once",
         ),
         "bars": Fact(
             close.mean() > 0.5 and (~close).any() and layers.max() < mqa_ppl / 10,
             f"{close.sum()} of {len(layers)} within 1.5 times {ppl:.1f}; {spread}",
+            says="most layers stay under 1.5 times the published perplexity, some do not, and all stay under a tenth of all at once",
         ),
-        "mqa_breaks": Fact(mqa_ppl > 10 * layers.max(), f"perplexity {spread}"),
+        "mqa_breaks": Fact(
+            mqa_ppl > 10 * layers.max(),
+            f"perplexity {spread}",
+            says="converting every layer at once gives over ten times the worst single layer's perplexity",
+        ),
         "uptrained_close": Fact(
-            abs(uptrained - multi_head) < 1, f"{uptrained} vs {multi_head}"
+            abs(uptrained - multi_head) < 1,
+            f"{uptrained} vs {multi_head}",
+            says="the paper's uptrained MQA-XXL scores within one point of MHA-XXL",
         ),
         "products_slower": Fact(
-            b["products_gb_per_s"] < b["read_bandwidth_gb_per_s"], f"GB/s: {b}"
+            b["products_gb_per_s"] < b["read_bandwidth_gb_per_s"],
+            f"GB/s: {b}",
+            says="the weight products stream fewer GB/s than one long read",
         ),
-        "prefill_faster": Fact(prefill > 3 * decode, f"{prefill} vs {decode} tokens/s"),
-        "target": Fact(ratio >= budget, f"{ratio} of the bound, target {budget}"),
+        "prefill_faster": Fact(
+            prefill > 3 * decode,
+            f"{prefill} vs {decode} tokens/s",
+            says="prefill processes over three times as many tokens per second as decoding",
+        ),
+        "target": Fact(
+            ratio >= budget,
+            f"{ratio} of the bound, target {budget}",
+            says="decoding reaches the budget's share of the memory-bandwidth bound",
+        ),
         "sink_heads": Fact(
-            kinds["first token"] > sum(kinds.values()) / 2, f"kinds {kinds}"
+            kinds["first token"] > sum(kinds.values()) / 2,
+            f"kinds {kinds}",
+            says="more than half of SmolLM2's heads are first-token heads",
         ),
     }
 
@@ -613,13 +656,21 @@ def decoding_facts(d: dict) -> dict[str, Fact]:
         "cache_always": Fact(
             all(cached > again for _, cached, again in spans),
             f"(context, cached q1, recompute q3) tokens/s: {spans}",
+            says="at every context, the cached decode's first quartile is faster than recomputing's third quartile",
         ),
         "gap_grows": Fact(
-            speedups[-1] > 4 * speedups[0], f"speed-ups by context {speedups}"
+            speedups[-1] > 4 * speedups[0],
+            f"speed-ups by context {speedups}",
+            says="the median speed-up at the longest context is over four times that at the shortest",
         ),
         "predicted_grows": Fact(
             predicted == sorted(predicted) and predicted[0] < 1.25 < predicted[-1],
             f"predicted MHA/GQA bytes by context {predicted}",
+            says="the predicted MHA/GQA ratio rises with the context, from under 1.25 to over it",
         ),
-        "busy": Fact(d["busy"], f"load {d['load']} on {d['cores']} cores"),
+        "busy": Fact(
+            d["busy"],
+            f"load {d['load']} on {d['cores']} cores",
+            says="the decode benchmark's machine was busy (load over its cores)",
+        ),
     }

@@ -264,38 +264,89 @@ def facts(task: Task, scan: Scan) -> dict[str, Fact]:
             task.excluded_answers == 0 and task.chance < excl,
             f"{task.excluded_answers} answers are x_t or the first token; "
             f"exclusion {excl}, chance {task.chance}",
+            says="no scored answer is the current token or the first token, and the exclusion baseline beats chance",
         ),
-        "one_layer": Fact(one.max() < two.min(), f"one layer {one}, two layers {two}"),
-        "one_below_twice": Fact((one < twice).all(), f"{one}, twice chance {twice}"),
+        "one_layer": Fact(
+            one.max() < two.min(),
+            f"one layer {one}, two layers {two}",
+            says="every one-layer model's accuracy is below every two-layer model's",
+        ),
+        "one_below_twice": Fact(
+            (one < twice).all(),
+            f"{one}, twice chance {twice}",
+            says="every one-layer model's accuracy is below twice chance",
+        ),
         "one_near_exclusion": Fact(
-            (np.abs(one - excl) < 0.01).all(), f"one layer {one}, exclusion {excl}"
+            (np.abs(one - excl) < 0.01).all(),
+            f"one layer {one}, exclusion {excl}",
+            says="every one-layer model's accuracy is within 0.01 of the exclusion baseline",
         ),
         "built_exact": Fact(
             all(row.covered == 1 for row in built)
             and all(row.elsewhere == 0 for row in built[:-1]),
             f"{built}",
+            says="each hand-built one-layer model is right on every offset it has heads for and never right elsewhere",
         ),
         "built_all": Fact(
             built[-1].overall == 1 and built[-1].n_heads == len(task.offsets) + 1,
             f"{built[-1]}, {len(task.offsets)} offsets",
+            says="the hand-built model with one head per offset and one more is right on every sequence",
         ),
-        "two_reach": Fact((two >= REACH).all(), f"two layers {two}"),
-        "count_guess": Fact(task.count_guess < twice < task.uniform_guess, guesses),
-        "louder": Fact(bool(_louder(scan)), f"{writes}, stream {scan.stream_norm}"),
-        "partners": Fact(all(row[3] >= 0.5 for row in heads), f"{heads}"),
-        "second_copy": Fact(scan.loss_second < scan.loss_first / 2, losses),
+        "two_reach": Fact(
+            (two >= REACH).all(),
+            f"two layers {two}",
+            says="every two-layer model's accuracy is at least REACH (0.9)",
+        ),
+        "count_guess": Fact(
+            task.count_guess < twice < task.uniform_guess,
+            guesses,
+            says="the count guess scores below twice chance on these sequences and above it on uniform ones",
+        ),
+        "louder": Fact(
+            bool(_louder(scan)),
+            f"{writes}, stream {scan.stream_norm}",
+            says="in some layer a sublayer writes more than the stream it joins",
+        ),
+        "partners": Fact(
+            all(row[3] >= 0.5 for row in heads),
+            f"{heads}",
+            says="each of the strongest induction heads has a previous-token head scoring 0.5 or more in an earlier layer",
+        ),
+        "second_copy": Fact(
+            scan.loss_second < scan.loss_first / 2,
+            losses,
+            says="the mean loss on the second copy is under half that on the first copy",
+        ),
         "ablation": Fact(
             scan.loss_top > scan.loss_random.max(),
             f"{scan.loss_top} vs {scan.loss_random}",
+            says="zeroing the strongest induction heads costs more loss than zeroing any random set of as many heads",
         ),
-        "sinks": Fact(len(below) < len(scan.first_token) / 2, sinks),
-        "below_even": Fact(bool(below), sinks),
-        "massive": Fact(_norm_ratio(scan).max() > 10 * OUTSIZED, by_ratio),
-        "co_occur": Fact(quiet["share"][1] < loud["share"][0], by_ratio),
+        "sinks": Fact(
+            len(below) < len(scan.first_token) / 2,
+            sinks,
+            says="fewer than half of the layers put no more weight on the first token than an even spread",
+        ),
+        "below_even": Fact(
+            bool(below),
+            sinks,
+            says="at least one layer puts no more weight on the first token than an even spread",
+        ),
+        "massive": Fact(
+            _norm_ratio(scan).max() > 10 * OUTSIZED,
+            by_ratio,
+            says="in some layer, the first token's stream norm is over 10 times OUTSIZED (2) times the others' mean",
+        ),
+        "co_occur": Fact(
+            quiet["share"][1] < loud["share"][0],
+            by_ratio,
+            says="every layer whose first-token stream is under 2 times the others' gives it less weight than every other layer",
+        ),
         "not_by_size": Fact(
             before["ratio"][1] < after["ratio"][0]
             and after["share"][2] < before["share"][2],
             by_ratio,
+            says="after the jump, the first token's stream ratio is above every earlier one, yet its mean weight is lower",
         ),
     }
 
