@@ -167,6 +167,15 @@ def on_post_page_macros(env) -> None:
     if unused:
         error = importlib.import_module("mha_site.facts").FactError(unused)
         _fail(error)
+    facts = importlib.import_module("mha_site.facts")
+    for name in facts.unshown(env.markdown, _PAGE["facts"].page.facts):
+        line = _PAGE["facts"].lines.get(name, [0])[0]
+        fact = _PAGE["facts"].page.facts[name]
+        log.error(
+            f"{_PAGE['where']}:{line}: the sentence of fact {name!r} prints none of "
+            f"the values it reads ({fact.values}): print one beside it, or declare "
+            "the fact qualitative with its reason (Fact(..., qualitative=...))"
+        )
     evidence = importlib.import_module("mha_site.evidence")
     checked = _PAGE["checked"]
     checked.figures = _PAGE["figures"]

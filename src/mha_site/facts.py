@@ -170,3 +170,80 @@ def _block_before(text: str) -> str:
         if re.sub(r"\{%.*?%\}", "", block, flags=re.S).strip():
             return block
     return ""
+
+
+NUMBER = re.compile(r"(?<![\w.])[-−]?\d[\d,]*(?:\.\d+)?(?:e[-+−]?\d+)?(%)?(?![\w])")
+VALUE = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?", re.I)
+
+
+def _printed(number: str) -> tuple[float, float, bool]:
+    """A printed number's value, the half-width of its last digit, and whether it
+    is a percentage (``45.0%`` is 0.45 to within 0.0005)."""
+    percent = number.endswith("%")
+    body = number.rstrip("%").replace(",", "").replace("−", "-")
+    mantissa, _, exponent = body.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    half = 0.5 * 10.0 ** (-decimals) * 10.0 ** int(exponent or 0)
+    return float(body), half, percent
+
+
+def shown(paragraph: str, values: str) -> bool:
+    """Whether ``paragraph`` (rendered text) prints one of the numbers of a fact's
+    ``values``, at the precision it prints it (``45.0%`` shows 0.4500012; ``0.768``
+    shows 0.76812; ``1,024`` shows 1024).
+
+    ```python
+    from mha_site.facts import shown
+
+    values = "one head's weights on Kohli, his, century: [0.45, 0.45, 0.1]"
+    assert shown('"His" gives 45.0% of its attention to "Kohli"', values)
+    assert shown("century gets 0.100", values)
+    assert not shown("the right antecedent gets 12.5%", values)
+    ```
+    """
+    read = [float(v) for v in VALUE.findall(values)]
+    for match in NUMBER.finditer(paragraph):
+        number, half, percent = _printed(match[0])
+        scale = 100.0 if percent else 1.0
+        if any(abs(v * scale - number) <= half * (1 + 1e-9) for v in read):
+            return True
+    return False
+
+
+_POPOVER = re.compile(r'<span class="mha-evidence".*?</a></span>', re.S)
+_TAG = re.compile(r"<[^>]*>")
+_BLOCKS = re.compile(r"\n\s*\n")
+
+
+def unshown(rendered: str, facts: dict) -> list[str]:
+    """The stated facts of a rendered page (Markdown with its markers, before HTML)
+    whose sentence's paragraph prints none of the fact's values (``shown``), except
+    those declared qualitative. The paragraph is read with the block before it (a
+    table or sentence it follows) and a table right after it; figures are not read.
+
+    ```python
+    from mha.support.page import Fact
+    from mha_site.facts import unshown
+
+    tie = Fact(True, "[0.45, 0.45, 0.1]", "a tie")
+    text = 'Kohli gets 45.0%.\\n\\nA tie<button popovertarget="mha-ev-tie"></button>.'
+    bare = 'Intro.\\n\\nA tie<button popovertarget="mha-ev-tie"></button>.'
+    assert unshown(text, {"tie": tie}) == [] and unshown(bare, {"tie": tie}) == ["tie"]
+    ```
+    """
+    blocks = [
+        b for b in _BLOCKS.split(rendered) if not b.lstrip().startswith("<figure")
+    ]
+    found = []
+    for name, fact in facts.items():
+        mark = f'popovertarget="mha-ev-{name}"'
+        at = next((i for i, b in enumerate(blocks) if mark in b), None)
+        if at is None or fact.qualitative:
+            continue
+        near = blocks[max(0, at - 1) : at + 1]
+        if at + 1 < len(blocks) and blocks[at + 1].lstrip().startswith("|"):
+            near.append(blocks[at + 1])
+        text = _TAG.sub(" ", _POPOVER.sub(" ", "\n\n".join(near)))
+        if not shown(text, fact.values):
+            found.append(name)
+    return found

@@ -456,6 +456,7 @@ def facts(
             f"core grows {core:.2f} ms; the rest spans {high - low:.2f} ms; the core's "
             f"quartile ranges {'do not overlap' if apart else 'overlap'}",
             says="the attention core's growth from one head to the most is larger than the rest's span, and their quartile ranges do not overlap",
+            qualitative="an ordering of measured medians and quartiles, printed in the table above",
         ),
         "rest_flat": Fact(  # under load the page says only that it cannot tell
             not quiet or high - low < core,
@@ -487,6 +488,7 @@ def facts(
             2 * len(below) > len(layers),
             f"{len(below)} of {len(layers)} contexts under their crossover",
             says="more than half of the models have a context shorter than their crossover",
+            qualitative="a count over the rows of the table above, each context against its crossover",
         ),
     }
 

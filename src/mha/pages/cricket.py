@@ -132,6 +132,7 @@ def facts(
             ),
             "weights before and after tripling v(century)",
             says="tripling v(century) leaves every weight of the single head and of both heads unchanged",
+            qualitative="an identity over every weight of three runs (np.allclose); the weights after are printed beside it",
         ),
         "a_unmoved": Fact(
             np.array_equal(tripled.head_a.output, example.head_a.output),

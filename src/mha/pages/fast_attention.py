@@ -271,11 +271,13 @@ def facts(
             all(3.5 < g < 4.5 for g in naive_growth),
             f"naive growth per doubling {np.round(naive_growth, 2).tolist()}",
             says="the naive peak grows by between 3.5 and 4.5 times at every doubling of n",
+            qualitative="a ratio between rows of the table above, which prints the peaks in MB",
         ),
         "linear": Fact(
             all(g <= 2.0 for g in tiled_growth),
             f"tiled growth per doubling {np.round(tiled_growth, 2).tolist()}",
             says="the tiled peak grows by at most two times at every doubling of n",
+            qualitative="a ratio between rows of the table above, which prints the peaks in MB",
         ),
         "eighth": Fact(
             last["tiled"] * 8 <= last["naive"],

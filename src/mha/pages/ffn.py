@@ -73,6 +73,7 @@ def facts(
             relu.linear_gap < 1e-12,
             f"largest gap {relu.linear_gap}",
             says="the first token's output differs from x W_V W_O by under 1e-12",
+            qualitative="an exact equality, said in words (the largest difference is zero) when it holds exactly",
         ),
         "linear_exact": Fact(
             relu.linear_gap == 0,

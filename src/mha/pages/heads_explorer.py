@@ -287,6 +287,7 @@ def facts(
             np.allclose(cat, 1 / len(cat)),
             f"cat's same-word row {cat.round(3).tolist()}",
             says='the same-word head gives each token of "cat"\'s row the same weight',
+            qualitative="a tie: every weight of the row is equal, as the map above shows",
         ),
         "heads_differ": Fact(
             smallest >= ALIKE,

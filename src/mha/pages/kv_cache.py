@@ -561,7 +561,8 @@ def facts(
         ),
         "llama70_absent": Fact(
             weights > EXAMPLE_MEMORY,
-            f"{weights} bytes of weights, {EXAMPLE_MEMORY} of memory",
+            f"{weights} bytes ({weights / GIB:.2f} GiB) of weights, "
+            f"{EXAMPLE_MEMORY} ({EXAMPLE_MEMORY_GIB} GiB) of memory",
             says="Llama-2 70B's weights alone take more than the example's memory",
         ),
         "tradeoff": Fact(
@@ -575,6 +576,7 @@ def facts(
             and large.row.average_score < min(scores),
             f"MHA-Large {large.row}",
             says="MHA-Large is slower and scores lower than both MQA-XXL and GQA-8-XXL",
+            qualitative="an ordering read from the paper's table above",
         ),
         "tradeoff_middle": Fact(
             recovered > 0.5 and gqa.speedup / mqa.speedup > 0.5,

@@ -339,6 +339,7 @@ def facts(
             np.allclose(out, whole.out) and np.allclose(weights, whole.weights),
             "whole_layer() against layer(x)",
             says="the step-by-step layer's outputs and weights equal the layer's own call",
+            qualitative="an identity over every output and weight (np.allclose), which the block below prints",
         ),
         "same_params": Fact(
             params_one == params,
@@ -347,13 +348,14 @@ def facts(
         ),
         "bare_own": Fact(
             own == [1] * h and bare.outside_own_slice == 0,
-            f"slices moved {own}",
+            f"slices moved {own}, largest change outside {bare.outside_own_slice}",
             says="without W_O, changing a head moves its own output slice only, and nothing outside it",
         ),
         "mixed_every": Fact(
             every == [h] * h,
             f"slices moved {every}",
             says="with W_O, changing any head moves every slice of the output",
+            qualitative="a count of the output slices each head moves; the smallest move is printed beside it",
         ),
         "wide_same": Fact(
             wide.param_count == params,

@@ -460,6 +460,7 @@ def facts(
             m.answer == g.answer,
             f"{m.answer!r} vs {g.answer!r}",
             says="the model expanded to full MHA gives the same answer as the published one",
+            qualitative="an identity of two answers; the answer is printed beside it",
         ),
         "mha_logits": Fact(
             diff < 1e-4 * r.logit_scale,
@@ -490,6 +491,7 @@ def facts(
             close.mean() > 0.5 and (~close).any() and layers.max() < mqa_ppl / 10,
             f"{close.sum()} of {len(layers)} within 1.5 times {ppl:.1f}; {spread}",
             says="most layers stay under 1.5 times the published perplexity, some do not, and all stay under a tenth of all at once",
+            qualitative="an ordering of the bars of the figure above",
         ),
         "mqa_breaks": Fact(
             mqa_ppl > 10 * layers.max(),
@@ -510,6 +512,7 @@ def facts(
             prefill > 3 * decode,
             f"{prefill} vs {decode} tokens/s",
             says="prefill processes over three times as many tokens per second as decoding",
+            qualitative="a ratio of the measured speeds, printed in the table above",
         ),
         "target": Fact(
             ratio >= budget,

@@ -320,7 +320,7 @@ def facts(
         "uniform": Fact(
             np.allclose(scores[0], scores[0, 0])
             and np.allclose(weights[0], weights[0].mean()),
-            f"scores of the {scores[0].tolist()}",
+            f"scores of the {scores[0].tolist()}, weights {weights[0].tolist()}",
             says='every score of "the" (a zero query) is equal, and so is every one of its weights',
         ),
         "within_noise": Fact(
@@ -368,6 +368,7 @@ def facts(
             and np.allclose(shuffle.weights, weights[np.ix_(order, order)]),
             f"order {order}",
             says="after shuffling the tokens, each token's output and weights equal its unshuffled ones, reordered",
+            qualitative="an identity over every output and weight (np.allclose), which the block above prints",
         ),
         "batch_equal": Fact(
             max(batch.right, batch.left) <= batch.tolerance,

@@ -348,6 +348,7 @@ def facts(s: Studies) -> dict[str, Fact]:
             _offset_gap(c, top) < 0.01,
             f"largest change {_offset_gap(c, top)}",
             says="no induction head's sender score changes by 0.01 or more between offset 1 and the mean over offsets",
+            qualitative="a bound: no score moves by a hundredth, below the precision the table prints",
         ),
         "patch_collapses": Fact(
             (q.patched < q.clean / 10).all(),
@@ -378,6 +379,7 @@ def facts(s: Studies) -> dict[str, Fact]:
             (q.first_token_moved < q.first_token).sum() > len(q.first_token) / 2,
             f"weights {q.first_token}, moved {q.first_token_moved}",
             says="in more than half of the layers, the first token's share of what moves is below its share of the weight",
+            qualitative="a count of layers (printed) of a comparison drawn in the figure above",
         ),
         "still_moves": Fact(
             np.median(q.first_token_moved) > 2 * scan.uniform_first_token,

@@ -423,11 +423,13 @@ def facts(
             slope[:half].mean() > slope[half:].mean(),
             f"mean slope {slope[:half].mean():.4f} then {slope[half:].mean():.4f}",
             says="the cosine's mean slope over the first half of the removals is gentler than over the second",
+            qualitative="a change of slope of the curve in the figure above",
         ),
         "retrieval_flat": Fact(
             moved <= 2,
             f"largest move {moved} queries",
             says="removing heads one after another moves retrieval by at most two queries",
+            qualitative="a bound on the retrieval curve of the figure above and the table below",
         ),
         "words_themselves": Fact(
             p.at(p.n_heads)[1] > 0.5,
