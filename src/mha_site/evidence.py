@@ -106,11 +106,11 @@ def marker(name: str, fact: Fact, url: str, where: str = "") -> str:
         fact.qualitative
     )
     return (
-        f'<button type="button" class="mha-mark" popovertarget="{target}" '
-        f'aria-controls="{target}" aria-expanded="false" '
+        f'<button type="button" class="mha-mark" aria-controls="{target}" '
+        'aria-expanded="false" '
         f'aria-describedby="{target}" data-search-exclude>'
         '<span class="mha-hidden">How this sentence is checked</span></button>'
-        f'<span class="mha-evidence" id="{target}" popover role="dialog" '
+        f'<span class="mha-evidence" id="{target}" popover="manual" role="dialog" '
         f'aria-label="How this sentence is checked" data-search-exclude '
         f'data-fact="{html.escape(name)}">'
         f'<span class="mha-says">Checked at build: {text(fact.says)}.{text(kind)}</span>'

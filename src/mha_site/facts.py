@@ -226,8 +226,8 @@ def unshown(rendered: str, facts: dict) -> list[str]:
     from mha_site.facts import unshown
 
     tie = Fact(True, "[0.45, 0.45, 0.1]", "a tie")
-    text = 'Kohli gets 45.0%.\\n\\nA tie<button popovertarget="mha-ev-tie"></button>.'
-    bare = 'Intro.\\n\\nA tie<button popovertarget="mha-ev-tie"></button>.'
+    text = 'Kohli gets 45.0%.\\n\\nA tie<button aria-controls="mha-ev-tie"></button>.'
+    bare = 'Intro.\\n\\nA tie<button aria-controls="mha-ev-tie"></button>.'
     assert unshown(text, {"tie": tie}) == [] and unshown(bare, {"tie": tie}) == ["tie"]
     ```
     """
@@ -236,7 +236,7 @@ def unshown(rendered: str, facts: dict) -> list[str]:
     ]
     found = []
     for name, fact in facts.items():
-        mark = f'popovertarget="mha-ev-{name}"'
+        mark = f'aria-controls="mha-ev-{name}"'
         at = next((i for i, b in enumerate(blocks) if mark in b), None)
         if at is None or fact.qualitative:
             continue

@@ -130,7 +130,7 @@ def test_every_fact_says_what_it_checks_in_one_line_of_its_own(page: Path):
 
 def test_a_sentence_that_prints_none_of_its_facts_values_is_refused():
     tie = Fact(True, "weights [0.45, 0.45, 0.1]", "a and b tie")
-    mark = '<button popovertarget="mha-ev-tie"></button>'
+    mark = '<button aria-controls="mha-ev-tie"></button>'
     shown = f'"His" gives 45.0% to "Kohli", {mark}as much to itself.'
     assert unshown(shown, {"tie": tie}) == []
     for wrong in ("12.5%", "0.46", "4"):  # another value, or another precision's
