@@ -176,6 +176,13 @@ def on_post_page_macros(env) -> None:
             f"the values it reads ({fact.values}): print one beside it, or declare "
             "the fact qualitative with its reason (Fact(..., qualitative=...))"
         )
+    for line, sentence in facts.unguarded(_PAGE["markdown"]):
+        log.error(
+            f"{_PAGE['where']}:{line}: {sentence!r} compares two things outside any "
+            "fact: write it inside the fact that checks it, {% call fact(...) %}, or "
+            "print the values it compares (mha_site.facts.UNGUARDED lists the "
+            "comparisons that need neither, with their reasons)"
+        )
     evidence = importlib.import_module("mha_site.evidence")
     checked = _PAGE["checked"]
     checked.figures = _PAGE["figures"]

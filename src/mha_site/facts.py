@@ -247,3 +247,112 @@ def unshown(rendered: str, facts: dict) -> list[str]:
         if not shown(text, fact.values):
             found.append(name)
     return found
+
+
+# "more … than", "less … than", …: a sentence that compares two things by size.
+COMPARES = re.compile(
+    r"\b(?:more|less|fewer|larger|smaller|higher|lower|greater|weaker|stronger)\b"
+    r"[^.!?]{0,60}?\bthan\b",
+    re.I,
+)
+# Sentences that compare without a computed value of the page, each with its reason:
+# the start of the sentence (whitespace folded), and why it needs no fact.
+UNGUARDED = {
+    "the model reads them less for what they say than": "a cited paper's reading",
+    "more heads means more parameters": "a belief the page then refutes, quoted",
+    "link such sinks to *massive activations*": "a cited paper's finding",
+    "Fewer K/V heads, smaller cache, but your team": "an exercise's premise",
+    "checks that the result is the same, measures the memory": (
+        "what the page sets out to show, shown by the facts below"
+    ),
+    "FlashAttention loads a block of": "a cited paper's bound, in symbols",
+    "With more heads than relations the extra heads": (
+        "a condition on h (above the number of relations), not a result"
+    ),
+}
+
+
+def unguarded(markdown: str) -> list[tuple[int, str]]:
+    """``(line, sentence)`` of each sentence of ``markdown``'s prose that compares
+    two things by size ("less weight on Kohli than …") outside any
+    ``{% call fact %}``, printing no value, and not explained in ``UNGUARDED``: a
+    comparison the build cannot check. Questions, headings and code are not read,
+    nor a clause that continues a guarded sentence.
+
+    ```python
+    from mha_site.facts import unguarded
+
+    plain = 'Head A puts less weight on "Kohli" than the single head does.'
+    fact = '{% call fact("a") %}Head A puts less weight on it than one head{% endcall %}.'
+    assert unguarded(plain) == [(1, plain)] and unguarded(fact) == []
+    assert unguarded("Is one head less costly than two?") == []
+    ```
+    """
+    blanked = re.sub(r"^(`{3,}|~{3,}).*?^\1", _blank, markdown, flags=re.S | re.M)
+    blanked = STATED.sub(lambda m: "FACT" + "\n" * m[0].count("\n"), blanked)
+    blanked = re.sub(r"^#.*$", _blank, blanked, flags=re.M)
+    found, start = [], 0
+    for end in [*(m.end() for m in SENTENCE_END.finditer(blanked)), len(blanked)]:
+        sentence = " ".join(blanked[start:end].split())
+        at = start + len(blanked[start:end]) - len(blanked[start:end].lstrip())
+        start = end
+        if (
+            COMPARES.search(sentence)
+            and "{{" not in sentence
+            and "FACT" not in sentence  # a clause of a guarded sentence
+            and not sentence.endswith("?")
+            and not any(known in sentence for known in UNGUARDED)
+        ):
+            found.append((blanked.count("\n", 0, at) + 1, sentence))
+    return found
+
+
+def _blank(match: re.Match) -> str:
+    """A match replaced by as many line ends: line numbers stay where they were."""
+    return "\n" * match[0].count("\n")
+
+
+_PRINTED = re.compile(r"\{\{(.*?)\}\}", re.S)
+_POSITIONAL = re.compile(r"\bweights(?:\[\s*-?\d+\s*\])+")
+_KEYED = re.compile(r"""\[\s*["']([^"']+)["']\s*\]""")
+
+
+def _plain(words: str) -> str:
+    return " ".join(words.lower().replace("-", " ").split())
+
+
+def mislabelled(markdown: str) -> list[tuple[int, str]]:
+    """``(line, printed expression)`` of each value printed beside a name it may not
+    belong to: a weight picked by position (``weights[0]``) in a sentence that names
+    a token in quotes, or a value picked by a name (``weight["Kohli"]``) that its
+    sentence does not write (a name written elsewhere in the same sentence passes:
+    the check is by sentence). A value that belongs to a named thing is printed from a
+    mapping keyed by the name, so the label and the value are checked together.
+
+    ```python
+    from mha_site.facts import mislabelled
+
+    good = 'It gives {{ page.weight["Kohli"] | pct }} to "Kohli".'
+    by_position = 'It gives {{ run.weights[0] | pct }} to "Kohli".'
+    wrong_key = 'It gives {{ page.weight["century"] | pct }} to "Kohli" and "his".'
+    assert mislabelled(good) == []
+    assert mislabelled(by_position) == [(1, "run.weights[0] | pct")]
+    assert mislabelled(wrong_key) == [(1, 'page.weight["century"] | pct')]
+    ```
+    """
+    found, start = [], 0
+    for end in [*(m.end() for m in SENTENCE_END.finditer(markdown)), len(markdown)]:
+        sentence, at = markdown[start:end], start
+        start = end
+        words = _PRINTED.sub(" ", re.sub(r"\{%.*?%\}", " ", sentence, flags=re.S))
+        named = re.findall(r'"([^"{}]+)"', words)
+        for match in _PRINTED.finditer(sentence):
+            expr = " ".join(match[1].split())
+            keys = _KEYED.findall(expr)
+            wrong = (named and _POSITIONAL.search(expr)) or any(
+                _plain(k) not in _plain(words) for k in keys
+            )
+            if wrong:
+                line = markdown.count("\n", 0, at + match.start()) + 1
+                found.append((line, expr))
+    return found

@@ -36,6 +36,14 @@ def page() -> Page:
         extended=extended,
         tripled=tripled,
         tokens=cricket.TOKENS,
+        # each run's weight on each token, by the token's name: a sentence that names
+        # a token prints its weight from here, so the name and the value agree
+        weight={
+            run: dict(
+                zip(cricket.TOKENS, getattr(example, run).weights.tolist(), strict=True)
+            )
+            for run in ("full", "head_a", "head_b")
+        },
         cost=cost,
         facts=facts(example, extended, tripled) | cost_facts(cost),
         figures=figures(example, extended),
