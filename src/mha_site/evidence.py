@@ -31,8 +31,9 @@ from pathlib import Path
 from mha.support.page import Fact
 
 # Characters that Markdown, KaTeX's delimiters or a table would read in the popover's
-# text: written as character references, which the browser shows as themselves.
-_MARKDOWN = {c: f"&#{ord(c)};" for c in "\\`*_{}[]()#+-.!|$<>&~^"}
+# text, inside a line (none starts one): written as character references, which the
+# browser shows as themselves.
+_MARKDOWN = {c: f"&#{ord(c)};" for c in "\\`*_{}[]|$<>&~^"}
 
 
 def text(words: str) -> str:
@@ -41,7 +42,7 @@ def text(words: str) -> str:
     ```python
     from mha_site.evidence import text
 
-    assert text("a_b | $x$ <y>") == "a&#95;b &#124; &#36;x&#36; &#60;y&#62;"
+    assert text("a_b | $x$ <y>.") == "a&#95;b &#124; &#36;x&#36; &#60;y&#62;."
     ```
     """
     return "".join(_MARKDOWN.get(c, c) for c in " ".join(str(words).split()))

@@ -194,4 +194,4 @@ def test_the_foot_of_a_page_counts_what_the_build_checked(built_site: Path) -> N
         r"executed, [1-9]\d* figures drawn",
         foot[0],
     )
-    assert "tests/pages/test&#95;cricket&#46;py" in foot[0]
+    assert "tests/pages/test&#95;cricket.py" in foot[0]
