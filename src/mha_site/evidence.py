@@ -108,9 +108,8 @@ def marker(name: str, fact: Fact, url: str, where: str = "") -> str:
     )
     return (
         f'<button type="button" class="mha-mark" aria-controls="{target}" '
-        'aria-expanded="false" '
-        f'aria-describedby="{target}" data-search-exclude>'
-        '<span class="mha-hidden">How this sentence is checked</span></button>'
+        'aria-expanded="false" aria-label="How this sentence is checked" '
+        f'aria-describedby="{target}" data-search-exclude></button>'
         f'<span class="mha-evidence" id="{target}" popover="manual" role="dialog" '
         f'aria-label="How this sentence is checked" data-search-exclude '
         f'data-fact="{html.escape(name)}">'
