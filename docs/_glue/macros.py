@@ -247,10 +247,13 @@ def _evidence_marker(name: str) -> str:
         line = evidence.fact_line(path, name)
         if line:
             where = f"{path.relative_to(ROOT).as_posix()}, line {line}"
-            return evidence.marker(name, fact, _code().url(path, line), where)
+            chooses = name in _PAGE["facts"].choosing
+            url = _code().url(path, line)
+            return evidence.marker(name, fact, url, where, chooses)
     path = _module_files(_PAGE["module"])[0]
     where = path.relative_to(ROOT).as_posix()
-    return evidence.marker(name, fact, _code().url(path), where)
+    chooses = name in _PAGE["facts"].choosing
+    return evidence.marker(name, fact, _code().url(path), where, chooses)
 
 
 def _count_printed(value):

@@ -97,12 +97,19 @@ class Code:
         return path.as_uri() + anchor
 
 
-def marker(name: str, fact: Fact, url: str, where: str = "") -> str:
+def marker(
+    name: str, fact: Fact, url: str, where: str = "", chooses: bool = False
+) -> str:
     """The button after fact ``name``'s sentence and its popover, on one line.
 
     ``url`` links the fact's code; ``where`` names it (``src/mha/pages/x.py:12``).
+    ``chooses``: the sentence picks its words by the fact (``holds``), so the popover
+    says whether it holds in this build.
     """
     target = f"mha-ev-{name}"
+    verdict = (
+        f": {'true' if fact.holds else 'false'}, and the words follow it" * chooses
+    )
     kind = f" Stated without a printed value: {fact.qualitative}." * bool(
         fact.qualitative
     )
@@ -113,7 +120,8 @@ def marker(name: str, fact: Fact, url: str, where: str = "") -> str:
         f'<span class="mha-evidence" id="{target}" popover="manual" role="dialog" '
         f'aria-label="How this sentence is checked" data-search-exclude '
         f'data-fact="{html.escape(name)}">'
-        f'<span class="mha-says">Checked at build: {text(fact.says)}.{text(kind)}</span>'
+        f'<span class="mha-says">Checked at build: {text(fact.says)}{text(verdict)}.'
+        f"{text(kind)}</span>"
         f'<span class="mha-values">Values: <code>{text(fact.values)}</code></span>'
         f'<a class="mha-code" href="{html.escape(url)}">fact {text(repr(name))} in '
         f"{text(where or 'the page module')}</a></span>"

@@ -68,6 +68,25 @@ def stated(markdown: str) -> set[str]:
     return {match[2] for match in USE.finditer(markdown) if match[1] == "fact"}
 
 
+def choosing(markdown: str) -> set[str]:
+    """The facts ``markdown`` states by a sentence that chooses its words by the same
+    fact (``{% call fact("x") %}{% if holds("x") %}…{% endif %}{% endcall %}``): such a
+    sentence is stated whether the fact holds or not, and its marker says which.
+
+    ```python
+    from mha_site.facts import choosing
+
+    text = '{% call fact("x") %}{% if holds("x") %}more{% else %}less{% endif %}'
+    assert choosing(text + "{% endcall %}") == {"x"}
+    ```
+    """
+    return {
+        m[1]
+        for m in STATED.finditer(markdown)
+        if re.search(rf"""holds\(\s*["']{re.escape(m[1])}["']\s*\)""", m[2])
+    }
+
+
 class PageFacts:
     """The facts of one page as its Markdown states them, during one render.
 
@@ -81,6 +100,9 @@ class PageFacts:
         for line, name in uses(markdown):
             self.lines.setdefault(name, []).append(line)
         self.used: set[str] = set()
+        # sentences that choose their words by their own fact, true or false:
+        # {% call fact("x") %}{% if holds("x") %}more{% else %}less{% endif %} …
+        self.choosing = choosing(markdown)
 
     def _fact(self, name: str):
         line = self.lines.get(name, [0])[0]
@@ -90,7 +112,7 @@ class PageFacts:
                 f"{where}: the page module has no fact {name!r}; "
                 f"it has {sorted(self.page.facts)}"
             )
-        if len(self.lines.get(name, [])) > 1:
+        if len(self.lines.get(name, [])) > 1 + (name in self.choosing):
             raise FactError(
                 f"{where}: fact {name!r} is used on lines {self.lines[name]}; "
                 "use each fact once per page (declare another for the other sentence)"
@@ -101,7 +123,7 @@ class PageFacts:
     def state(self, name: str, sentence: str) -> str:
         """``sentence`` if fact ``name`` holds, else a ``FactError`` at its line."""
         fact, where = self._fact(name)
-        if not fact.holds:
+        if not fact.holds and name not in self.choosing:
             words = " ".join(sentence.split())
             raise FactError(f"{where}: {words!r} no longer holds ({fact.values})")
         return sentence

@@ -77,7 +77,7 @@ def test_the_markers_are_the_facts_stated_and_say_what_their_facts_say(
     facts = _facts(path)
     for popover in parsed.found:
         fact = facts[popover["name"]]
-        assert popover["mha-says"].startswith(f"Checked at build: {fact.says}.")
+        assert popover["mha-says"].startswith(f"Checked at build: {fact.says}")
         assert popover["mha-values"] == f"Values: {' '.join(fact.values.split())}"
         assert popover["mha-code"].startswith(f"fact '{popover['name']}' in src/mha/")
 

@@ -42,7 +42,10 @@ def render(markdown: str, page: Page) -> str:
     facts = PageFacts(page, "docs/x.md", markdown)
 
     def fact(name: str, caller) -> str:
-        return facts.state(name, caller()) + marker(name, page.facts[name], "u")
+        chooses = name in facts.choosing
+        return facts.state(name, caller()) + marker(
+            name, page.facts[name], "u", "", chooses
+        )
 
     env = jinja2.Environment()
     env.filters.update(FILTERS)
@@ -105,7 +108,11 @@ def test_each_wording_of_a_holds_branch_is_checked_true_and_turned_false():
     assert branch in text
     planted = text.replace(branch, branch.replace("more", "@").replace("less", "more"))
     planted = planted.replace("@", "less")
-    assert not _wording_holds(render(planted, page))
+    shown = render(planted, page)
+    assert not _wording_holds(shown)
+    # and the reader sees it: "less than" beside a check that says "larger: true"
+    said = popover_after(shown, "less than the")
+    assert fact.says in said.replace("&#39;", "'") and ": true, and the words" in said
 
 
 # Values printed by position beside a named token, still on these pages: each is

@@ -23,7 +23,7 @@ import pytest
 from mha.pages import cricket as cricket_page
 from mha.support.page import Fact, Page
 from mha.worked.cricket import solve, solve_extended
-from mha_site.facts import FactError, PageFacts, unshown, uses
+from mha_site.facts import FactError, PageFacts, choosing, unshown, uses
 from mha_site.facts import stated as stated_sentences
 from tests.conftest import ROOT, local_build_env
 from tests.docs.rendering import render
@@ -45,6 +45,8 @@ def page_object(page: Path) -> Page:
 def test_a_page_states_each_of_its_facts_once_and_each_holds(page: Path):
     obj, text = page_object(page), page.read_text(encoding="utf-8")
     stated = Counter(name for _, name in uses(text))
+    # a sentence that picks its words by its own fact reads it twice: fact and holds
+    stated.subtract(choosing(text))
     assert set(stated) == set(obj.facts), (
         f"{page.name}: stated but not declared {sorted(set(stated) - set(obj.facts))}"
         f", declared but not stated {sorted(set(obj.facts) - set(stated))}"
@@ -56,7 +58,7 @@ def test_a_page_states_each_of_its_facts_once_and_each_holds(page: Path):
     stale = {
         name: f.values
         for name, f in obj.facts.items()
-        if not f.holds and name in stated_as_sentence
+        if not f.holds and name in stated_as_sentence - choosing(text)
     }
     assert not stale, f"{page.name}: facts that no longer hold: {stale}"
 

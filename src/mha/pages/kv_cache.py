@@ -547,7 +547,8 @@ def facts(
         ),
         "mha_beyond_weights": Fact(
             longest > weights,
-            f"{longest} vs {weights} bytes",
+            f"{longest} vs {weights} bytes "
+            f"({longest / GIB:.2f} vs {weights / GIB:.2f} GiB)",
             says="full MHA Llama-2 70B's cache at the longest context is larger than its weights",
         ),
         "fit_llama": Fact(
