@@ -9,7 +9,10 @@ does nothing else:
     {{ figure("three_distributions") }}                         -> Figure 1, captioned
 
 ``fact(name)`` prints its sentence if the page's fact holds and otherwise fails the
-build at that Markdown line, quoting the sentence (``mha_site.facts``); ``holds(name)``
+build at that Markdown line, quoting the sentence (``mha_site.facts``); after the
+sentence, a small button opens what checked it: the fact's ``says``, its values and a
+link to its code (``mha_site.evidence``), and the foot of every page counts what the
+build computed, guarded, executed and drew there; ``holds(name)``
 is the same fact for a sentence that changes with it (an ``if``). ``figure(name)``
 inlines the page's figure ``name`` (``mha.support.page.Figure``), with its alt text as
 its accessible name, in a ``<figure>`` numbered on its page ("Figure 1.") with its
@@ -29,8 +32,10 @@ so there the page module's values are copied onto it.
 
 import html
 import importlib
+import importlib.util
 import logging
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -51,11 +56,22 @@ def _fresh_core() -> None:
 
 
 # The page being rendered: its facts as stated so far, its figures' count, its source,
-# and, while serving, the errors it met (kind, one line), shown at its top.
-_PAGE: dict = {"facts": None, "figures": 0, "where": "", "markdown": "", "errors": []}
+# its module's name, what the build checked on it (``mha_site.evidence.Checked``) and,
+# while serving, the errors it met (kind, one line), shown at its top.
+_PAGE: dict = {
+    "facts": None,
+    "figures": 0,
+    "where": "",
+    "markdown": "",
+    "module": None,
+    "checked": None,
+    "errors": [],
+}
 # Whether errors are shown in their page (`make serve`: docs/_glue/serve.py turns
 # mkdocs-macros' on_error_fail off) instead of failing the build (`make build`).
 _SERVING = {"on": False}
+# Where the build links code (``mha_site.evidence.Code``), set once per build.
+_CODE: dict = {"code": None}
 log = logging.getLogger("mkdocs.plugins.mha")
 
 
@@ -126,8 +142,12 @@ def _page_object(env):
     src, path = _source(env)
     where = f"docs/{src}"
     markdown = path.read_text(encoding="utf-8")
-    _PAGE.update(figures=0, where=where, markdown=markdown, facts=None, errors=[])
     module = importlib.import_module("mha_site.pages").page_module(src)
+    checked = importlib.import_module("mha_site.evidence").Checked()
+    _PAGE.update(
+        figures=0, where=where, markdown=markdown, facts=None, errors=[], module=module
+    )
+    _PAGE["checked"] = checked
     try:
         page = (
             importlib.import_module(module).page()
@@ -163,6 +183,7 @@ def on_pre_page_macros(env) -> None:
     While serving, a page whose template does not parse or whose page object cannot
     be built is rendered empty, and ``on_post_page_macros`` shows its error."""
     env.env.undefined = _Undefined  # mkdocs-macros' Jinja environment, made by now
+    env.env.finalize = _count_printed  # every printed value, counted at the page's foot
     _SERVING["on"] = not getattr(env, "config", {}).get("on_error_fail", True)
     try:
         page = _page_object(env)
@@ -195,10 +216,12 @@ def _declared_at() -> str:
 
 def on_post_page_macros(env) -> None:
     """After each page (MkDocs): every fact its module declares was stated (at the
-    module's line declaring the first one that was not). While serving, the page's
-    errors go on the page (``mha_build_errors``), shown at its top by
-    docs/_glue/errors.py; one that stopped its rendering leaves the errors alone
-    (mkdocs-macros wrote its traceback in place of the page)."""
+    module's line declaring the first one that was not); each guarded sentence prints
+    a value its fact reads, and no sentence compares outside a fact; the page's foot
+    says what the build checked on it. While serving, the page's errors go on the page
+    (``mha_build_errors``), shown at its top by docs/_glue/errors.py; one that stopped
+    its rendering leaves the errors alone (mkdocs-macros wrote its traceback in place
+    of the page)."""
     failed = bool(_PAGE["errors"])
     unused = None if failed else _PAGE["facts"].unused()
     if unused:
@@ -215,6 +238,106 @@ def on_post_page_macros(env) -> None:
         env.page.mha_build_errors += _PAGE["errors"]
         if failed:  # mkdocs-macros' traceback in place of the page: the banner alone
             env.markdown = ""
+            return
+    if failed:
+        return
+    facts = importlib.import_module("mha_site.facts")
+    for name in facts.unshown(env.markdown, _PAGE["facts"].page.facts):
+        line = _PAGE["facts"].lines.get(name, [0])[0]
+        fact = _PAGE["facts"].page.facts[name]
+        log.error(
+            f"{_PAGE['where']}:{line}: the sentence of fact {name!r} prints none of "
+            f"the values it reads ({fact.values}): print one beside it, or declare "
+            "the fact qualitative with its reason (Fact(..., qualitative=...))"
+        )
+    for line, sentence in facts.unguarded(_PAGE["markdown"]):
+        log.error(
+            f"{_PAGE['where']}:{line}: {sentence!r} compares two things outside any "
+            "fact: write it inside the fact that checks it, {% call fact(...) %}, or "
+            "print the values it compares (mha_site.facts.UNGUARDED lists the "
+            "comparisons that need neither, with their reasons)"
+        )
+    evidence = importlib.import_module("mha_site.evidence")
+    checked = _PAGE["checked"]
+    checked.figures = _PAGE["figures"]
+    checked.blocks = evidence.executed_blocks(_PAGE["markdown"])
+    module = test = None
+    if _PAGE["module"]:
+        files = _module_files(_PAGE["module"])
+        module = (_code().url(files[0]), files[0].relative_to(ROOT).as_posix())
+        name = _PAGE["module"].removeprefix("mha.pages.")
+        path = ROOT / "tests" / "pages" / f"test_{name}.py"
+        if path.is_file():
+            test = (_code().url(path), path.relative_to(ROOT).as_posix())
+    src, _ = _source(env)
+    depth = src.count("/") + (
+        src not in ("index.md",) and not src.endswith("/index.md")
+    )
+    index = "../" * depth + "evidence/"
+    env.markdown += checked.footer(module, test, index)
+
+
+def _module_files(module: str) -> list[Path]:
+    """The files of page module ``module``: the file, or a package's, its
+    ``__init__.py`` first."""
+    origin = Path(importlib.util.find_spec(module).origin)
+    if origin.name != "__init__.py":
+        return [origin]
+    return [origin, *sorted(set(origin.parent.glob("*.py")) - {origin})]
+
+
+def _code():
+    """Where this build links code: the repository at the commit built, or, for a
+    local build (the repository's address a placeholder), the files."""
+    if _CODE["code"] is None:
+        links = importlib.import_module("mha_site.links")
+        evidence = importlib.import_module("mha_site.evidence")
+        repo_url = _CODE.get("repo_url")
+        commit = None
+        if repo_url and repo_url != links.PLACEHOLDER_REPO:
+            try:
+                found = subprocess.run(
+                    ["git", "rev-parse", "HEAD"],
+                    cwd=ROOT,
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                )
+                commit = found.stdout.strip() or None
+            except FileNotFoundError:  # no git on the machine
+                commit = None
+        _CODE["code"] = evidence.Code(ROOT, repo_url if commit else None, commit)
+    return _CODE["code"]
+
+
+def _evidence_marker(name: str) -> str:
+    """The button and popover after fact ``name``'s sentence."""
+    evidence = importlib.import_module("mha_site.evidence")
+    fact = _PAGE["facts"].page.facts[name]
+    _PAGE["checked"].sentences += 1
+    if not _PAGE["module"]:
+        return ""
+    for path in _module_files(_PAGE["module"]):
+        line = evidence.fact_line(path, name)
+        if line:
+            where = f"{path.relative_to(ROOT).as_posix()}, line {line}"
+            chooses = name in _PAGE["facts"].choosing
+            url = _code().url(path, line)
+            return evidence.marker(name, fact, url, where, chooses)
+    path = _module_files(_PAGE["module"])[0]
+    where = path.relative_to(ROOT).as_posix()
+    chooses = name in _PAGE["facts"].choosing
+    return evidence.marker(name, fact, _code().url(path), where, chooses)
+
+
+def _count_printed(value):
+    """Every value a ``{{ }}`` prints passes here (Jinja's ``finalize``): one that
+    holds a digit and no markup is a computed number the page's foot counts."""
+    printed = str(value) if value is not None else ""
+    checked = _PAGE["checked"]
+    if checked is not None and re.search(r"\d", printed) and "<" not in printed:
+        checked.numbers += 1
+    return value
 
 
 def define_env(env):
@@ -233,6 +356,8 @@ def define_env(env):
     env.filter(formatting.thousands, "thousands")
     env.filter(formatting.vector, "vec")
     env.filter(formatting.significant, "sig")
+    env.filter(importlib.import_module("mha_site.evidence").text, "plain")
+    _CODE.update(code=None, repo_url=env.conf.get("repo_url"))
 
     if zensical:  # the page Zensical renders is its own: the values go onto it
         vars(env.variables["page"]).update(vars(_page_object(env)))
@@ -241,9 +366,10 @@ def define_env(env):
     def fact(name: str, caller) -> str:
         """The sentence inside ``{% call fact(name) %}…{% endcall %}``, if it holds."""
         try:
-            return _PAGE["facts"].state(name, caller())
+            sentence = _PAGE["facts"].state(name, caller())
         except ValueError as error:  # FactError: the message names file and line
             _fail(error, kind="fact")
+        return sentence + _evidence_marker(name)
 
     @env.macro
     def holds(name: str) -> bool:

@@ -15,7 +15,7 @@ is dead code. A sentence that legitimately changes with the values is an ``if`` 
 from mha.support.page import Fact, Page
 from mha_site.facts import FactError, PageFacts
 
-page = Page(facts={"tie": Fact(False, "0.5 vs 0.4")}, figures={})
+page = Page(facts={"tie": Fact(False, "0.5 vs 0.4", "a and b tie")}, figures={})
 facts = PageFacts(page, "docs/a.md", 'Two {% call fact("tie") %}tie{% endcall %}.\\n')
 try:
     facts.state("tie", "tie")
@@ -68,6 +68,25 @@ def stated(markdown: str) -> set[str]:
     return {match[2] for match in USE.finditer(markdown) if match[1] == "fact"}
 
 
+def choosing(markdown: str) -> set[str]:
+    """The facts ``markdown`` states by a sentence that chooses its words by the same
+    fact (``{% call fact("x") %}{% if holds("x") %}…{% endif %}{% endcall %}``): such a
+    sentence is stated whether the fact holds or not, and its marker says which.
+
+    ```python
+    from mha_site.facts import choosing
+
+    text = '{% call fact("x") %}{% if holds("x") %}more{% else %}less{% endif %}'
+    assert choosing(text + "{% endcall %}") == {"x"}
+    ```
+    """
+    return {
+        m[1]
+        for m in STATED.finditer(markdown)
+        if re.search(rf"""holds\(\s*["']{re.escape(m[1])}["']\s*\)""", m[2])
+    }
+
+
 class PageFacts:
     """The facts of one page as its Markdown states them, during one render.
 
@@ -81,6 +100,9 @@ class PageFacts:
         for line, name in uses(markdown):
             self.lines.setdefault(name, []).append(line)
         self.used: set[str] = set()
+        # sentences that choose their words by their own fact, true or false:
+        # {% call fact("x") %}{% if holds("x") %}more{% else %}less{% endif %} …
+        self.choosing = choosing(markdown)
 
     def _fact(self, name: str):
         line = self.lines.get(name, [0])[0]
@@ -90,7 +112,7 @@ class PageFacts:
                 f"{where}: the page module has no fact {name!r}; "
                 f"it has {sorted(self.page.facts)}"
             )
-        if len(self.lines.get(name, [])) > 1:
+        if len(self.lines.get(name, [])) > 1 + (name in self.choosing):
             raise FactError(
                 f"{where}: fact {name!r} is used on lines {self.lines[name]}; "
                 "use each fact once per page (declare another for the other sentence)"
@@ -101,7 +123,7 @@ class PageFacts:
     def state(self, name: str, sentence: str) -> str:
         """``sentence`` if fact ``name`` holds, else a ``FactError`` at its line."""
         fact, where = self._fact(name)
-        if not fact.holds:
+        if not fact.holds and name not in self.choosing:
             words = " ".join(sentence.split())
             raise FactError(f"{where}: {words!r} no longer holds ({fact.values})")
         return sentence
@@ -170,3 +192,189 @@ def _block_before(text: str) -> str:
         if re.sub(r"\{%.*?%\}", "", block, flags=re.S).strip():
             return block
     return ""
+
+
+NUMBER = re.compile(r"(?<![\w.])[-−]?\d[\d,]*(?:\.\d+)?(?:e[-+−]?\d+)?(%)?(?![\w])")
+VALUE = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?", re.I)
+
+
+def _printed(number: str) -> tuple[float, float, bool]:
+    """A printed number's value, the half-width of its last digit, and whether it
+    is a percentage (``45.0%`` is 0.45 to within 0.0005)."""
+    percent = number.endswith("%")
+    body = number.rstrip("%").replace(",", "").replace("−", "-")
+    mantissa, _, exponent = body.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    half = 0.5 * 10.0 ** (-decimals) * 10.0 ** int(exponent or 0)
+    return float(body), half, percent
+
+
+def shown(paragraph: str, values: str) -> bool:
+    """Whether ``paragraph`` (rendered text) prints one of the numbers of a fact's
+    ``values``, at the precision it prints it (``45.0%`` shows 0.4500012; ``0.768``
+    shows 0.76812; ``1,024`` shows 1024).
+
+    ```python
+    from mha_site.facts import shown
+
+    values = "one head's weights on Kohli, his, century: [0.45, 0.45, 0.1]"
+    assert shown('"His" gives 45.0% of its attention to "Kohli"', values)
+    assert shown("century gets 0.100", values)
+    assert not shown("the right antecedent gets 12.5%", values)
+    ```
+    """
+    read = [float(v) for v in VALUE.findall(values)]
+    for match in NUMBER.finditer(paragraph):
+        number, half, percent = _printed(match[0])
+        scale = 100.0 if percent else 1.0
+        if any(abs(v * scale - number) <= half * (1 + 1e-9) for v in read):
+            return True
+    return False
+
+
+_POPOVER = re.compile(r'<span class="mha-evidence".*?</a></span>', re.S)
+_TAG = re.compile(r"<[^>]*>")
+_BLOCKS = re.compile(r"\n\s*\n")
+
+
+def unshown(rendered: str, facts: dict) -> list[str]:
+    """The stated facts of a rendered page (Markdown with its markers, before HTML)
+    whose sentence's paragraph prints none of the fact's values (``shown``), except
+    those declared qualitative. The paragraph is read with the block before it (a
+    table or sentence it follows) and a table right after it; figures are not read.
+
+    ```python
+    from mha.support.page import Fact
+    from mha_site.facts import unshown
+
+    tie = Fact(True, "[0.45, 0.45, 0.1]", "a tie")
+    text = 'Kohli gets 45.0%.\\n\\nA tie<button aria-controls="mha-ev-tie"></button>.'
+    bare = 'Intro.\\n\\nA tie<button aria-controls="mha-ev-tie"></button>.'
+    assert unshown(text, {"tie": tie}) == [] and unshown(bare, {"tie": tie}) == ["tie"]
+    ```
+    """
+    blocks = [
+        b for b in _BLOCKS.split(rendered) if not b.lstrip().startswith("<figure")
+    ]
+    found = []
+    for name, fact in facts.items():
+        mark = f'aria-controls="mha-ev-{name}"'
+        at = next((i for i, b in enumerate(blocks) if mark in b), None)
+        if at is None or fact.qualitative:
+            continue
+        near = blocks[max(0, at - 1) : at + 1]
+        if at + 1 < len(blocks) and blocks[at + 1].lstrip().startswith("|"):
+            near.append(blocks[at + 1])
+        text = _TAG.sub(" ", _POPOVER.sub(" ", "\n\n".join(near)))
+        if not shown(text, fact.values):
+            found.append(name)
+    return found
+
+
+# "more … than", "less … than", …: a sentence that compares two things by size.
+COMPARES = re.compile(
+    r"\b(?:more|less|fewer|larger|smaller|higher|lower|greater|weaker|stronger)\b"
+    r"[^.!?]{0,60}?\bthan\b",
+    re.I,
+)
+# Sentences that compare without a computed value of the page, each with its reason:
+# the start of the sentence (whitespace folded), and why it needs no fact.
+UNGUARDED = {
+    "the model reads them less for what they say than": "a cited paper's reading",
+    "more heads means more parameters": "a belief the page then refutes, quoted",
+    "link such sinks to *massive activations*": "a cited paper's finding",
+    "Fewer K/V heads, smaller cache, but your team": "an exercise's premise",
+    "checks that the result is the same, measures the memory": (
+        "what the page sets out to show, shown by the facts below"
+    ),
+    "FlashAttention loads a block of": "a cited paper's bound, in symbols",
+    "With more heads than relations the extra heads": (
+        "a condition on h (above the number of relations), not a result"
+    ),
+}
+
+
+def unguarded(markdown: str) -> list[tuple[int, str]]:
+    """``(line, sentence)`` of each sentence of ``markdown``'s prose that compares
+    two things by size ("less weight on Kohli than …") outside any
+    ``{% call fact %}``, printing no value, and not explained in ``UNGUARDED``: a
+    comparison the build cannot check. Questions, headings and code are not read,
+    nor a clause that continues a guarded sentence.
+
+    ```python
+    from mha_site.facts import unguarded
+
+    plain = 'Head A puts less weight on "Kohli" than the single head does.'
+    fact = '{% call fact("a") %}Head A puts less weight on it than one head{% endcall %}.'
+    assert unguarded(plain) == [(1, plain)] and unguarded(fact) == []
+    assert unguarded("Is one head less costly than two?") == []
+    ```
+    """
+    blanked = re.sub(r"^(`{3,}|~{3,}).*?^\1", _blank, markdown, flags=re.S | re.M)
+    blanked = STATED.sub(lambda m: "FACT" + "\n" * m[0].count("\n"), blanked)
+    blanked = re.sub(r"^#.*$", _blank, blanked, flags=re.M)
+    found, start = [], 0
+    for end in [*(m.end() for m in SENTENCE_END.finditer(blanked)), len(blanked)]:
+        sentence = " ".join(blanked[start:end].split())
+        at = start + len(blanked[start:end]) - len(blanked[start:end].lstrip())
+        start = end
+        if (
+            COMPARES.search(sentence)
+            and "{{" not in sentence
+            and "FACT" not in sentence  # a clause of a guarded sentence
+            and not sentence.endswith("?")
+            and not any(known in sentence for known in UNGUARDED)
+        ):
+            found.append((blanked.count("\n", 0, at) + 1, sentence))
+    return found
+
+
+def _blank(match: re.Match) -> str:
+    """A match replaced by as many line ends: line numbers stay where they were."""
+    return "\n" * match[0].count("\n")
+
+
+_PRINTED = re.compile(r"\{\{(.*?)\}\}", re.S)
+_POSITIONAL = re.compile(r"\bweights(?:\[\s*-?\d+\s*\])+")
+_KEYED = re.compile(r"""\[\s*["']([^"']+)["']\s*\]""")
+
+
+def _plain(words: str) -> str:
+    return " ".join(words.lower().replace("-", " ").split())
+
+
+def mislabelled(markdown: str) -> list[tuple[int, str]]:
+    """``(line, printed expression)`` of each value printed beside a name it may not
+    belong to: a weight picked by position (``weights[0]``) in a sentence that names
+    a token in quotes, or a value picked by a name (``weight["Kohli"]``) that its
+    sentence does not write (a name written elsewhere in the same sentence passes:
+    the check is by sentence). A value that belongs to a named thing is printed from a
+    mapping keyed by the name, so the label and the value are checked together.
+
+    ```python
+    from mha_site.facts import mislabelled
+
+    good = 'It gives {{ page.weight["Kohli"] | pct }} to "Kohli".'
+    by_position = 'It gives {{ run.weights[0] | pct }} to "Kohli".'
+    wrong_key = 'It gives {{ page.weight["century"] | pct }} to "Kohli" and "his".'
+    assert mislabelled(good) == []
+    assert mislabelled(by_position) == [(1, "run.weights[0] | pct")]
+    assert mislabelled(wrong_key) == [(1, 'page.weight["century"] | pct')]
+    ```
+    """
+    found, start = [], 0
+    for end in [*(m.end() for m in SENTENCE_END.finditer(markdown)), len(markdown)]:
+        sentence, at = markdown[start:end], start
+        start = end
+        words = _PRINTED.sub(" ", re.sub(r"\{%.*?%\}", " ", sentence, flags=re.S))
+        named = re.findall(r'"([^"{}]+)"', words)
+        for match in _PRINTED.finditer(sentence):
+            expr = " ".join(match[1].split())
+            keys = _KEYED.findall(expr)
+            wrong = (named and _POSITIONAL.search(expr)) or any(
+                _plain(k) not in _plain(words) for k in keys
+            )
+            if wrong:
+                line = markdown.count("\n", 0, at + match.start()) + 1
+                found.append((line, expr))
+    return found

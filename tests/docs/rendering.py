@@ -15,6 +15,7 @@ import jinja2
 
 from mha.support import formatting
 from mha.support.page import Page
+from mha_site.evidence import text
 from mha_site.facts import PageFacts
 
 FILTERS = {
@@ -23,6 +24,7 @@ FILTERS = {
     "thousands": formatting.thousands,
     "vec": formatting.vector,
     "sig": formatting.significant,
+    "plain": text,  # the evidence index's words, escaped for Markdown
 }
 
 

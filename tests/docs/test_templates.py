@@ -26,7 +26,18 @@ from tests.conftest import ROOT
 PAGES = sorted((ROOT / "docs").glob("*.md"))
 BLOCK = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.S)
 STRING = re.compile(r"'[^']*'|\"[^\"]*\"")
-FORMATTING = {"dec", "pct", "thousands", "vec", "sig", "safe", "e", "escape", "join"}
+FORMATTING = {
+    "dec",
+    "pct",
+    "thousands",
+    "vec",
+    "sig",
+    "safe",
+    "e",
+    "escape",
+    "join",
+    "plain",
+}
 FORMATTING |= {"indent", "first", "last"}  # layout, and subscripts by another name
 FILTER = re.compile(r"\|\s*(\w+)")
 METHODS = [

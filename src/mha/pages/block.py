@@ -290,15 +290,21 @@ def _facts(check: _Check) -> dict[str, Fact]:
         "smollm2_equal": Fact(
             check.smollm2_gap <= _SMOLLM2_TOLERANCE,
             f"relative logit gap {check.smollm2_gap}",
+            says="our blocks' logits differ from SmolLM2's by at most the tolerance, relative to the largest logit",
         ),
         "minilm_equal": Fact(
-            check.minilm_gap <= _MINILM_TOLERANCE, f"largest gap {check.minilm_gap}"
+            check.minilm_gap <= _MINILM_TOLERANCE,
+            f"largest gap {check.minilm_gap}",
+            says="our blocks' output differs from MiniLM's by at most the tolerance on every real token",
         ),
         "pre_norm_grows": Fact(
-            pre[-1] > 100 * pre[0], f"stream RMS {np.round(pre, 3).tolist()}"
+            pre[-1] > 100 * pre[0],
+            f"stream RMS {np.round(pre, 3).tolist()}",
+            says="SmolLM2's median stream RMS after its last block is over 100 times that before its first",
         ),
         "post_norm_steady": Fact(
             post[1:].max() < 2 * post[1:].min(),
             f"stream RMS {np.round(post, 3).tolist()}",
+            says="MiniLM's median stream RMS after every layer stays within a factor of two of its smallest",
         ),
     }

@@ -367,56 +367,74 @@ def _facts(
         "flat": Fact(
             {(r.params, r.params_bias) for r in rows} == {_FORMULA},
             f"params {sorted({r.params for r in rows})}",
+            says="every row's parameters, with and without biases, equal the formula's 4 d_model^2 and 4 d_model^2 + 4 d_model",
         ),
         "shared_shape": Fact(
             (bert.shape.d_model, bert.shape.n_heads, bert.params)
             == (gpt2.shape.d_model, gpt2.shape.n_heads, gpt2.params),
             f"{bert.shape} vs {gpt2.shape}",
+            says="BERT-base and GPT-2 small have the same d_model, number of heads and parameter count",
         ),
         "both_cost": Fact(
             (one.multiply_adds, one.flops) == (eight.multiply_adds, eight.flops),
             f"multiply-adds {one.multiply_adds} and {eight.multiply_adds}",
+            says="one head and eight heads cost the same multiply-adds and the same FLOPs",
         ),
         "either_way": Fact(
             (one.params, one.multiply_adds) == (many.params, many.multiply_adds),
             f"params {one.params}, {many.params}; multiply-adds "
             f"{one.multiply_adds}, {many.multiply_adds}",
+            says="the fewest and the most heads of the table have the same parameters and the same multiply-adds",
         ),
         "scores_grow": Fact(
             all(a.scores < b.scores for a, b in pairwise(rows))
             and len({r.multiply_adds for r in rows}) == 1,
             f"scores {[r.scores for r in rows]}",
+            says="the number of scores grows at every row while the multiply-adds stay the same",
         ),
-        "quiet": Fact(quiet, f"load average {t.load} on {cores} cores"),
+        "quiet": Fact(
+            quiet,
+            f"load average {t.load} on {cores} cores",
+            says="the benchmark's load average was at most the machine's number of cores",
+        ),
         "growth_in_core": Fact(
             core > 0 and core > high - low and apart,
             f"core grows {core:.2f} ms; the rest spans {high - low:.2f} ms; the core's "
             f"quartile ranges {'do not overlap' if apart else 'overlap'}",
+            says="the attention core's growth from one head to the most is larger than the rest's span, and their quartile ranges do not overlap",
+            qualitative="an ordering of measured medians and quartiles, printed in the table above",
         ),
         "rest_flat": Fact(  # under load the page says only that it cannot tell
             not quiet or high - low < core,
             f"rest spans {high - low:.2f} ms, core grows {core:.2f} ms, "
             f"load average {t.load} on {cores} cores",
+            says="on a quiet machine, the rest of the layer spans less than the core's growth (under load, the page says it cannot tell)",
         ),
         "on_bound": Fact(
             all(r.on_bound for r in ranks),
             f"ranks {[(r.ranks_text, r.bound) for r in ranks]}",
+            says="every head's score matrix has exactly the rank of its bound min(n, d_k)",
         ),
         "vaswani_heads": Fact(
             0 < best < len(bleu) - 1 and bleu[0] < bleu[best] > bleu[-1],
             f"dev BLEU by heads {bleu}",
+            says="Vaswani et al.'s dev BLEU peaks at a middle number of heads, above both one head and the most",
         ),
         "projections_dominate": Fact(
             whole.projections > 10 * whole.scores,
             f"projections {whole.projections}, scores {whole.scores}",
+            says="the worked layer's projections cost over ten times its scores",
         ),
         "crossover_2d": Fact(
             bool(mha) and all(r.cost.crossover == 2 * r.d_model for r in mha),
             f"crossovers {[(r.name, r.cost.crossover, r.d_model) for r in mha]}",
+            says="every multi-head model of the table crosses over at exactly 2 d_model tokens",
         ),
         "most_below": Fact(
             2 * len(below) > len(layers),
             f"{len(below)} of {len(layers)} contexts under their crossover",
+            says="more than half of the models have a context shorter than their crossover",
+            qualitative="a count over the rows of the table above, each context against its crossover",
         ),
     }
 

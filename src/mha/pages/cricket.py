@@ -27,6 +27,14 @@ def page() -> Page:
         extended=extended,
         tripled=tripled,
         tokens=cricket.TOKENS,
+        # each run's weight on each token, by the token's name: a sentence that names
+        # a token prints its weight from here, so the name and the value agree
+        weight={
+            run: dict(
+                zip(cricket.TOKENS, getattr(example, run).weights.tolist(), strict=True)
+            )
+            for run in ("full", "head_a", "head_b")
+        },
         cost=cost,
         facts=facts(example, extended, tripled) | _cost_facts(cost),
         figures=_figures(example, extended),
@@ -55,6 +63,7 @@ def facts(
     tie = Fact(
         np.isclose(full[0], full[1]) and full[2] < full[0],
         f"one head's weights on Kohli, his, century: {_r(full)}",
+        says="the single head's weights on Kohli and on his are equal (np.isclose), and century gets less",
     )
     his, century = extended["his"], extended["century"]
     c_full, runs = century.full.weights, ("full", "head_a", "head_b")
@@ -64,32 +73,46 @@ def facts(
         "a_commits": Fact(
             _top(a) == _KOHLI and a[_KOHLI] > full[_KOHLI],
             f"head A {_r(a)}, one head {_r(full)}",
+            says="head A's largest weight is on Kohli, and larger than the single head's weight on Kohli",
         ),
-        "b_self": Fact(_top(b) == _HIS, f"head B {_r(b)}"),
-        "split_breaks_tie": Fact(_top(a2) == _KOHLI, f"head A at scale 2: {_r(a2)}"),
+        "b_self": Fact(
+            _top(b) == _HIS,
+            f"head B {_r(b)}",
+            says="head B's largest weight is on his itself",
+        ),
+        "split_breaks_tie": Fact(
+            _top(a2) == _KOHLI,
+            f"head A at scale 2: {_r(a2)}",
+            says="at the single head's scale 2, head A's largest weight is already on Kohli",
+        ),
         "scale_sharpens": Fact(
             _top(a2) == _top(a) == _KOHLI and a[_KOHLI] > a2[_KOHLI],
             f"Kohli: {a2[_KOHLI]:.3f} at scale 2, {a[_KOHLI]:.3f} at scale √2",
+            says="head A's largest weight is on Kohli at scales 2 and √2, and larger at √2",
         ),
         "b_scale": Fact(
             b[_HIS] > b2[_HIS] and b[_CENTURY] < b2[_CENTURY],
             f"head B at 2: {_r(b2)}, at √2: {_r(b)}",
+            says="from scale 2 to √2, head B's weight on his rises and its weight on century falls",
         ),
         "century_tie": Fact(
             np.isclose(c_full[_KOHLI], c_full[_OVER])
             and c_full[_KOHLI] > max(c_full[_HIS], c_full[_CENTURY]),
             f"century, one head: {_r(c_full)}",
+            says="for the query century, the single head's weights on Kohli and on over are equal and above his and century",
         ),
         "century_heads": Fact(
             _top(century.head_a.weights) == _KOHLI
             and _top(century.head_b.weights) == _OVER,
             f"century, head A {_r(century.head_a.weights)}, "
             f"head B {_r(century.head_b.weights)}",
+            says="for the query century, head A's largest weight is on Kohli and head B's on over",
         ),
         "his_extended": Fact(
             np.isclose(his.full.weights[_KOHLI], his.full.weights[_HIS])
             and _top(his.head_a.weights) == _KOHLI,
             f"his, one head {_r(his.full.weights)}, head A {_r(his.head_a.weights)}",
+            says="with over in the sentence, the single head still gives Kohli and his equal weights, and head A's largest is on Kohli",
         ),
         "no_weight_moves": Fact(
             all(
@@ -97,14 +120,18 @@ def facts(
                 for r in runs
             ),
             "weights before and after tripling v(century)",
+            says="tripling v(century) leaves every weight of the single head and of both heads unchanged",
+            qualitative="an identity over every weight of three runs (np.allclose); the weights after are printed beside it",
         ),
         "a_unmoved": Fact(
             np.array_equal(tripled.head_a.output, example.head_a.output),
             f"head A output {tripled.head_a.output.tolist()}",
+            says="tripling v(century) leaves head A's output exactly equal",
         ),
         "b_tripled": Fact(
             np.allclose(tripled.head_b.output, 3 * example.head_b.output),
             f"head B output {tripled.head_b.output.tolist()}",
+            says="tripling v(century) multiplies head B's output by exactly three",
         ),
     }
 
@@ -116,12 +143,13 @@ def _cost_facts(cost: dict[str, int]) -> dict[str, Fact]:
         "same_cost": Fact(
             c["params_one"] == c["params_two"] and c["madds_one"] == c["madds_many"],
             f"{c}",
+            says="one head and two heads hold the same parameters and cost the same multiply-adds",
         ),
     }
 
 
 def _figures(example: Cricket, extended: dict[str, Cricket]) -> dict[str, Figure]:
-    """The page's two figures; their alt texts state what the facts check."""
+    """The page's two _figures; their alt texts state what the facts check."""
     return {
         "three_distributions": Figure(
             "cricket.three_distributions",

@@ -154,8 +154,16 @@ def rope_facts(question: dict) -> dict[str, Fact]:
     """
     rope, added = question["rope"], question["added"]
     return {
-        "rope_stays": Fact(np.isclose(rope[0], rope[1], rtol=0, atol=1e-9), f"{rope}"),
-        "added_moves": Fact(abs(added[0] - added[1]) > 0.1, f"{added}"),
+        "rope_stays": Fact(
+            np.isclose(rope[0], rope[1], rtol=0, atol=1e-9),
+            f"{rope}",
+            says="the rotated score before and after moving both positions differs by at most 1e-9",
+        ),
+        "added_moves": Fact(
+            abs(added[0] - added[1]) > 0.1,
+            f"{added}",
+            says="the score with added position vectors moves by more than 0.1 when both positions move",
+        ),
     }
 
 
@@ -211,22 +219,28 @@ def recall_facts(
         "first_copies": Fact(
             np.allclose(masks["first"], masks["v_first"]),
             f"out[0] {masks['first']}, v[0] {masks['v_first']}",
+            says="under a causal mask, the first token's output equals its own value vector",
         ),
         "rows_over_memory": Fact(
             w.shape[-1] == cross["m"] and np.allclose(w.sum(axis=-1), 1),
             f"weights {w.shape}, row sums {w.sum(axis=-1).round(6).tolist()}",
+            says="cross-attention's weights have one column per encoder token and every row sums to one",
         ),
         "all_within": Fact(
-            hull["within"] == hull["checks"], f"{hull['within']} of {hull['checks']}"
+            hull["within"] == hull["checks"],
+            f"{hull['within']} of {hull['checks']}",
+            says="every checked output coordinate lies between its values' smallest and largest",
         ),
         "gqa_smaller": Fact(
             kv["small"]["bytes"] < kv["big"]["bytes"]
             and kv["small"]["config"].params > kv["big"]["config"].params,
             f"{kv['small']['bytes']} vs {kv['big']['bytes']} bytes",
+            says="the model with more parameters but fewer K/V heads has the smaller cache",
         ),
         "projections_more": Fact(
             whole.projections > whole.attention,
             f"projections {whole.projections}, scores and sum {whole.attention}",
+            says="the whole layer's projections cost more multiply-adds than its scores and weighted sum",
         ),
     }
 
@@ -253,20 +267,25 @@ def facts(
         "flat_head": Fact(
             len(flat) == 1 and cricket.Q_HIS[flat[0]] == 0,
             f"weights of 'his' per head: {np.round(weights, 3).tolist()}",
+            says="exactly one head spreads the weight of his evenly, the one whose query coordinate is zero",
         ),
         "bert_same": Fact(
             bert["params"] == bert["params_from_arrays"] == bert["four_d_squared"],
             f"{bert['params']}, {bert['params_from_arrays']}, {bert['four_d_squared']}",
+            says="param_count, the real layer's arrays and 4 d_model^2 give the same number for BERT-base",
         ),
         "flops_same": Fact(
             cost["one_head"] == cost["many_heads"],
             f"{cost['one_head']} vs {cost['many_heads']}",
+            says="one head and h heads cost the same multiply-adds for the scores",
         ),
         # the cricket page states the same three facts of the same example
         "no_weight_changes": tripled["no_weight_moves"],
         "head_a_still": tripled["a_unmoved"],
         "head_b_triples": tripled["b_tripled"],
         "single_moves": Fact(
-            len(moved) == 1, f"coordinates that move: {moved.tolist()}"
+            len(moved) == 1,
+            f"coordinates that move: {moved.tolist()}",
+            says="tripling v(century) moves exactly one coordinate of the single head's output",
         ),
     }

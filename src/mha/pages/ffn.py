@@ -51,26 +51,40 @@ def _facts(
     """The _facts the page's sentences state about the four demonstrations."""
     errors = np.array(sink.errors)
     return {
-        "linear": Fact(relu.linear_gap < 1e-12, f"largest gap {relu.linear_gap}"),
-        "linear_exact": Fact(relu.linear_gap == 0, f"largest gap {relu.linear_gap}"),
+        "linear": Fact(
+            relu.linear_gap < 1e-12,
+            f"largest gap {relu.linear_gap}",
+            says="the first token's output differs from x W_V W_O by under 1e-12",
+            qualitative="an exact equality, said in words (the largest difference is zero) when it holds exactly",
+        ),
+        "linear_exact": Fact(
+            relu.linear_gap == 0,
+            f"largest gap {relu.linear_gap}",
+            says="the first token's output equals x W_V W_O exactly",
+        ),
         "sink_closer": Fact(
             (np.diff(errors) < 0).all()
             and (errors < relu.attention_error).all()
             and errors[-1] < 1e-4 * relu.attention_error,
             f"sink heads {sink.errors} at beta {sink.scales}, "
             f"best affine map {relu.attention_error}",
+            says="the sink heads' unexplained share of ReLU falls as beta grows, stays under the best affine map's, and ends under 1e-4 of it",
         ),
         "never_negative": Fact(
-            bounds.min_weight >= 0, f"smallest weight {bounds.min_weight}"
+            bounds.min_weight >= 0,
+            f"smallest weight {bounds.min_weight}",
+            says="the smallest attention weight seen is zero or more",
         ),
         "all_within": Fact(
             bounds.within == bounds.checks and hull.inside.all(),
             f"{bounds.within} of {bounds.checks} coordinates, "
             f"{hull.inside.sum()} of {len(hull.inside)} outputs",
+            says="every output coordinate lies within its values' range, and every output inside their hull",
         ),
         "ffn_exact": Fact(
             relu.ffn_error == 0 < relu.attention_error,
             f"unexplained: FFN {relu.ffn_error}, attention {relu.attention_error}",
+            says="the FFN leaves none of ReLU's variance unexplained, while the best affine map leaves some",
         ),
     }
 

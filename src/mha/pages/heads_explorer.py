@@ -1,9 +1,9 @@
-"""The heads explorer: the widget's data, and what ``docs/heads-explorer.md`` prints.
+"""The heads explorer: the _widget's data, and what ``docs/heads-explorer.md`` prints.
 
 The page's script (``docs/assets/js/heads-explorer.js``) only renders the JSON that
-``widget`` embeds; every number is computed here by the core at build time.
+``_widget`` embeds; every number is computed here by the core at build time.
 
-Schema of ``example(name)`` (floats rounded to ``DECIMALS`` places, positions from 0):
+Schema of ``_example(name)`` (floats rounded to ``_DECIMALS`` places, positions from 0):
 ``version`` (2), ``title``, ``queries`` and ``keys`` (``{"token", "position"}``),
 ``relations`` (what q·k is the sum of, in column blocks), ``sinks`` (the slider's
 strengths; ``[]``: no slider), ``default`` (the variant shown first) and ``variants``,
@@ -40,7 +40,7 @@ _ALIKE = 0.1
 
 
 def _numbers(values: np.ndarray) -> list | float:
-    """Nested lists of floats rounded to ``DECIMALS`` places (no ``-0.0``)."""
+    """Nested lists of floats rounded to ``_DECIMALS`` places (no ``-0.0``)."""
     return (np.round(np.asarray(values, dtype=np.float64), _DECIMALS) + 0.0).tolist()
 
 
@@ -131,7 +131,7 @@ def _variant(sink: float) -> dict:
 
 
 def _cat_mat() -> dict:
-    """The cat/mat example: its tokens, relations and one variant per sink strength."""
+    """The cat/mat _example: its tokens, relations and one variant per sink strength."""
     tokens = [{"token": t, "position": p} for p, t in enumerate(cat_mat.TOKENS)]
     sinks = list(cat_mat.SINK_STRENGTHS)
     return {
@@ -147,14 +147,14 @@ def _cat_mat() -> dict:
 
 
 def _example(name: str) -> dict:
-    """The widget's data for ``name`` (one of ``EXAMPLES``), cached."""
+    """The _widget's data for ``name`` (one of ``_EXAMPLES``), cached."""
     if name not in _EXAMPLES:
         raise ValueError(f"name: expected one of {_EXAMPLES}, got {name!r}")
     return cached(_cat_mat)
 
 
 def _widget(name: str) -> str:
-    """The widget's HTML: its container with its data embedded as JSON (no request:
+    """The _widget's HTML: its container with its data embedded as JSON (no request:
     it works from a file), and a ``noscript`` note.
     """
     data = json.dumps(_example(name), separators=(",", ":"), ensure_ascii=False)
@@ -169,7 +169,7 @@ def _widget(name: str) -> str:
 
 @functools.cache
 def page() -> Page:
-    """What the page prints: the sentence, its features, the heads' patterns, the widget."""
+    """What the page prints: the sentence, its features, the heads' patterns, the _widget."""
     s, tokens = cat_mat.STRENGTH, cat_mat.TOKENS
     four, one = cat_mat.attention_weights(4), cat_mat.attention_weights(1)[0]
     levels = tuple(_dominance(v) for v in cat_mat.SINK_STRENGTHS)
@@ -222,7 +222,7 @@ def _facts(
     levels: tuple[_Dominance, ...],
     p: cat_mat.Patterns,
 ) -> dict[str, Fact]:
-    """The facts the page's sentences state, from the strengths ``s``, the four heads'
+    """The _facts the page's sentences state, from the strengths ``s``, the four heads'
     and the one head's weights, the slider's ``levels`` and the patterns ``p``.
     """
     stop = cat_mat.index_of(".")
@@ -234,42 +234,53 @@ def _facts(
     first = min((d.sink for d in levels if d.dominated), default=np.inf)
     return {
         "sink_strongest": Fact(
-            s["sink"] == max(s.values()) and s["neighbour"] == second, f"strengths {s}"
+            s["sink"] == max(s.values()) and s["neighbour"] == second,
+            f"strengths {s}",
+            says="the sink's strength is the largest of the four relations and the neighbour band's the second",
         ),
         "same_word_spreads": Fact(
             np.allclose(cat, 1 / len(cat)),
             f"cat's same-word row {cat.round(3).tolist()}",
+            says='the same-word head gives each token of "cat"\'s row the same weight',
+            qualitative="a tie: every weight of the row is equal, as the map above shows",
         ),
         "heads_differ": Fact(
             smallest >= _ALIKE,
             f"smallest mean |difference| {smallest:.3f}, threshold {_ALIKE}",
+            says="every two of the four heads' maps differ by at least 0.1 per cell on average",
         ),
         "one_head_dominated": Fact(
-            2 * led.sum() > len(led), f"{led.sum()} of {len(led)} rows"
+            2 * led.sum() > len(led),
+            f"{led.sum()} of {len(led)} rows",
+            says='"." takes the largest weight in more than half of the one-head map\'s rows',
         ),
         "the_exception": Fact(
             exceptions == ("the", "the")
             and s["part of speech"] + s["same word"] > s["sink"],
             f"rows not led by '.': {exceptions}; strengths {s}",
+            says='the rows not led by "." are the two "the", and part of speech plus same word outweigh the sink',
         ),
         "slider_turns": Fact(  # "." leads most rows from ``first`` up, none below
             all(d.dominated == (d.sink >= first) for d in levels),
             f"dominance by strength {[(d.sink, d.rows_led) for d in levels]}",
+            says='at every sink strength tried, "." leads most rows exactly from the first strength where it does',
         ),
         "two_heads_drowned": Fact(
             p.two_heads_the_to_the[1] < p.the_to_the[2],
             f"{p.two_heads_the_to_the[1]:.3f} vs {p.the_to_the[2]:.3f}",
+            says='with two heads, the first "the" gives the second less weight than in the same-word head of four',
         ),
         "blur_order": Fact(
             p.entropy_bits[1] > max(p.entropy_bits[2], p.entropy_bits[4]),
             f"entropy {p.entropy_bits}",
+            says="the one-head map's mean row entropy is above that of two heads and of four",
         ),
     }
 
 
 def _figures(static: Mapping, default: _Dominance) -> dict[str, Figure]:
     """Every heatmap of the explorer's ``static`` variant, for print and readers
-    without JavaScript; the alt text states the one-head map's ``default`` dominance."""
+    without JavaScript; the alt text states the one-head map's ``default`` _dominance."""
     return {
         "heatmaps": Figure(
             "heads_explorer.heatmaps",

@@ -59,6 +59,7 @@ def _facts(params_one: int, params_many: int, h: int) -> dict[str, Fact]:
         "same_params": Fact(
             params_one == params_many,
             f"{params_one} with one head, {params_many} with {h}",
+            says="one head and h heads at the base Transformer's shape hold the same number of parameters",
         )
     }
 

@@ -159,8 +159,7 @@ def _latent_table(mla: KVDesign) -> list[dict]:
 
 
 def _attention_kind(n_heads: int, n_kv_heads: int) -> str:
-    """``"MHA"``, ``"MQA"`` or ``"GQA-g"`` (g K/V heads): GQA-1 is MQA, GQA-h is MHA.
-    """
+    """``"MHA"``, ``"MQA"`` or ``"GQA-g"`` (g K/V heads): GQA-1 is MQA, GQA-h is MHA."""
     n_heads = positive_int("n_heads", n_heads)
     if n_heads % positive_int("n_kv_heads", n_kv_heads):
         raise ValueError(
@@ -476,8 +475,14 @@ def _facts(
         "falcon_trap": Fact(
             models["Falcon-7B"].saving == falcon.n_heads / falcon.n_kv_heads,
             f"per-token bytes with {falcon.n_heads} and {falcon.n_kv_heads} K/V heads",
+            says="reading Falcon-7B's num_kv_heads overstates its cache by exactly h / h_kv",
         ),
-        "mha_beyond_weights": Fact(longest > weights, f"{longest} vs {weights} bytes"),
+        "mha_beyond_weights": Fact(
+            longest > weights,
+            f"{longest} vs {weights} bytes "
+            f"({longest / _GIB:.2f} vs {weights / _GIB:.2f} GiB)",
+            says="full MHA Llama-2 70B's cache at the longest context is larger than its weights",
+        ),
         "fit_llama": Fact(
             (llama2.n_heads, llama2.head_dim) == (llama3.n_heads, llama3.head_dim)
             and 1 < params3 / params2 < 1.25
@@ -485,36 +490,61 @@ def _facts(
             f"heads/head_dim {llama2.n_heads}/{llama2.head_dim} vs "
             f"{llama3.n_heads}/{llama3.head_dim}, params {params2} vs "
             f"{params3}, fits {fit2} vs {fit3}",
+            says="Llama-2 7B and Llama-3 8B share heads and head width, Llama-3 has up to 25% more parameters and fits more sequences",
         ),
         "llama70_absent": Fact(
             weights > _EXAMPLE_MEMORY,
-            f"{weights} bytes of weights, {_EXAMPLE_MEMORY} of memory",
+            f"{weights} bytes ({weights / _GIB:.2f} GiB) of weights, "
+            f"{_EXAMPLE_MEMORY} ({_EXAMPLE_MEMORY_GIB} GiB) of memory",
+            says="Llama-2 70B's weights alone take more than the example's memory",
         ),
         "tradeoff": Fact(
             mqa.speedup > gqa.speedup > 1 and mqa.score_drop > gqa.score_drop >= 0,
             f"speed-ups {mqa.speedup}, {gqa.speedup}; drops {mqa.score_drop}, "
             f"{gqa.score_drop}",
+            says="in the GQA paper, MQA is faster than GQA-8, which is faster than MHA, and MQA loses more score than GQA-8",
         ),
         "tradeoff_large": Fact(
             large.row.seconds_per_sample > max(seconds)
             and large.row.average_score < min(scores),
             f"MHA-Large {large.row}",
+            says="MHA-Large is slower and scores lower than both MQA-XXL and GQA-8-XXL",
+            qualitative="an ordering read from the paper's table above",
         ),
         "tradeoff_middle": Fact(
             recovered > 0.5 and gqa.speedup / mqa.speedup > 0.5,
             f"recovered {recovered}, speed-up share {gqa.speedup / mqa.speedup}",
+            says="GQA-8 wins back over half of the score MQA loses and keeps over half of MQA's speed-up",
         ),
-        "palm_trap": Fact(palm != 1, f"PaLM 540B: {palm}"),
-        "palm_too_large": Fact(palm > 1, f"PaLM 540B: {palm}"),
-        "gemma_trap": Fact(gemma != 1, f"Gemma 7B: {gemma}"),
-        "gemma_too_small": Fact(gemma < 1, f"Gemma 7B: {gemma}"),
+        "palm_trap": Fact(
+            palm != 1,
+            f"PaLM 540B: {palm}",
+            says="taking d_head = d_model / h for PaLM 540B gives a cache of the wrong size",
+        ),
+        "palm_too_large": Fact(
+            palm > 1,
+            f"PaLM 540B: {palm}",
+            says="taking d_head = d_model / h for PaLM 540B gives a cache larger than the true one",
+        ),
+        "gemma_trap": Fact(
+            gemma != 1,
+            f"Gemma 7B: {gemma}",
+            says="taking d_head = d_model / h for Gemma 7B gives a cache of the wrong size",
+        ),
+        "gemma_too_small": Fact(
+            gemma < 1,
+            f"Gemma 7B: {gemma}",
+            says="taking d_head = d_model / h for Gemma 7B gives a cache smaller than the true one",
+        ),
         "mla_small": Fact(
             mla["share"] < 0.05 and mla["share"] == min(r["share"] for r in designs),
             f"shares of full MHA: {[round(r['share'], 4) for r in designs]}",
+            says="DeepSeek-V2's latent cache is under 5% of full MHA and the smallest share of the table",
         ),
         "half_local": Fact(
             2 * gemma2["local_layers"] == layers,
             f"{gemma2['local_layers']} local of {layers} layers",
+            says="exactly half of Gemma 2 9B's layers are windowed",
         ),
     }
 
@@ -560,8 +590,7 @@ def _figures(
     fits: dict[str, tuple[int, int]],
     latent: tuple[int, int],
 ) -> dict[str, Figure]:
-    """Which K/V head each query head reads, the cache against context, what fits.
-    """
+    """Which K/V head each query head reads, the cache against context, what fits."""
     h, sharing = 8, (8, 2, 1)  # 8 query heads: MHA, GQA, MQA
     panels, said = zip(*(_sharing(h, h_kv) for h_kv in sharing), strict=True)
     d_c, d_rope = latent  # DeepSeek-V2's: every head reads one latent

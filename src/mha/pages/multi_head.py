@@ -229,21 +229,39 @@ def _facts(
         "whole_matches": Fact(
             np.allclose(out, whole.out) and np.allclose(weights, whole.weights),
             "whole_layer() against layer(x)",
+            says="the step-by-step layer's outputs and weights equal the layer's own call",
+            qualitative="an identity over every output and weight (np.allclose), which the block below prints",
         ),
-        "same_params": Fact(params_one == params, f"{params_one} vs {params}"),
+        "same_params": Fact(
+            params_one == params,
+            f"{params_one} vs {params}",
+            says="the layer holds the same number of parameters with one head as with h heads",
+        ),
         "bare_own": Fact(
-            own == [1] * h and bare.outside_own_slice == 0, f"slices moved {own}"
+            own == [1] * h and bare.outside_own_slice == 0,
+            f"slices moved {own}, largest change outside {bare.outside_own_slice}",
+            says="without W_O, changing a head moves its own output slice only, and nothing outside it",
         ),
-        "mixed_every": Fact(every == [h] * h, f"slices moved {every}"),
+        "mixed_every": Fact(
+            every == [h] * h,
+            f"slices moved {every}",
+            says="with W_O, changing any head moves every slice of the output",
+            qualitative="a count of the output slices each head moves; the smallest move is printed beside it",
+        ),
         "wide_same": Fact(
-            wide.param_count == params, f"{wide.param_count} vs {params}"
+            wide.param_count == params,
+            f"{wide.param_count} vs {params}",
+            says="the one wide head holds as many parameters as the h-head layer",
         ),
         "tops_differ": Fact(
-            len(set(contrast.head_tops)) == h, f"tops {contrast.head_tops}"
+            len(set(contrast.head_tops)) == h,
+            f"tops {contrast.head_tops}",
+            says="at the chosen query, each head's largest weight falls on a different token",
         ),
         "cross_is_self": Fact(
             bool(np.isclose(cross_gap, 0)),
             f"layer(x, kv=x) against layer(x): largest difference {cross_gap}",
+            says="cross-attention given the same tokens as x and kv returns the layer's own output (np.isclose to zero difference)",
         ),
     }
 

@@ -135,7 +135,9 @@ class _Rope:
     context: int  # SmolLM2's trained context length
     shifts: tuple[int, ...]
     rope_scores: np.ndarray  # (len(_SHIFTS),) q at M + s against k at N + s, rotated
-    added_scores: np.ndarray  # (len(_SHIFTS),) ... with sinusoidal vectors added instead
+    added_scores: (
+        np.ndarray
+    )  # (len(_SHIFTS),) ... with sinusoidal vectors added instead
     wavelengths: np.ndarray  # (d_k/2,) tokens per full turn of each pair
     slowest_turns: float  # turns of the slowest pair over the trained context
     distances: np.ndarray  # (G,) the distances of the decay figure
@@ -373,8 +375,7 @@ def _alternatives() -> _Alternatives:
 
 @functools.cache
 def page() -> Page:
-    """What the page prints: the four studies, their _facts and _figures.
-    """
+    """What the page prints: the four studies, their _facts and _figures."""
     a, r, h, alt = _absolute(), _rope(), real(), _alternatives()
     pair = _pair(r.d_k, r.base)
     random = r.random_mean / r.random_mean[0]
@@ -489,80 +490,105 @@ def _facts(
         "tie": Fact(
             np.array_equal(a.without[:, 0], a.without[:, 1]),
             f"weights on the two 'the', no positions: {_r(a.without)}",
+            says='without positions, every head gives the two copies of "the" exactly equal weights',
         ),
         "tie_broken": Fact(
-            gap.min() > 0, f"weights with positions: {_r(a.with_positions)}"
+            gap.min() > 0,
+            f"weights with positions: {_r(a.with_positions)}",
+            says='with positions, every head gives the two copies of "the" different weights',
         ),
         "sin_relative": Fact(
             a.sinusoidal_spread < 1e-9,
             f"largest spread on a diagonal {a.sinusoidal_spread}",
+            says="the sinusoidal similarity map's largest spread along a diagonal is under 1e-9",
         ),
         "learned_near": Fact(
             a.learned_near[1] == a.learned_near[1:].max() and a.learned_spread > 0.1,
             f"mean cosine by distance: {_r(a.learned_near)}, largest spread on a "
             f"diagonal {a.learned_spread:.3f}",
+            says="in the learned map, positions one apart are the most alike, and a diagonal spreads by more than 0.1",
         ),
         "rope_relative": Fact(
-            np.ptp(r.rope_scores) < 1e-12, f"RoPE scores {r.rope_scores.tolist()}"
+            np.ptp(r.rope_scores) < 1e-12,
+            f"RoPE scores {r.rope_scores.tolist()}",
+            says="the rotated score moves by under 1e-12 when both positions move by each shift",
         ),
         "added_moves": Fact(
-            np.ptp(r.added_scores) > 0.1, f"added scores {_r(r.added_scores)}"
+            np.ptp(r.added_scores) > 0.1,
+            f"added scores {_r(r.added_scores)}",
+            says="the score with added position vectors moves by more than 0.1 over the shifts",
         ),
         "slowest_short": Fact(
-            r.slowest_turns < 1, f"slowest pair: {r.slowest_turns} turns over context"
+            r.slowest_turns < 1,
+            f"slowest pair: {r.slowest_turns} turns over context",
+            says="the slowest RoPE pair turns by less than one full turn over the trained context",
         ),
         "bound_decays": Fact(
             decay[-1] < 0.5 and ones[-1] < 0.5,
             f"bound {decay[-1]:.3f}, all-ones {ones[-1]:.3f} of their value at 0",
+            says="at the longest distance, the bound and the all-ones score are both under half their value at distance 0",
         ),
         "random_flat": Fact(
             np.abs(spread - 1).max() < 0.1,
             f"random mean |score| relative to distance 0: {spread.min():.3f} "
             f"to {spread.max():.3f}",
+            says="the random pairs' mean |score| stays within 10% of its value at distance 0",
         ),
         "pairing_permutation": Fact(
-            r.pairing_equal == 0, f"max difference {r.pairing_equal}"
+            r.pairing_equal == 0,
+            f"max difference {r.pairing_equal}",
+            says="rotating with one pairing equals the reordered rotation with the other, difference exactly zero",
         ),
         "pairing_differs": Fact(
             abs(r.pairing_scores[0] - r.pairing_scores[1]) > 0.1,
             f"scores {r.pairing_scores}",
+            says="the same q and k score more than 0.1 apart under the two pairings",
         ),
         "wrong_pairing_worse": Fact(
             r.swapped_perplexity > 2 * r.perplexity,
             f"perplexity {r.perplexity:.1f} vs {r.swapped_perplexity:.1f}",
+            says="SmolLM2 with the wrong pairing reads its paragraph at over twice the perplexity",
         ),
         "minilm_previous": Fact(
             m_back.argmax() == previous and m_back[previous] > 0.5,
             f"MiniLM by offset (back to ahead): {_r(m_back)}",
+            says="MiniLM's head puts its largest weight, and over half, on the previous token",
         ),
         "smollm2_previous": Fact(
             h.smollm2_offsets.argmax() == 1 and h.smollm2_offsets[1] > 0.5,
             f"SmolLM2 by offset: {_r(h.smollm2_offsets)}",
+            says="SmolLM2's head puts its largest weight, and over half, on the token one back",
         ),
         "shift_invariant": Fact(
             h.max_difference < TOLERANCE,
             f"max difference {h.max_difference} (tolerance {TOLERANCE})",
+            says="every SmolLM2 attention weight moves by less than TOLERANCE (1e-5) when the positions start at SHIFT",
         ),
         "alibi_local": Fact(
             alt.alibi_weights[0].argmax() == _ALIBI_KEYS - 1
             and alt.alibi_weights[0, -1] > 5 * alt.alibi_weights[-1, -1],
             f"weight on the query itself: {_r(alt.alibi_weights[:, -1])}",
+            says="ALiBi's steepest head puts its largest weight on the query itself, over five times the gentlest head's",
         ),
         "alibi_even": Fact(
             np.ptp(alt.alibi_weights[-1]) < 0.1 * alt.alibi_weights[-1].mean(),
             f"gentlest head: {_r(alt.alibi_weights[-1])}",
+            says="ALiBi's gentlest head's weights vary by under a tenth of their mean",
         ),
         "nope_recovers": Fact(
             np.allclose(alt.nope_positions, np.arange(len(alt.nope_positions))),
             f"recovered positions {alt.nope_positions.tolist()}",
+            says="1 / output - 1 gives back every position 0, 1, 2, ... (np.allclose)",
         ),
         "unseen_angle": Fact(
             alt.slowest_angle < 2 * np.pi and alt.slowest_extended > alt.slowest_angle,
             f"slowest angle {alt.slowest_angle} -> {alt.slowest_extended}",
+            says="the slowest pair stays short of a full turn over the context, and extending it reaches a larger angle",
         ),
         "scaled_back": Fact(
             np.isclose(alt.scaled_angle, alt.slowest_angle),
             f"{alt.scaled_angle} vs {alt.slowest_angle}",
+            says="with the raised base, the slowest pair's angle at the extended context equals its angle at the trained one",
         ),
     }
 

@@ -173,13 +173,13 @@ class _Study:
 
     config: smollm2.Config  # as the GGUF file declares it
     param_count: int  # weights counted from the arrays (the tied head once)
-    n_tokens: int  # tokens of PARAGRAPH
+    n_tokens: int  # tokens of _PARAGRAPH
     gqa: _CacheTrace  # the model as published: 3 K/V heads
     mha: _CacheTrace  # K/V heads repeated to 9
     mqa: _CacheTrace  # K/V heads mean-pooled to 1 in every layer
-    mha_max_logit_diff: float  # max |logits(MHA) - logits(GQA)| over PARAGRAPH
+    mha_max_logit_diff: float  # max |logits(MHA) - logits(GQA)| over _PARAGRAPH
     logit_scale: float  # max |logits(GQA)|, for scale
-    perplexity: float  # of PARAGRAPH, as published
+    perplexity: float  # of _PARAGRAPH, as published
     mha_perplexity: float
     mqa_perplexity: float  # MQA in every layer
     swapped_rope_perplexity: float  # the wrong RoPE pairing for these weights
@@ -240,7 +240,7 @@ def _study(text: str, question: str, new_tokens: int, model_digest: str) -> _Stu
 
 
 def results() -> _Study:
-    """The study on ``PARAGRAPH`` and ``QUESTION``, computed once per code and model."""
+    """The study on ``_PARAGRAPH`` and ``_QUESTION``, computed once per code and model."""
     return cached(_study, _PARAGRAPH, _QUESTION, _NEW_TOKENS, smollm2.gguf_digest())
 
 
@@ -251,7 +251,7 @@ def _ranking(r: _Study) -> dict:
     For the ``best`` and ``worst`` layer: the change of perplexity against the
     published model (``change``, a fraction) and the standard error of that paired
     difference (``error``, as a fraction of perplexity); ``tied``, the layers whose
-    difference from the best is within NOISE standard errors (the best among them).
+    difference from the best is within _NOISE standard errors (the best among them).
     """
     losses, published = r.mqa_layer_loss, r.token_loss
     n = published.shape[-1]
@@ -341,7 +341,7 @@ def _facts(
     kinds: dict[str, int],
     paper: dict[str, published.SpeedQuality],
 ) -> dict[str, Fact]:
-    """The facts the page's sentences state about the study, the benchmark, the
+    """The _facts the page's sentences state about the study, the benchmark, the
     ``kinds`` of SmolLM2's heads (kind -> heads) and the GQA ``paper``'s Table 1 rows
     (model -> row).
     """
@@ -360,39 +360,85 @@ def _facts(
         "best_is_noise": Fact(
             abs(best["change"]) < best["error"] and len(rank["tied"]) > 1,
             f"best layer {best}, tied with it: {rank['tied']}",
+            says="the kindest layer's perplexity change is smaller than its standard error, and other layers tie with it",
         ),
         "worst_is_not": Fact(
-            worst["change"] > _NOISE * worst["error"], f"worst layer {worst}"
+            worst["change"] > _NOISE * worst["error"],
+            f"worst layer {worst}",
+            says="the worst layer's perplexity change is over _NOISE (2) standard errors",
         ),
-        "rows_agree": Fact(g.nbytes == g.formula, f"{g.nbytes} vs {g.formula}"),
-        "same_answer": Fact(m.answer == g.answer, f"{m.answer!r} vs {g.answer!r}"),
-        "mha_logits": Fact(diff < 1e-4 * r.logit_scale, f"{diff} of {r.logit_scale}"),
-        "logits_exact": Fact(diff == 0, f"largest difference {diff}"),
+        "rows_agree": Fact(
+            g.nbytes == g.formula,
+            f"{g.nbytes} vs {g.formula}",
+            says="the grouped cache's bytes equal the formula's at every step",
+        ),
+        "same_answer": Fact(
+            m.answer == g.answer,
+            f"{m.answer!r} vs {g.answer!r}",
+            says="the model expanded to full MHA gives the same answer as the published one",
+            qualitative="an identity of two answers; the answer is printed beside it",
+        ),
+        "mha_logits": Fact(
+            diff < 1e-4 * r.logit_scale,
+            f"{diff} of {r.logit_scale}",
+            says="the expanded model's largest logit difference is under 1e-4 of the logits' scale",
+        ),
+        "logits_exact": Fact(
+            diff == 0,
+            f"largest difference {diff}",
+            says="the expanded model's logits equal the original's exactly",
+        ),
         "same_perplexity": Fact(
-            abs(r.mha_perplexity - ppl) < 1e-3 * ppl, f"{r.mha_perplexity} vs {ppl}"
+            abs(r.mha_perplexity - ppl) < 1e-3 * ppl,
+            f"{r.mha_perplexity} vs {ppl}",
+            says="the expanded model's perplexity is within 0.1% of the published model's",
         ),
         "no_longer_answers": Fact(
             q.answer != g.answer and mqa_ppl > 10 * ppl,
             f"MQA says {q.answer!r}, perplexity {mqa_ppl:.1f} vs {ppl:.1f}",
+            says="converted to MQA in every layer, the model answers differently and its perplexity is over ten times as high",
         ),
         "uneven": Fact(
-            mqa_ppl / 10 > layers.max() > 2 * layers.min(), f"perplexity {spread}"
+            mqa_ppl / 10 > layers.max() > 2 * layers.min(),
+            f"perplexity {spread}",
+            says="layer by layer, the worst MQA perplexity is over twice the best and under a tenth of converting all at once",
         ),
         "bars": Fact(
             close.mean() > 0.5 and (~close).any() and layers.max() < mqa_ppl / 10,
             f"{close.sum()} of {len(layers)} within 1.5 times {ppl:.1f}; {spread}",
+            says="most layers stay under 1.5 times the published perplexity, some do not, and all stay under a tenth of all at once",
+            qualitative="an ordering of the bars of the figure above",
         ),
-        "mqa_breaks": Fact(mqa_ppl > 10 * layers.max(), f"perplexity {spread}"),
+        "mqa_breaks": Fact(
+            mqa_ppl > 10 * layers.max(),
+            f"perplexity {spread}",
+            says="converting every layer at once gives over ten times the worst single layer's perplexity",
+        ),
         "uptrained_close": Fact(
-            abs(uptrained - multi_head) < 1, f"{uptrained} vs {multi_head}"
+            abs(uptrained - multi_head) < 1,
+            f"{uptrained} vs {multi_head}",
+            says="the paper's uptrained MQA-XXL scores within one point of MHA-XXL",
         ),
         "products_slower": Fact(
-            b["products_gb_per_s"] < b["read_bandwidth_gb_per_s"], f"GB/s: {b}"
+            b["products_gb_per_s"] < b["read_bandwidth_gb_per_s"],
+            f"GB/s: {b}",
+            says="the weight products stream fewer GB/s than one long read",
         ),
-        "prefill_faster": Fact(prefill > 3 * decode, f"{prefill} vs {decode} tokens/s"),
-        "target": Fact(ratio >= budget, f"{ratio} of the bound, target {budget}"),
+        "prefill_faster": Fact(
+            prefill > 3 * decode,
+            f"{prefill} vs {decode} tokens/s",
+            says="prefill processes over three times as many tokens per second as _decoding",
+            qualitative="a ratio of the measured speeds, printed in the table above",
+        ),
+        "target": Fact(
+            ratio >= budget,
+            f"{ratio} of the bound, target {budget}",
+            says="decoding reaches the budget's share of the memory-bandwidth bound",
+        ),
         "sink_heads": Fact(
-            kinds["first token"] > sum(kinds.values()) / 2, f"kinds {kinds}"
+            kinds["first token"] > sum(kinds.values()) / 2,
+            f"kinds {kinds}",
+            says="more than half of SmolLM2's heads are first-token heads",
         ),
     }
 
@@ -416,7 +462,7 @@ def _figures(r: _Study) -> dict[str, Figure]:
     }
 
 
-# --- decoding, measured by make bench (tests/bench/decode.py) -----------------------
+# --- _decoding, measured by make bench (tests/bench/decode.py) -----------------------
 
 # The functions whose own time in the decode profile holds the step's weight products
 # (a matrix product is counted in the function that calls it).
@@ -481,7 +527,7 @@ def _decoding(data: dict, config: smollm2.Config, weight_bytes: int) -> dict:
 
 
 def _decoding_facts(d: dict) -> dict[str, Fact]:
-    """The facts the decoding section states."""
+    """The _facts the _decoding section states."""
     rows, grouped = d["recompute"], d["grouped"]
     spans = [
         (
@@ -497,13 +543,21 @@ def _decoding_facts(d: dict) -> dict[str, Fact]:
         "cache_always": Fact(
             all(cached > again for _, cached, again in spans),
             f"(context, cached q1, recompute q3) tokens/s: {spans}",
+            says="at every context, the cached decode's first quartile is faster than recomputing's third quartile",
         ),
         "gap_grows": Fact(
-            speedups[-1] > 4 * speedups[0], f"speed-ups by context {speedups}"
+            speedups[-1] > 4 * speedups[0],
+            f"speed-ups by context {speedups}",
+            says="the median speed-up at the longest context is over four times that at the shortest",
         ),
         "predicted_grows": Fact(
             predicted == sorted(predicted) and predicted[0] < 1.25 < predicted[-1],
             f"predicted MHA/GQA bytes by context {predicted}",
+            says="the predicted MHA/GQA ratio rises with the context, from under 1.25 to over it",
         ),
-        "busy": Fact(d["busy"], f"load {d['load']} on {d['cores']} cores"),
+        "busy": Fact(
+            d["busy"],
+            f"load {d['load']} on {d['cores']} cores",
+            says="the decode benchmark's machine was busy (load over its cores)",
+        ),
     }

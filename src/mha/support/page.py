@@ -14,7 +14,13 @@ from mha.support.page import Fact, Figure, Page
 weights = np.array([0.45, 0.45, 0.10])
 page = Page(
     weights=weights,
-    facts={"tie": Fact(weights[0] == weights[1], f"weights {weights.tolist()}")},
+    facts={
+        "tie": Fact(
+            weights[0] == weights[1],
+            f"weights {weights.tolist()}",
+            "the first two weights are equal",
+        )
+    },
     figures={},
 )
 assert page.weights is weights and page.facts["tie"].holds
@@ -36,29 +42,41 @@ class Fact:
     """A named boolean that a sentence of the page states, and the values behind it.
 
     ``values`` prints the values that make it true (or false), for the message when
-    it no longer holds; ``says`` is its one-line description in plain words, what it
-    checks (for example "the single head's weights on Kohli and on his are equal,
-    within 1e-12").
+    it no longer holds and for the reader's popover beside its sentence; ``says`` is
+    its one-line description in plain words, what it checks (for example "the single
+    head's weights on Kohli and on his are equal, within 1e-12"): required, one line.
+    ``qualitative`` is empty for a fact whose sentence prints a value the fact reads
+    (``mha_site.facts`` checks that); a fact whose sentence prints none, because it
+    states a tie or an ordering and the numbers sit in a table or sentence nearby,
+    declares so with its reason (``qualitative="an ordering: the table above"``).
 
     ```python
     from mha.support.page import Fact
 
     weights = [0.768, 0.187, 0.045]
-    strongest = Fact(weights[0] > 0.5, f"weights {weights}")
-    assert strongest.holds and "0.768" in strongest.values
+    strongest = Fact(weights[0] > 0.5, f"weights {weights}", "the first is over half")
+    assert strongest.holds and "0.768" in strongest.values and not strongest.qualitative
     ```
     """
 
     holds: bool
     values: str
-    says: str = ""
+    says: str
+    qualitative: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "holds", bool(self.holds))
         if not isinstance(self.values, str) or not self.values:
             raise TypeError(f"values: expected a non-empty string, got {self.values!r}")
-        if not isinstance(self.says, str):
-            raise TypeError(f"says: expected a string, got {self.says!r}")
+        for name in ("says", "qualitative"):
+            text = getattr(self, name)
+            if not isinstance(text, str) or "\n" in text:
+                raise TypeError(f"{name}: expected one line of text, got {text!r}")
+        if not self.says.strip():
+            raise ValueError(
+                "says: expected a one-line description of what the fact checks, "
+                f"in plain words, got {self.says!r}"
+            )
 
 
 @dataclass(frozen=True)
@@ -106,7 +124,7 @@ class Page:
     ```python
     from mha.support.page import Fact, Page
 
-    page = Page(n=100, facts={"big": Fact(True, "n = 100")}, figures={})
+    page = Page(n=100, facts={"big": Fact(True, "n = 100", "n is big")}, figures={})
     assert page.n == 100 and "n" in repr(page)
     ```
     """

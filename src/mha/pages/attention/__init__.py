@@ -279,77 +279,124 @@ def _facts(
     un, sc, t = saturation.unscaled, saturation.scaled, saturation.index(_TYPICAL_D_K)
     order, gain, p, w = list(_SHUFFLE), sc.gradient, drop.p, drop.weights
     return {
-        "asymmetric": Fact(dots[sat, cat] > dots[cat, sat], f"scores {dots.tolist()}"),
+        "asymmetric": Fact(
+            dots[sat, cat] > dots[cat, sat],
+            f"scores {dots.tolist()}",
+            says='"sat" scores "cat" higher than "cat" scores "sat", with separate W_Q and W_K',
+        ),
         "shared_self": Fact(
             shared.dots[cat].argmax() == cat and shared.dots[sat].argmax() == sat,
             f"shared scores {shared.dots.tolist()}",
+            says='with W_K = W_Q, "cat" and "sat" each score highest against themselves',
         ),
         "not_a_rule": Fact(
-            counter_dots[0, 1] > counter_dots[0, 0], f"scores {counter_dots.tolist()}"
+            counter_dots[0, 1] > counter_dots[0, 0],
+            f"scores {counter_dots.tolist()}",
+            says="in the counterexample, q_0 scores the longer q_1 higher than it scores itself",
         ),
         "sat_animal": Fact(
-            out[sat, 0] > 0.5 and out[sat, 0] > out[sat, 1], f"sat: {out[sat].tolist()}"
+            out[sat, 0] > 0.5 and out[sat, 0] > out[sat, 1],
+            f"sat: {out[sat].tolist()}",
+            says='the output of "sat" is above 0.5 in its first (animal) coordinate and larger there than in its second',
         ),
         "uniform": Fact(
             np.allclose(scores[0], scores[0, 0])
             and np.allclose(weights[0], weights[0].mean()),
-            f"scores of the {scores[0].tolist()}",
+            f"scores of the {scores[0].tolist()}, weights {weights[0].tolist()}",
+            says='every score of "the" (a zero query) is equal, and so is every one of its weights',
         ),
-        "within_noise": Fact(worst < 3 * se, f"worst {worst:.4f}, SE {se:.4f}"),
+        "within_noise": Fact(
+            worst < 3 * se,
+            f"worst {worst:.4f}, SE {se:.4f}",
+            says="the largest relative error of the measured score variances is under three standard errors",
+        ),
         "unscaled_saturates": Fact(
             np.all(np.diff(un.max_weight) > 0) and np.all(np.diff(un.entropy) < 0),
             f"max {np.round(un.max_weight, 3).tolist()}",
+            says="without the scale, the top weight rises and the entropy falls at every larger d_k",
         ),
         "scaled_flat": Fact(
             np.ptp(sc.max_weight) < 0.05 and np.ptp(sc.entropy) < 0.2,
             f"scaled max {np.round(sc.max_weight, 3).tolist()}",
+            says="with the scale, the top weight varies by under 0.05 and the entropy by under 0.2 bits over every d_k",
         ),
-        "gain_flat": Fact(np.ptp(gain) < 0.1 * gain.mean(), f"gain {gain.tolist()}"),
+        "gain_flat": Fact(
+            np.ptp(gain) < 0.1 * gain.mean(),
+            f"gain {gain.tolist()}",
+            says="with the scale, the gradient's gain varies by under a tenth of its mean over every d_k",
+        ),
         "gain_falls": Fact(
-            np.all(np.diff(un.gradient[t:]) < 0), f"gain {un.gradient[t:].tolist()}"
+            np.all(np.diff(un.gradient[t:]) < 0),
+            f"gain {un.gradient[t:].tolist()}",
+            says="without the scale, the gradient's gain falls at every doubling of d_k from the typical d_k on",
         ),
         "same_order": Fact(
             all(round(float(np.log10(d))) == spread.order for d in spread.drops),
             f"ratios {spread.drops}",
+            says="for every seed, how many times more gradient the scaled softmax passes rounds to the same power of ten",
         ),
         "causal_first": Fact(
-            causal.weights[0].tolist() == [1, 0, 0], f"{causal.weights[0].tolist()}"
+            causal.weights[0].tolist() == [1, 0, 0],
+            f"{causal.weights[0].tolist()}",
+            says='under the causal mask, "the" puts weight 1 on itself and 0 on "cat" and "sat"',
         ),
         "causal_last": Fact(
             np.allclose(causal.weights[sat], weights[sat]),
             f"{causal.weights[sat].tolist()} vs {weights[sat].tolist()}",
+            says='under the causal mask, the weights of "sat" equal its weights without the mask',
         ),
         "shuffle": Fact(
             np.allclose(shuffle.output, out[order])
             and np.allclose(shuffle.weights, weights[np.ix_(order, order)]),
             f"order {order}",
+            says="after shuffling the tokens, each token's output and weights equal its unshuffled ones, reordered",
+            qualitative="an identity over every output and weight (np.allclose), which the block above prints",
         ),
         "batch_equal": Fact(
             max(batch.right, batch.left) <= batch.tolerance,
             f"right {batch.right}, left {batch.left}",
+            says="with padding on the right and on the left, each sentence's real rows equal its output alone, within the tolerance",
         ),
         "right_causal_enough": Fact(
-            batch.right_causal_only <= batch.tolerance, f"{batch.right_causal_only}"
+            batch.right_causal_only <= batch.tolerance,
+            f"{batch.right_causal_only}",
+            says="with right padding, the causal mask alone gives each sentence's output alone, within the tolerance",
         ),
-        "left_leaks": Fact(batch.left_causal_only > 1, f"{batch.left_causal_only}"),
+        "left_leaks": Fact(
+            batch.left_causal_only > 1,
+            f"{batch.left_causal_only}",
+            says="with left padding and the causal mask alone, some real token's output moves by more than 1",
+        ),
         "left_refused": Fact(
-            "every key is masked" in batch.refusal, f"refusal {batch.refusal!r}"
+            "every key is masked" in batch.refusal,
+            f"refusal {batch.refusal!r}",
+            says='the core refuses left padding under both masks with an error saying "every key is masked"',
         ),
         "rows_not_one": Fact(
-            not np.allclose(drop.row_sums, 1), f"row sums {drop.row_sums.tolist()}"
+            not np.allclose(drop.row_sums, 1),
+            f"row sums {drop.row_sums.tolist()}",
+            says="after one dropout draw, the rows of the weights do not all sum to one",
         ),
-        "dropout_kept": Fact(drop.largest_z < 4, f"largest z {drop.largest_z}"),
+        "dropout_kept": Fact(
+            drop.largest_z < 4,
+            f"largest z {drop.largest_z}",
+            says="every mean weight over the dropout draws is under 4 standard errors from the evaluation weight",
+        ),
         "unscaled_shrinks": Fact(
             np.allclose(drop.mean_unscaled, (1 - p) * w, rtol=0.05)
             and (drop.mean_unscaled < w).all(),
             f"{drop.mean_unscaled.tolist()} vs {w.tolist()}",
+            says="without dividing by 1 - p, every mean weight is below the weight and within 5% of (1 - p) times it",
         ),
         "prefix_equal": Fact(
             prefix.largest_relative <= prefix.tolerance,
             f"largest relative difference {prefix.largest_relative}",
+            says="the largest relative difference between the losses of one pass and of separate passes is within the tolerance",
         ),
         "not_bitwise": Fact(
-            prefix.largest_difference > 0, f"largest {prefix.largest_difference}"
+            prefix.largest_difference > 0,
+            f"largest {prefix.largest_difference}",
+            says="the largest difference between the losses of one pass and of separate passes is above zero",
         ),
     }
 

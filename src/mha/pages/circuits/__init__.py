@@ -285,54 +285,81 @@ def _facts(s: _Studies) -> dict[str, Fact]:
     dla_all = float(q.dla.max())
     return {
         "few_first": Fact(
-            (wt.first[:n] < 0.05).all(), f"shares ranked first {wt.first[:n]}"
+            (wt.first[:n] < 0.05).all(),
+            f"shares ranked first {wt.first[:n]}",
+            says="each induction head puts the token it reads first in rank for under 5% of tokens",
         ),
         "not_above_random": Fact(
             np.median(wt.copying[:n]) <= np.median(wt.copying[n:]),
             f"induction {wt.copying[:n]}, random {wt.copying[n:]}",
+            says="the induction heads' median copying score is not above the median of the random heads'",
         ),
         "dla_small": Fact(
             max(q.dla[h] for h in top) < dla_all / 4,
             f"induction {[q.dla[h] for h in top]}, largest {dla_all}",
+            says="every induction head's direct logit attribution is under a quarter of the largest head's",
         ),
         "previous_top_two": Fact(
-            all(previous in (row[1], row[3]) for row in senders), f"{senders}"
+            all(previous in (row[1], row[3]) for row in senders),
+            f"{senders}",
+            says="the strongest previous-token head is one of the two strongest senders into every induction head",
         ),
         "far_above": Fact(
-            all(row[2] > 3 * median for row in senders), f"{senders}, median {median}"
+            all(row[2] > 3 * median for row in senders),
+            f"{senders}, median {median}",
+            says="each induction head's strongest sender scores over three times the median over all pairs",
         ),
         "offset_small": Fact(
-            _offset_gap(c, top) < 0.01, f"largest change {_offset_gap(c, top)}"
+            _offset_gap(c, top) < 0.01,
+            f"largest change {_offset_gap(c, top)}",
+            says="no induction head's sender score changes by 0.01 or more between offset 1 and the mean over offsets",
+            qualitative="a bound: no score moves by a hundredth, below the precision the table prints",
         ),
         "patch_collapses": Fact(
-            (q.patched < q.clean / 10).all(), f"clean {q.clean}, patched {q.patched}"
+            (q.patched < q.clean / 10).all(),
+            f"clean {q.clean}, patched {q.patched}",
+            says="patching the previous-token head's write drops every induction score below a tenth of its clean value",
         ),
         "controls_keep": Fact(
             (np.abs(q.controls - q.clean[:, None]) < 0.02).all(),
             f"clean {q.clean}, controls {q.controls}",
+            says="patching each control head instead moves no induction score by 0.02 or more",
         ),
         "mean_below_zero": Fact(
-            q.mean_top < scan.loss_top, f"mean {q.mean_top}, zero {scan.loss_top}"
+            q.mean_top < scan.loss_top,
+            f"mean {q.mean_top}, zero {scan.loss_top}",
+            says="setting the induction heads to their mean costs less loss than setting them to zero",
         ),
         "mean_still_far": Fact(
             q.mean_top > scan.loss_random.max(),
             f"mean {q.mean_top}, random sets {scan.loss_random}",
+            says="setting the induction heads to their mean costs more loss than any random set of as many heads",
         ),
         "previous_alone": Fact(
             q.previous_mean > scan.loss_random.max(),
             f"previous head {q.previous_mean}; random sets {scan.loss_random}",
+            says="setting the previous-token head alone to its mean costs more loss than any random set of heads",
         ),
         "moved_below": Fact(
             (q.first_token_moved < q.first_token).sum() > len(q.first_token) / 2,
             f"weights {q.first_token}, moved {q.first_token_moved}",
+            says="in more than half of the layers, the first token's share of what moves is below its share of the weight",
+            qualitative="a count of layers (printed) of a comparison drawn in the figure above",
         ),
         "still_moves": Fact(
             np.median(q.first_token_moved) > 2 * scan.uniform_first_token,
             f"moved {q.first_token_moved}, even {scan.uniform_first_token}",
+            says="the median layer's share of what moves from the first token is over twice an even spread",
         ),
-        "band_breaks": Fact(st.band_only > 2 * st.full, f"{st}"),
+        "band_breaks": Fact(
+            st.band_only > 2 * st.full,
+            f"{st}",
+            says="reading only the window more than doubles the perplexity of reading every earlier token",
+        ),
         "sinks_restore": Fact(
-            st.full < st.band_sinks < st.band_only and _recovered(st) > 0.75, f"{st}"
+            st.full < st.band_sinks < st.band_only and _recovered(st) > 0.75,
+            f"{st}",
+            says="adding the first tokens to the window puts perplexity between full and window alone, winning back over 75% of the loss",
         ),
     }
 

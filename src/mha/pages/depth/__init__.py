@@ -1,6 +1,6 @@
 """Depth: what a second attention layer adds. Page: ``docs/depth.md``.
 
-The induction task (``induction``), its circuit built by hand and the models trained
+The induction _task (``induction``), its circuit built by hand and the models trained
 on it (``induction_training``); SmolLM2 on repeated random sequences
 (``repeated_tokens``): its residual stream, induction heads and attention sinks.
 Layers and heads are numbered from 0: ``L17H3`` is head 3 of layer 17.
@@ -40,7 +40,7 @@ _OUTSIZED = 2.0  # a first token whose stream is at least this many times the ot
 
 @functools.cache
 def page() -> Page:
-    """What the page prints: the induction task, SmolLM2's scan, facts and figures."""
+    """What the page prints: the induction _task, SmolLM2's scan, _facts and _figures."""
     t, s, r = _task(), repeated_tokens.scan(), repeated_tokens
     worst = s.random_sets[int(np.argmax(s.loss_random))]
     return Page(
@@ -81,7 +81,7 @@ def page() -> Page:
 
 @dataclass(frozen=True)
 class _Task:
-    """What the page prints about the induction task."""
+    """What the page prints about the induction _task."""
 
     vocab: int
     length: int
@@ -92,18 +92,18 @@ class _Task:
     n_test_positions: int  # ... and their scored positions
     constructed: float  # accuracy of the built circuit on them
     without_previous: float  # ... with its previous-token head's write removed
-    count_guess: float  # the best order-free guess on the task's sequences
+    count_guess: float  # the best order-free guess on the _task's sequences
     uniform_guess: float  # the same guess on uniform random sequences
     one: _Trained  # one layer of two heads, every seed
     two: _Trained  # two layers of one head
     offsets: tuple[int, ...]  # how far back the earlier occurrences lie, held out
-    built_one: tuple[induction._OffsetScore, ...]  # one layer built per BUILT_HEADS
+    built_one: tuple[induction._OffsetScore, ...]  # one layer built per _BUILT_HEADS
     # ... then for every offset
 
 
 @functools.cache
 def _task() -> _Task:
-    """The induction task's numbers: baselines, the built circuits, both shapes trained
+    """The induction _task's numbers: baselines, the built circuits, both shapes trained
     on every seed (cached).
     """
     batch = induction.sample(_N_TEST, np.random.default_rng([_SEED, 1]))
@@ -175,7 +175,7 @@ def _norm_ratio(scan: Scan) -> np.ndarray:
 
 def _sink_groups(scan: Scan) -> dict:
     """The layers by how far the first token's stream stands out where they read it:
-    ``quiet``, under OUTSIZED times the others'; ``jump``, the layer that multiplies
+    ``quiet``, under _OUTSIZED times the others'; ``jump``, the layer that multiplies
     the ratio most; ``before`` and ``after`` it, the other layers. Each group: its
     layers (``span``), its ratios and sink shares (``ratio``, ``share``: min, max, mean).
     """
@@ -221,11 +221,11 @@ def _head_table(scan: Scan) -> list[tuple[str, float, str, float]]:
     return rows
 
 
-def _facts(task: _Task, scan: Scan) -> dict[str, Fact]:
-    """The facts the page's sentences state about the task's models and the scan."""
-    one, two, twice = task.one.accuracy, task.two.accuracy, 2 * task.chance
-    excl, built = task.exclusion, task.built_one
-    guesses = f"{task.count_guess} and {task.uniform_guess} against {twice}"
+def _facts(_task: _Task, scan: Scan) -> dict[str, Fact]:
+    """The _facts the page's sentences state about the _task's models and the scan."""
+    one, two, twice = _task.one.accuracy, _task.two.accuracy, 2 * _task.chance
+    excl, built = _task.exclusion, _task.built_one
+    guesses = f"{_task.count_guess} and {_task.uniform_guess} against {twice}"
     writes = f"writes {np.maximum(scan.attention_norm, scan.mlp_norm)}"
     heads, below = _head_table(scan), _below_even(scan)
     losses = f"first {scan.loss_first}, second {scan.loss_second}"
@@ -237,47 +237,98 @@ def _facts(task: _Task, scan: Scan) -> dict[str, Fact]:
     by_ratio = f"{groups}; ratios {_norm_ratio(scan)}"
     return {
         "never_excluded": Fact(
-            task.excluded_answers == 0 and task.chance < excl,
-            f"{task.excluded_answers} answers are x_t or the first token; "
-            f"exclusion {excl}, chance {task.chance}",
+            _task.excluded_answers == 0 and _task.chance < excl,
+            f"{_task.excluded_answers} answers are x_t or the first token; "
+            f"exclusion {excl}, chance {_task.chance}",
+            says="no scored answer is the current token or the first token, and the exclusion baseline beats chance",
         ),
-        "one_layer": Fact(one.max() < two.min(), f"one layer {one}, two layers {two}"),
-        "one_below_twice": Fact((one < twice).all(), f"{one}, twice chance {twice}"),
+        "one_layer": Fact(
+            one.max() < two.min(),
+            f"one layer {one}, two layers {two}",
+            says="every one-layer model's accuracy is below every two-layer model's",
+        ),
+        "one_below_twice": Fact(
+            (one < twice).all(),
+            f"{one}, twice chance {twice}",
+            says="every one-layer model's accuracy is below twice chance",
+        ),
         "one_near_exclusion": Fact(
-            (np.abs(one - excl) < 0.01).all(), f"one layer {one}, exclusion {excl}"
+            (np.abs(one - excl) < 0.01).all(),
+            f"one layer {one}, exclusion {excl}",
+            says="every one-layer model's accuracy is within 0.01 of the exclusion baseline",
         ),
         "built_exact": Fact(
             all(row.covered == 1 for row in built)
             and all(row.elsewhere == 0 for row in built[:-1]),
             f"{built}",
+            says="each hand-built one-layer model is right on every offset it has heads for and never right elsewhere",
         ),
         "built_all": Fact(
-            built[-1].overall == 1 and built[-1].n_heads == len(task.offsets) + 1,
-            f"{built[-1]}, {len(task.offsets)} offsets",
+            built[-1].overall == 1 and built[-1].n_heads == len(_task.offsets) + 1,
+            f"{built[-1]}, {len(_task.offsets)} offsets",
+            says="the hand-built model with one head per offset and one more is right on every sequence",
         ),
-        "two_reach": Fact((two >= _REACH).all(), f"two layers {two}"),
-        "count_guess": Fact(task.count_guess < twice < task.uniform_guess, guesses),
-        "louder": Fact(bool(_louder(scan)), f"{writes}, stream {scan.stream_norm}"),
-        "partners": Fact(all(row[3] >= 0.5 for row in heads), f"{heads}"),
-        "second_copy": Fact(scan.loss_second < scan.loss_first / 2, losses),
+        "two_reach": Fact(
+            (two >= _REACH).all(),
+            f"two layers {two}",
+            says="every two-layer model's accuracy is at least _REACH (0.9)",
+        ),
+        "count_guess": Fact(
+            _task.count_guess < twice < _task.uniform_guess,
+            guesses,
+            says="the count guess scores below twice chance on these sequences and above it on uniform ones",
+        ),
+        "louder": Fact(
+            bool(_louder(scan)),
+            f"{writes}, stream {scan.stream_norm}",
+            says="in some layer a sublayer writes more than the stream it joins",
+        ),
+        "partners": Fact(
+            all(row[3] >= 0.5 for row in heads),
+            f"{heads}",
+            says="each of the strongest induction heads has a previous-token head scoring 0.5 or more in an earlier layer",
+        ),
+        "second_copy": Fact(
+            scan.loss_second < scan.loss_first / 2,
+            losses,
+            says="the mean loss on the second copy is under half that on the first copy",
+        ),
         "ablation": Fact(
             scan.loss_top > scan.loss_random.max(),
             f"{scan.loss_top} vs {scan.loss_random}",
+            says="zeroing the strongest induction heads costs more loss than zeroing any random set of as many heads",
         ),
-        "sinks": Fact(len(below) < len(scan.first_token) / 2, sinks),
-        "below_even": Fact(bool(below), sinks),
-        "massive": Fact(_norm_ratio(scan).max() > 10 * _OUTSIZED, by_ratio),
-        "co_occur": Fact(quiet["share"][1] < loud["share"][0], by_ratio),
+        "sinks": Fact(
+            len(below) < len(scan.first_token) / 2,
+            sinks,
+            says="fewer than half of the layers put no more weight on the first token than an even spread",
+        ),
+        "below_even": Fact(
+            bool(below),
+            sinks,
+            says="at least one layer puts no more weight on the first token than an even spread",
+        ),
+        "massive": Fact(
+            _norm_ratio(scan).max() > 10 * _OUTSIZED,
+            by_ratio,
+            says="in some layer, the first token's stream norm is over 10 times _OUTSIZED (2) times the others' mean",
+        ),
+        "co_occur": Fact(
+            quiet["share"][1] < loud["share"][0],
+            by_ratio,
+            says="every layer whose first-token stream is under 2 times the others' gives it less weight than every other layer",
+        ),
         "not_by_size": Fact(
             before["ratio"][1] < after["ratio"][0]
             and after["share"][2] < before["share"][2],
             by_ratio,
+            says="after the jump, the first token's stream ratio is above every earlier one, yet its mean weight is lower",
         ),
     }
 
 
-def _figures(task: _Task, scan: Scan) -> dict[str, Figure]:
-    """The page's five figures; their alt texts and captions state computed values."""
+def _figures(_task: _Task, scan: Scan) -> dict[str, Figure]:
+    """The page's five _figures; their alt texts and captions state computed values."""
     louder_layers = _louder(scan)
     exception = f" except in {words(louder_layers)}" if louder_layers else ""
     circuit = induction.build(6, len(_EXAMPLE))
@@ -320,12 +371,12 @@ def _figures(task: _Task, scan: Scan) -> dict[str, Figure]:
         ),
         "training": Figure(
             "depth.training",
-            (task,),
+            (_task,),
             f"Bar chart of held-out accuracy, {len(_SEEDS)} seeds per shape: the "
-            f"one-layer bars reach {percent(task.one.accuracy.max())} at most, the "
-            f"two-layer bars {percent(task.two.accuracy.min())} at least, on a log "
-            f"scale; lines mark chance ({percent(task.chance)}), the exclusion "
-            f"baseline ({percent(task.exclusion)}) and twice chance.",
+            f"one-layer bars reach {percent(_task.one.accuracy.max())} at most, the "
+            f"two-layer bars {percent(_task.two.accuracy.min())} at least, on a log "
+            f"scale; lines mark chance ({percent(_task.chance)}), the exclusion "
+            f"baseline ({percent(_task.exclusion)}) and twice chance.",
             "Held-out accuracy of each trained model, one bar per seed (log scale). "
             "The two shapes have the same attention weights; only stacking lets the "
             "second head read what the first one wrote. The exclusion baseline "

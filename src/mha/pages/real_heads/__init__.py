@@ -303,41 +303,78 @@ def _facts(
     none_of_these = counts["[SEP]"] == counts["punctuation"] == counts["same word"] == 0
     lowest, moves = p.single_cosine.min(), p.largest_retrieval_move()
     return {
-        "shift": Fact(shift > 0.9, f"weight on the previous token {shift:.3f}"),
-        "none_of_these": Fact(none_of_these, f"counts {counts}"),
-        "cls_dominant": Fact(counts["[CLS]"] == max(counts.values()), f"{counts}"),
+        "shift": Fact(
+            shift > 0.9,
+            f"weight on the previous token {shift:.3f}",
+            says="the typical previous-token head puts over 0.9 of its weight on the previous token",
+        ),
+        "none_of_these": Fact(
+            none_of_these,
+            f"counts {counts}",
+            says="no head is classed as a [SEP], punctuation or same-word head",
+        ),
+        "cls_dominant": Fact(
+            counts["[CLS]"] == max(counts.values()),
+            f"{counts}",
+            says="[CLS] heads are the most numerous kind",
+        ),
         "cls_moves_little": Fact(
-            cls_move < cls_weight / 3, f"weight {cls_weight}, moved {cls_move}"
+            cls_move < cls_weight / 3,
+            f"weight {cls_weight}, moved {cls_move}",
+            says="the [CLS] heads' share of what moves from [CLS] is under a third of their weight on it",
         ),
         "bottom": Fact(
             bool(positional) and max(positional) <= 1 and broad0 > a.kinds.shape[1] / 2,
             f"positional heads in layers {positional}; {broad0} broad in layer 0",
+            says="every positional head is in layer 0 or 1, and more than half of layer 0's heads are broad",
         ),
         "parks_on_cls": Fact(
             (on_cls > elsewhere).all(),
             f"layer means: on [CLS] {on_cls.round(3).tolist()}, on [SEP] and "
             f"punctuation {elsewhere.round(3).tolist()}",
+            says="in every layer, [CLS] gets more attention than [SEP] and punctuation together",
         ),
-        "single_small": Fact(lowest > 0.95, f"lowest cosine {lowest:.3f}"),
-        "borderline": Fact(moves <= 2, f"at most {moves} queries move"),
+        "single_small": Fact(
+            lowest > 0.95,
+            f"lowest cosine {lowest:.3f}",
+            says="removing any single head leaves every embedding cosine above 0.95",
+        ),
+        "borderline": Fact(
+            moves <= 2,
+            f"at most {moves} queries move",
+            says="removing any single head moves retrieval by at most two queries",
+        ),
         "last_layer": Fact(
             worst == len(p.layer_cosine) - 1,
             f"layer cosines {np.round(p.layer_cosine, 3).tolist()}",
+            says="removing a whole layer's heads costs most in the last layer",
         ),
         "several_times": Fact(
             damage[worst] >= 3 * np.delete(damage, worst).max(),
             f"1 - cos by layer {np.round(damage, 3).tolist()}",
+            says="the worst layer's damage (1 - cos) is at least three times any other layer's",
         ),
         "others_fine": Fact(
-            others.min() > 0.9, f"lowest cosine of the other layers {others.min():.3f}"
+            others.min() > 0.9,
+            f"lowest cosine of the other layers {others.min():.3f}",
+            says="removing any other layer's heads leaves the cosine above 0.9",
         ),
         "slow_then_fast": Fact(
             slope[:half].mean() > slope[half:].mean(),
             f"mean slope {slope[:half].mean():.4f} then {slope[half:].mean():.4f}",
+            says="the cosine's mean slope over the first half of the removals is gentler than over the second",
+            qualitative="a change of slope of the curve in the figure above",
         ),
-        "retrieval_flat": Fact(moved <= 2, f"largest move {moved} queries"),
+        "retrieval_flat": Fact(
+            moved <= 2,
+            f"largest move {moved} queries",
+            says="removing heads one after another moves retrieval by at most two queries",
+            qualitative="a bound on the retrieval curve of the figure above and the table below",
+        ),
         "words_themselves": Fact(
-            p.at(p.n_heads)[1] > 0.5, f"retrieval with no head {p.at(p.n_heads)[1]:.3f}"
+            p.at(p.n_heads)[1] > 0.5,
+            f"retrieval with no head {p.at(p.n_heads)[1]:.3f}",
+            says="with every head removed, retrieval still answers over half of the queries",
         ),
     }
 

@@ -1,0 +1,117 @@
+// The evidence beside a guarded sentence (mha_site.evidence): its marker, a button,
+// opens its popover on hover (with a pointer that hovers), on keyboard focus, and on
+// a click or tap, beside the marker. A popover opened by hover or focus closes when
+// both the pointer and the focus have left the marker and the popover; a click pins
+// it open, and a second click, Escape or a click elsewhere closes it. One is open at
+// a time; aria-expanded follows. The popovers are "manual" (the script dismisses
+// them), so that a tap on the marker of an open one is not first a dismissal and
+// then a reopening. Delegated from the document, so pages loaded by instant
+// navigation work too. Without JavaScript, aria-describedby still reads a popover's
+// text to a screen reader.
+(() => {
+  const MARK = "button.mha-mark";
+  const HOVERS = window.matchMedia("(hover: hover) and (pointer: fine)");
+  const openedBy = new WeakMap();
+  let returning = null; // the marker Escape gives focus back to: it stays closed
+
+  const popoverOf = (mark) => document.getElementById(mark.getAttribute("aria-controls"));
+  const markOf = (popover) => document.querySelector(`${MARK}[aria-controls="${popover.id}"]`);
+  const isOpen = (popover) => popover.matches(":popover-open");
+  const opened = () => [...document.querySelectorAll(".mha-evidence:popover-open")];
+
+  // Beside its marker: below it when there is room, else above, inside the screen.
+  function place(popover) {
+    const mark = markOf(popover);
+    if (!mark) return;
+    const at = mark.getBoundingClientRect();
+    const gap = 8;
+    const left = Math.min(Math.max(gap, at.left - 2 * gap), innerWidth - popover.offsetWidth - gap);
+    const below = at.bottom + gap;
+    const fits = below + popover.offsetHeight <= innerHeight - gap;
+    const top = fits ? below : Math.max(gap, at.top - gap - popover.offsetHeight);
+    Object.assign(popover.style, { margin: "0", inset: "auto", left: `${left}px`, top: `${top}px` });
+  }
+
+  function hide(popover) {
+    if (isOpen(popover)) popover.hidePopover();
+  }
+
+  function show(mark, how) {
+    const popover = popoverOf(mark);
+    if (!popover || isOpen(popover)) return;
+    for (const other of opened()) hide(other);
+    popover.showPopover();
+    place(popover);
+    openedBy.set(popover, how);
+  }
+
+  function hideLater(popover) {
+    setTimeout(() => {
+      const mark = markOf(popover);
+      const held =
+        popover.matches(":hover") ||
+        popover.contains(document.activeElement) ||
+        (mark && (mark.matches(":hover") || mark === document.activeElement));
+      if (openedBy.get(popover) !== "click" && !held) hide(popover);
+    }, 250);
+  }
+
+  document.addEventListener("click", (event) => {
+    const mark = event.target.closest?.(MARK);
+    if (!mark) {
+      if (!event.target.closest?.(".mha-evidence")) opened().forEach(hide);
+      return;
+    }
+    const popover = popoverOf(mark);
+    if (!isOpen(popover)) {
+      show(mark, "click");
+    } else if (openedBy.get(popover) === "click") {
+      hide(popover);
+    } else {
+      openedBy.set(popover, "click");
+    }
+  });
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape") return;
+    for (const popover of opened()) {
+      const mark = markOf(popover);
+      const inside = popover.contains(document.activeElement);
+      hide(popover);
+      if (inside && mark) {
+        returning = mark;
+        mark.focus();
+      }
+    }
+  });
+  document.addEventListener("mouseover", (event) => {
+    const mark = HOVERS.matches && event.target.closest?.(MARK);
+    if (mark) show(mark, "hover");
+  });
+  for (const type of ["mouseout", "focusout"]) {
+    document.addEventListener(type, (event) => {
+      const within = event.target.closest?.(`${MARK}, .mha-evidence`);
+      if (!within) return;
+      const popover = within.matches(MARK) ? popoverOf(within) : within;
+      if (popover) hideLater(popover);
+    });
+  }
+  document.addEventListener("focusin", (event) => {
+    const mark = event.target.closest?.(MARK);
+    const back = mark === returning;
+    returning = null;
+    if (mark && !back && mark.matches(":focus-visible")) show(mark, "focus");
+  });
+  document.addEventListener(
+    "toggle",
+    (event) => {
+      const popover = event.target;
+      if (!popover.classList?.contains("mha-evidence")) return;
+      const mark = markOf(popover);
+      if (mark) mark.setAttribute("aria-expanded", String(event.newState === "open"));
+    },
+    true,
+  );
+  const replace = () => opened().forEach(place);
+  addEventListener("scroll", replace, { passive: true });
+  addEventListener("resize", replace, { passive: true });
+})();

@@ -1,0 +1,193 @@
+"""What a reader sees of the checks: the marker beside each guarded sentence, its
+popover, and the foot of each page that counts what the build checked.
+
+A guarded sentence (``{% call fact("tie") %}…{% endcall %}``) is printed with a small
+button after it; the button opens a popover holding the fact's ``says``, the values
+that made it true at build time, and a link to the line of the page module that
+decides it (``code_link``). Everything is generated at build from the page object
+and the sources, so two builds of one commit are byte-identical. The markup is
+inline (it sits inside a paragraph or a table cell), escaped for Markdown as well
+as HTML, excluded from the search index (``data-search-exclude``) and hidden in print
+(``docs/assets/css/site.css``); ``docs/assets/js/evidence.js`` opens it on hover,
+keyboard focus or tap.
+
+```python
+from mha.support.page import Fact
+from mha_site.evidence import marker
+
+html = marker("tie", Fact(True, "0.5 | 0.5", "a and b tie"), "https://x/y.py#L3")
+assert 'aria-describedby="mha-ev-tie"' in html and "&#124;" in html
+assert "\\n" not in html and "|" not in html  # safe inside a table row
+```
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from mha.support.page import Fact
+
+# Characters that Markdown, KaTeX's delimiters or a table would read in the popover's
+# text, inside a line (none starts one): written as character references, which the
+# browser shows as themselves.
+_MARKDOWN = {c: f"&#{ord(c)};" for c in "\\`*_{}[]|$<>&~^"}
+
+
+def text(words: str) -> str:
+    """``words`` as inline HTML that Markdown leaves alone, on one line.
+
+    ```python
+    from mha_site.evidence import text
+
+    assert text("a_b | $x$ <y>.") == "a&#95;b &#124; &#36;x&#36; &#60;y&#62;."
+    ```
+    """
+    return "".join(_MARKDOWN.get(c, c) for c in " ".join(str(words).split()))
+
+
+def fact_line(module_file: Path, name: str) -> int | None:
+    """The line of ``module_file`` (a page module, or a package's files in order)
+    where fact ``name`` is declared (``"name": Fact(…)``), or None.
+
+    ```python
+    from pathlib import Path
+    import mha.pages.cricket as cricket
+    from mha_site.evidence import fact_line
+
+    line = fact_line(Path(cricket.__file__), "a_commits")
+    assert '"a_commits"' in Path(cricket.__file__).read_text().splitlines()[line - 1]
+    ```
+    """
+    declared = re.compile(rf"""^\s*["']{re.escape(name)}["']\s*:""")
+    for number, line in enumerate(module_file.read_text("utf-8").splitlines(), 1):
+        if declared.match(line):
+            return number
+    return None
+
+
+@dataclass(frozen=True)
+class Code:
+    """Where the build links a page's code: the repository at the commit it built,
+    or, for a local build (the repository's address a placeholder), the file."""
+
+    root: Path  # the clone
+    repo_url: str | None  # None: a local build
+    commit: str | None
+
+    def url(self, path: Path, line: int | None = None) -> str:
+        """The address of ``path`` (a file under ``root``), at ``line`` if given.
+
+        ```python
+        from pathlib import Path
+        from mha_site.evidence import Code
+
+        remote = Code(Path("/r"), "https://github.com/a/b", "abc")
+        assert remote.url(Path("/r/src/x.py"), 3) == (
+            "https://github.com/a/b/blob/abc/src/x.py#L3")
+        assert Code(Path("/r"), None, None).url(Path("/r/x.py")) == "file:///r/x.py"
+        ```
+        """
+        anchor = f"#L{line}" if line else ""
+        if self.repo_url and self.commit:
+            relative = path.relative_to(self.root).as_posix()
+            return f"{self.repo_url.rstrip('/')}/blob/{self.commit}/{relative}{anchor}"
+        return path.as_uri() + anchor
+
+
+def marker(
+    name: str, fact: Fact, url: str, where: str = "", chooses: bool = False
+) -> str:
+    """The button after fact ``name``'s sentence and its popover, on one line.
+
+    ``url`` links the fact's code; ``where`` names it (``src/mha/pages/x.py:12``).
+    ``chooses``: the sentence picks its words by the fact (``holds``), so the popover
+    says whether it holds in this build.
+    """
+    target = f"mha-ev-{name}"
+    verdict = (
+        f": {'true' if fact.holds else 'false'}, and the words follow it" * chooses
+    )
+    kind = f" Stated without a printed value: {fact.qualitative}." * bool(
+        fact.qualitative
+    )
+    return (
+        f'<button type="button" class="mha-mark" aria-controls="{target}" '
+        'aria-expanded="false" aria-label="How this sentence is checked" '
+        f'aria-describedby="{target}" data-search-exclude></button>'
+        f'<span class="mha-evidence" id="{target}" popover="manual" role="dialog" '
+        f'aria-label="How this sentence is checked" data-search-exclude '
+        f'data-fact="{html.escape(name)}">'
+        f'<span class="mha-says">Checked at build: {text(fact.says)}{text(verdict)}.'
+        f"{text(kind)}</span>"
+        f'<span class="mha-values">Values: <code>{text(fact.values)}</code></span>'
+        f'<a class="mha-code" href="{html.escape(url)}">fact {text(repr(name))} in '
+        f"{text(where or 'the page module')}</a></span>"
+    )
+
+
+@dataclass
+class Checked:
+    """What the build checked on one page, counted as it renders."""
+
+    numbers: int = 0
+    sentences: int = 0
+    blocks: int = 0
+    figures: int = 0
+
+    def footer(
+        self,
+        module: tuple[str, str] | None,
+        test: tuple[str, str] | None,
+        index: str,
+    ) -> str:
+        """The foot of the page: the counts, links to its module and its test
+        (``(url, path)`` each, or None), and to the evidence index (``index``, a
+        URL relative to the page).
+
+        ```python
+        from mha_site.evidence import Checked
+
+        foot = Checked(numbers=3, sentences=1).footer(("u", "m.py"), None, "e/")
+        assert "3 numbers computed, 1 sentence guarded" in foot
+        assert 'href="u"' in foot and "tested by" not in foot
+        ```
+        """
+        counts = (
+            f"{self.numbers} {'number' if self.numbers == 1 else 'numbers'} computed, "
+            f"{self.sentences} {'sentence' if self.sentences == 1 else 'sentences'} "
+            f"guarded, {self.blocks} {'block' if self.blocks == 1 else 'blocks'} "
+            f"executed, {self.figures} {'figure' if self.figures == 1 else 'figures'} "
+            "drawn at build"
+        )
+        links = [
+            f'{label} <a href="{html.escape(url)}"><code>{text(path)}</code></a>'
+            for label, found in (("computed by", module), ("tested by", test))
+            if found
+            for url, path in [found]
+        ]
+        tail = f"; {' and '.join(links)}" if links else ""
+        return (
+            '\n\n<aside class="mha-checked" aria-label="How this page is checked" '
+            "data-search-exclude><p><strong>How this page is checked."
+            f"</strong> {text(counts)}{tail}. "
+            f'<a href="{html.escape(index)}">Every check of the site</a>.</p></aside>\n'
+        )
+
+
+EXECUTED = re.compile(r"^\s*(`{3,}|~{3,})\s*\{?\.?python\b[^\n]*\bexec=.on.", re.M)
+
+
+def executed_blocks(markdown: str) -> int:
+    """How many code blocks of ``markdown`` the build runs (``exec="on"``).
+
+    ```python
+    from mha_site.evidence import executed_blocks
+
+    fences = '```python exec="on" source="above"\\nx\\n```\\n```python\\ny\\n```'
+    assert executed_blocks(fences) == 1
+    ```
+    """
+    return len(EXECUTED.findall(markdown))

@@ -1,0 +1,197 @@
+"""The evidence beside each guarded sentence, in headless Chromium.
+
+Every page: its markers are exactly the facts its Markdown states as sentences, in
+order, and each popover holds its fact's ``says`` and ``values`` (read from the built
+HTML, as the browser decodes it). One page, in depth: the popover opens on keyboard
+focus and on a tap, its link is reachable by Tab, Escape closes it and
+``aria-expanded`` follows; the button is named and described; axe finds nothing
+serious in it, open, in either scheme; opening it shifts no layout; it stays out of
+print and out of the search index.
+"""
+
+from __future__ import annotations
+
+import html.parser
+import importlib
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from mha_site.facts import STATED
+from tests.browser.accessibility import blocking_violations
+from tests.browser.conftest import NEW_PAGE
+from tests.browser.site_pages import nav_pages
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+PAGES = [p for p in nav_pages() if (DOCS / f"{p.rstrip('/') or 'index'}.md").is_file()]
+MARK = "button.mha-mark"
+
+
+class _Popovers(html.parser.HTMLParser):
+    """Each popover of a built page: its fact's name and the text of its parts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[dict[str, str]] = []
+        self.marks: list[str] = []
+        self._part: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        a = dict(attrs)
+        if tag == "button" and "mha-mark" in (a.get("class") or ""):
+            self.marks.append(a["aria-controls"].removeprefix("mha-ev-"))
+        if "mha-evidence" in (a.get("class") or ""):
+            self.found.append({"name": a["data-fact"]})
+        elif self.found and (a.get("class") or "").startswith("mha-"):
+            self._part = a["class"]
+            self.found[-1].setdefault(self._part, "")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("span", "a"):
+            self._part = None
+
+    def handle_data(self, data: str) -> None:
+        if self._part and self.found:
+            self.found[-1][self._part] += data
+
+
+def _facts(path: str):
+    name = (path.rstrip("/") or "index").replace("-", "_")
+    module = f"mha.pages.{name}"
+    if importlib.util.find_spec(module) is None:
+        return {}
+    return importlib.import_module(module).page().facts
+
+
+@pytest.mark.parametrize("path", PAGES, ids=[p.rstrip("/") or "index" for p in PAGES])
+def test_the_markers_are_the_facts_stated_and_say_what_their_facts_say(
+    built_site: Path, path: str
+) -> None:
+    source = DOCS / f"{path.rstrip('/') or 'index'}.md"
+    stated = [m[1] for m in STATED.finditer(source.read_text(encoding="utf-8"))]
+    parsed = _Popovers()
+    parsed.feed((built_site / path / "index.html").read_text(encoding="utf-8"))
+    assert parsed.marks == [p["name"] for p in parsed.found] == stated
+    facts = _facts(path)
+    for popover in parsed.found:
+        fact = facts[popover["name"]]
+        assert popover["mha-says"].startswith(f"Checked at build: {fact.says}")
+        assert popover["mha-values"] == f"Values: {' '.join(fact.values.split())}"
+        assert popover["mha-code"].startswith(f"fact '{popover['name']}' in src/mha/")
+
+
+def test_the_evidence_is_not_in_the_search_index(built_site: Path) -> None:
+    index = json.loads((built_site / "search" / "search_index.json").read_text())
+    # the evidence index lists every fact in its own words, to be found; the
+    # markers, popovers and feet of the other pages are not
+    text = " ".join(
+        d["text"] for d in index["docs"] if not d["location"].startswith("evidence/")
+    )
+    assert "How this page is checked" not in text
+    says = _facts("cricket/")["a_commits"].says
+    assert "Checked at build" not in text and says not in text
+
+
+def _open(page) -> list[str]:
+    return page.eval_on_selector_all(
+        ".mha-evidence:popover-open", "els => els.map(e => e.dataset.fact)"
+    )
+
+
+def test_keyboard_focus_opens_it_tab_reaches_its_link_escape_closes_it(
+    new_page: NEW_PAGE,
+) -> None:
+    recorded = new_page()
+    recorded.goto("cricket/")
+    page = recorded.page
+    mark = page.locator(MARK).first
+    name = mark.get_attribute("aria-controls")
+    assert page.get_by_role("button", name="How this sentence is checked").count() > 1
+    description = page.locator(f"#{mark.get_attribute('aria-describedby')}")
+    assert "the single head's weights on Kohli" in description.inner_text()
+    mark.focus()
+    page.keyboard.press("Shift+Tab")
+    page.wait_for_timeout(400)  # focus left: it closes (after a moment's grace)
+    assert _open(page) == []
+    page.keyboard.press("Tab")  # focused from the keyboard: it opens
+    assert _open(page) == ["tie"] and mark.get_attribute("aria-expanded") == "true"
+    page.keyboard.press("Tab")  # into the popover: its link, still open
+    focused = page.evaluate("document.activeElement.closest('.mha-evidence')?.id")
+    assert focused == name and _open(page) == ["tie"]
+    page.keyboard.press("Escape")
+    assert _open(page) == [] and mark.get_attribute("aria-expanded") == "false"
+    mark.focus()
+    page.keyboard.press("Enter")  # pinned open by Enter, closed by a second
+    page.keyboard.press("Enter")
+    assert _open(page) == []
+    assert not recorded.problems()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_an_open_popover_is_axe_clean_and_shifts_no_layout(
+    new_page: NEW_PAGE, scheme: str
+) -> None:
+    recorded = new_page(color_scheme=scheme)
+    recorded.goto("cricket/")
+    page = recorded.page
+    page.evaluate(
+        """() => { window.mhaShifts = [];
+        new PerformanceObserver((list) => { for (const e of list.getEntries())
+          window.mhaShifts.push(e.value); }).observe({type: "layout-shift"}); }"""
+    )
+    mark = page.locator(MARK).nth(2)
+    mark.scroll_into_view_if_needed()
+    mark.hover()  # a pointer that hovers opens it, no click: no input to excuse a shift
+    page.wait_for_timeout(200)
+    assert len(_open(page)) == 1
+    assert page.evaluate("window.mhaShifts") == []
+    assert blocking_violations(page, within=".mha-evidence:popover-open") == []
+    assert blocking_violations(page, within="article p:has(.mha-mark)") == []
+    box = page.locator(".mha-evidence:popover-open").bounding_box()
+    assert box and box["x"] >= 0 and box["x"] + box["width"] <= 1280
+    page.mouse.move(0, 0)
+    page.wait_for_timeout(500)
+    assert _open(page) == []
+
+
+def test_a_tap_opens_it_inside_a_phone_screen_and_print_leaves_it_out(
+    browser, site_url: str
+) -> None:
+    context = browser.new_context(
+        viewport={"width": 375, "height": 700}, has_touch=True, is_mobile=True
+    )
+    try:
+        page = context.new_page()
+        page.goto(site_url + "cricket/")
+        mark = page.locator(MARK).first
+        mark.scroll_into_view_if_needed()
+        mark.tap()
+        assert _open(page) == ["tie"]
+        box = page.locator(".mha-evidence:popover-open").bounding_box()
+        assert box and box["x"] >= 0 and box["x"] + box["width"] <= 375
+        mark.tap()
+        assert _open(page) == []
+        page.emulate_media(media="print")
+        hidden = page.eval_on_selector_all(
+            ".mha-mark, .mha-checked",
+            "els => els.map(e => getComputedStyle(e).display)",
+        )
+        assert hidden and set(hidden) == {"none"}
+    finally:
+        context.close()
+
+
+def test_the_foot_of_a_page_counts_what_the_build_checked(built_site: Path) -> None:
+    text = (built_site / "cricket" / "index.html").read_text(encoding="utf-8")
+    foot = re.search(r'<aside class="mha-checked".*?</aside>', text, re.S)
+    assert foot, "no foot"
+    stated = len(STATED.findall((DOCS / "cricket.md").read_text(encoding="utf-8")))
+    assert f"{stated} sentences guarded" in foot[0]
+    assert re.search(
+        r"\d+ numbers computed, \d+ sentences guarded, [1-9]\d* blocks "
+        r"executed, [1-9]\d* figures drawn",
+        foot[0],
+    )
+    assert "tests/pages/test&#95;cricket.py" in foot[0]
