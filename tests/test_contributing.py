@@ -233,7 +233,7 @@ def test_the_recipes_page_test_passes_and_can_fail(recipe_site: Path):
         ),
         (
             NO_CAPTION,
-            f"{PAGE_MODULE}:28: Figure.__init__() missing 1 required positional "
+            f"{PAGE_MODULE}:34: Figure.__init__() missing 1 required positional "
             "argument: 'caption' (building mha.pages.temperature.page() for "
             "docs/temperature.md)",
         ),
