@@ -282,7 +282,7 @@ def _figures(check: _Check) -> dict[str, Figure]:
 
 
 def _facts(check: _Check) -> dict[str, Fact]:
-    """The page's _facts: both blocks equal their models', and what each norm
+    """The page's facts: both blocks equal their models', and what each norm
     placement does to the stream's size.
     """
     pre, post = check.smollm2_rms, check.minilm_rms

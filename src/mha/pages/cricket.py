@@ -149,7 +149,7 @@ def _cost_facts(cost: dict[str, int]) -> dict[str, Fact]:
 
 
 def _figures(example: Cricket, extended: dict[str, Cricket]) -> dict[str, Figure]:
-    """The page's two _figures; their alt texts state what the facts check."""
+    """The page's two figures; their alt texts state what the facts check."""
     return {
         "three_distributions": Figure(
             "cricket.three_distributions",

@@ -178,6 +178,8 @@ def _facts(
             np.array_equal(zeros, ~mask),
             f"mask {mask.astype(int).tolist()}, zero weights {zeros.astype(int).tolist()}",
             "the step's weights are zero exactly where the computed mask is False",
+            qualitative="an identity of two boolean arrays: the mask is printed and "
+            "drawn just above the sentence",
         ),
         "wrong_position_breaks": Fact(
             smallest_wrong > 1e3 * _EXACT,

@@ -1,9 +1,9 @@
 """Fast attention, the online softmax: what ``docs/fast-attention.md`` prints.
 
 ``page()`` hands the page a worked example of the rescaling step (one query's keys
-read in blocks), the peak _memory of ``attend`` and ``tiled_attention`` measured with
+read in blocks), the peak memory of ``attend`` and ``tiled_attention`` measured with
 tracemalloc (n = 256 to 2,048 in the build, cached; to 8,192 in ``make bench``), the
-multiply-adds of both paths, and the figure of the _memory.
+multiply-adds of both paths, and the figure of the memory.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ VALUES = np.array([10.0, 20.0, 30.0, 40.0, 50.0, 60.0])
 BLOCK = 2
 
 _SIZES = (256, 512, 1024, 2048)  # n measured by the build; make bench goes further
-_D_K = 64  # every head of the _memory study: d_k = d_v = 64, float64
+_D_K = 64  # every head of the memory study: d_k = d_v = 64, float64
 _TILE = 128  # tiled_attention's default block
 _ITEMSIZE = np.dtype(np.float64).itemsize
 _DENSE_ARRAYS = 3  # attend holds the scores, the masked scores and the weights
@@ -143,7 +143,7 @@ def _visited(n: int, block: int, causal: bool) -> np.ndarray:
 
 @functools.cache
 def page() -> Page:
-    """What the page prints: the example, the _memory, the counts, the bench's rows."""
+    """What the page prints: the example, the memory, the counts, the bench's rows."""
     steps = _online_steps(SCORES, VALUES, BLOCK)
     direct = float(softmax(SCORES) @ VALUES)
     rows = cached(_memory, _SIZES)
@@ -191,7 +191,7 @@ def page() -> Page:
 
 
 def _readable(row: dict) -> dict:
-    """A _memory row with its sizes in MB and the naive path's multiple of the tiled."""
+    """A memory row with its sizes in MB and the naive path's multiple of the tiled."""
     sizes = {
         f"{key}_mb": row[key] / 1e6 for key in ("naive", "tiled", "dense", "output")
     }
@@ -210,7 +210,7 @@ def _facts(
     bench_rows: list[dict],
     counts: dict,
 ) -> dict[str, Fact]:
-    """The _facts the page states about the example, the _memory and the counts."""
+    """The facts the page states about the example, the memory and the counts."""
     moved = [s for s in steps[1:] if s.rescale < 1]
     kept = [s for s in steps[1:] if s.rescale == 1]
     naive_growth, tiled_growth = _growth(rows, "naive"), _growth(rows, "tiled")
@@ -294,16 +294,16 @@ def _tiling(counts: dict) -> dict[str, Figure]:
 
 
 def _figures(rows: list[dict], bench_rows: list[dict]) -> dict[str, Figure]:
-    """The _memory figure: both paths' peaks against n, the build's and the bench's."""
+    """The memory figure: both paths' peaks against n, the build's and the bench's."""
     return {
         "memory": Figure(
             "fast_attention.memory",
             (rows, bench_rows),
-            alt="Peak _memory against the number of tokens n, both axes logarithmic. "
+            alt="Peak memory against the number of tokens n, both axes logarithmic. "
             "The naive path, which holds three n×n arrays, climbs with slope two: "
-            "four times the _memory for twice the tokens. The tiled path climbs with "
+            "four times the memory for twice the tokens. The tiled path climbs with "
             "slope one at most, from a floor of a few blocks of scores.",
-            caption="Peak _memory of one head's causal attention (d_k = "
+            caption="Peak memory of one head's causal attention (d_k = "
             f"{_D_K}, float64): attend against tiled_attention in blocks of {_TILE}. "
             "Look at the slopes: n² against n.",
         ),

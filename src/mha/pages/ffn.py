@@ -48,7 +48,7 @@ def page() -> Page:
 def _facts(
     hull: _HullDemo, bounds: _BoundsCheck, relu: _ReluDemo, sink: _SinkDemo
 ) -> dict[str, Fact]:
-    """The _facts the page's sentences state about the four demonstrations."""
+    """The facts the page's sentences state about the four demonstrations."""
     errors = np.array(sink.errors)
     return {
         "linear": Fact(
@@ -132,7 +132,7 @@ def _in_convex_polygon(points: np.ndarray, hull: np.ndarray, tol: float = 1e-12)
 
     ```python
     import numpy as np
-    from mha.pages.ffn import _in_convex_polygon
+    from mha.pages.ffn import in_convex_polygon
 
     square = np.array([[0, 0], [1, 0], [1, 1], [0, 1]])
     points = np.array([[0.5, 0.5], [2, 0]])

@@ -1,4 +1,4 @@
-"""The heads explorer: the _widget's data, and what ``docs/heads-explorer.md`` prints.
+"""The heads explorer: the widget's data, and what ``docs/heads-explorer.md`` prints.
 
 The page's script (``docs/assets/js/heads-explorer.js``) only renders the JSON that
 ``_widget`` embeds; every number is computed here by the core at build time.
@@ -131,7 +131,7 @@ def _variant(sink: float) -> dict:
 
 
 def _cat_mat() -> dict:
-    """The cat/mat _example: its tokens, relations and one variant per sink strength."""
+    """The cat/mat example: its tokens, relations and one variant per sink strength."""
     tokens = [{"token": t, "position": p} for p, t in enumerate(cat_mat.TOKENS)]
     sinks = list(cat_mat.SINK_STRENGTHS)
     return {
@@ -147,14 +147,14 @@ def _cat_mat() -> dict:
 
 
 def _example(name: str) -> dict:
-    """The _widget's data for ``name`` (one of ``_EXAMPLES``), cached."""
+    """The widget's data for ``name`` (one of ``_EXAMPLES``), cached."""
     if name not in _EXAMPLES:
         raise ValueError(f"name: expected one of {_EXAMPLES}, got {name!r}")
     return cached(_cat_mat)
 
 
 def _widget(name: str) -> str:
-    """The _widget's HTML: its container with its data embedded as JSON (no request:
+    """The widget's HTML: its container with its data embedded as JSON (no request:
     it works from a file), and a ``noscript`` note.
     """
     data = json.dumps(_example(name), separators=(",", ":"), ensure_ascii=False)
@@ -169,7 +169,7 @@ def _widget(name: str) -> str:
 
 @functools.cache
 def page() -> Page:
-    """What the page prints: the sentence, its features, the heads' patterns, the _widget."""
+    """What the page prints: the sentence, its features, the heads' patterns, the widget."""
     s, tokens = cat_mat.STRENGTH, cat_mat.TOKENS
     four, one = cat_mat.attention_weights(4), cat_mat.attention_weights(1)[0]
     levels = tuple(_dominance(v) for v in cat_mat.SINK_STRENGTHS)
@@ -222,7 +222,7 @@ def _facts(
     levels: tuple[_Dominance, ...],
     p: cat_mat.Patterns,
 ) -> dict[str, Fact]:
-    """The _facts the page's sentences state, from the strengths ``s``, the four heads'
+    """The facts the page's sentences state, from the strengths ``s``, the four heads'
     and the one head's weights, the slider's ``levels`` and the patterns ``p``.
     """
     stop = cat_mat.index_of(".")
@@ -280,7 +280,7 @@ def _facts(
 
 def _figures(static: Mapping, default: _Dominance) -> dict[str, Figure]:
     """Every heatmap of the explorer's ``static`` variant, for print and readers
-    without JavaScript; the alt text states the one-head map's ``default`` _dominance."""
+    without JavaScript; the alt text states the one-head map's ``default`` dominance."""
     return {
         "heatmaps": Figure(
             "heads_explorer.heatmaps",

@@ -209,7 +209,7 @@ class _Row:
 
 def _size_text(n_bytes: int) -> str:
     """A size in the largest binary unit that keeps it at least 1, to 3 significant
-    _figures (halves rounded up, trailing zeros dropped, thousands separated); one that
+    figures (halves rounded up, trailing zeros dropped, thousands separated); one that
     rounds to 1,000 of a unit is written in the next, past EiB with separators. The
     calculator's script writes sizes the same way.
     """
@@ -225,7 +225,7 @@ def _size_text(n_bytes: int) -> str:
 
 
 def _three_figures(value: float) -> Decimal:
-    """``value`` to 3 significant _figures, halves up (as JavaScript's
+    """``value`` to 3 significant figures, halves up (as JavaScript's
     ``toPrecision(3)`` rounds the exact binary value)."""
     exact = Decimal(value)
     return exact.quantize(Decimal(1).scaleb(exact.adjusted() - 2), ROUND_HALF_UP)
@@ -454,7 +454,7 @@ def _facts(
     counted: dict[str, int],
     designs: list[dict],
 ) -> dict[str, Fact]:
-    """The _facts the page states about the published models, fits, the GQA paper
+    """The facts the page states about the published models, fits, the GQA paper
     and the KV designs (``counted``: each model's parameters, from its shape).
     """
     falcon = models["Falcon-7B"].config

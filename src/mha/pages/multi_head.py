@@ -221,7 +221,7 @@ def _facts(
     params_one: int,
     cross_gap: float,  # largest |layer(x, kv=x) - layer(x)| of the outputs
 ) -> dict[str, Fact]:
-    """The _facts the page's sentences state about its layers."""
+    """The facts the page's sentences state about its layers."""
     h, params = layer.n_heads, layer.param_count
     out, weights = whole.layer(whole.x)
     own, every = bare.slices_moved.tolist(), mixed.slices_moved.tolist()
@@ -269,8 +269,8 @@ def _facts(
 def _figures(
     bare: _Dependence, mixed: _Dependence, contrast: _Contrast, whole: _WholeLayer
 ) -> dict[str, Figure]:
-    """The page's four _figures (the home page shows ``whole_layer`` too); their alt
-    texts state what the _facts check and the shapes of the arrays drawn.
+    """The page's four figures (the home page shows ``whole_layer`` too); their alt
+    texts state what the facts check and the shapes of the arrays drawn.
     """
     s = whole.sizes
     n, d, h = s["n"], s["d_model"], s["h"]

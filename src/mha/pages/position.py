@@ -1,6 +1,6 @@
 """Position: why attention needs it, and how RoPE gives it: ``docs/position.md``.
 
-Attention alone is blind to order. The page computes, with the core: _absolute
+Attention alone is blind to order. The page computes, with the core: absolute
 encodings added to the tokens (the base Transformer's sinusoids, ``mha.positions``,
 and MiniLM's learned vectors); RoPE (``mha.rope``): scores that depend only on the
 distance, the frequencies, the long-range decay, the two pairings; position in two
@@ -39,7 +39,7 @@ _TEXT = (
 )
 SHIFT = 100  # positions SmolLM2's second pass starts at
 TOLERANCE = 1e-5  # weights of the two passes agree within this (float32 eps ~1.2e-7)
-_OFFSETS = 6  # a previous-token head's weight on the tokens 0 .. _OFFSETS - 1 back
+_OFFSETS = 6  # a previous-token head's weight on the tokens 0 .. OFFSETS - 1 back
 _ALIBI_HEADS = 8  # Press et al.'s slopes for 8 heads: 2**-1 ... 2**-8
 _ALIBI_KEYS = 16
 _NOPE_TOKENS = 8
@@ -48,7 +48,7 @@ PAIR = 3  # the pair drawn turning (about a third of a radian a token at SmolLM2
 PAIR_SHIFT = 3  # ... at positions M, N and both moved by this
 
 
-# --- 1. _absolute positions ------------------------------------------------------------
+# --- 1. absolute positions ------------------------------------------------------------
 
 
 def _cosine_similarity(vectors: np.ndarray) -> np.ndarray:
@@ -73,12 +73,12 @@ def _diagonal_means(matrix: np.ndarray, offsets: range) -> np.ndarray:
 class _Absolute:
     """Absolute encodings: their similarity maps, and the cat sentence's two "the"."""
 
-    sinusoidal: np.ndarray  # (_N_POSITIONS, _N_POSITIONS) cosine similarity
-    learned: np.ndarray  # (_N_POSITIONS, _N_POSITIONS) ... of MiniLM's learned vectors
+    sinusoidal: np.ndarray  # (N_POSITIONS, N_POSITIONS) cosine similarity
+    learned: np.ndarray  # (N_POSITIONS, N_POSITIONS) ... of MiniLM's learned vectors
     d_model: int  # MiniLM's width, used for both
     n_learned: int  # how many positions MiniLM learned
     sinusoidal_spread: float  # largest spread of one diagonal of the sinusoidal map
-    learned_near: np.ndarray  # (_OFFSETS,) mean cosine of positions d apart, learned
+    learned_near: np.ndarray  # (OFFSETS,) mean cosine of positions d apart, learned
     learned_spread: float  # largest spread of one diagonal of the learned map
     tokens: tuple[str, ...]  # the cat sentence
     the: tuple[int, int]  # the positions of its two "the"
@@ -134,10 +134,8 @@ class _Rope:
     base: float
     context: int  # SmolLM2's trained context length
     shifts: tuple[int, ...]
-    rope_scores: np.ndarray  # (len(_SHIFTS),) q at M + s against k at N + s, rotated
-    added_scores: (
-        np.ndarray
-    )  # (len(_SHIFTS),) ... with sinusoidal vectors added instead
+    rope_scores: np.ndarray  # (len(SHIFTS),) q at M + s against k at N + s, rotated
+    added_scores: np.ndarray  # (len(SHIFTS),) ... with sinusoidal vectors added instead
     wavelengths: np.ndarray  # (d_k/2,) tokens per full turn of each pair
     slowest_turns: float  # turns of the slowest pair over the trained context
     distances: np.ndarray  # (G,) the distances of the decay figure
@@ -253,11 +251,11 @@ class _RealHeads:
     minilm_head: tuple[
         int, int
     ]  # (layer, head), the atlas's typical previous-token head
-    minilm_offsets: np.ndarray  # (2 _OFFSETS - 1,) mean weight on the token d back
+    minilm_offsets: np.ndarray  # (2 OFFSETS - 1,) mean weight on the token d back
     minilm_sentences: int
     smollm2_head: tuple[int, int]  # the depth page's strongest previous-token head
-    smollm2_offsets: np.ndarray  # (_OFFSETS,) mean weight on the token d back, on _TEXT
-    n_tokens: int  # tokens of _TEXT
+    smollm2_offsets: np.ndarray  # (OFFSETS,) mean weight on the token d back, on TEXT
+    n_tokens: int  # tokens of TEXT
     max_difference: float  # max |weights at 0.. - weights at SHIFT..|, every head
     n_weights: int  # attention weights compared
 
@@ -314,21 +312,21 @@ def real() -> _RealHeads:
     return cached(_real, smollm2.gguf_digest())
 
 
-# --- 4. _alternatives -----------------------------------------------------------------
+# --- 4. alternatives -----------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class _Alternatives:
     """ALiBi's slopes and weights, NoPE's recovered positions, a scaled RoPE base."""
 
-    slopes: np.ndarray  # (_ALIBI_HEADS,)
-    alibi_weights: np.ndarray  # (_ALIBI_HEADS, _ALIBI_KEYS) equal scores, last query
-    nope_weights: np.ndarray  # (_NOPE_TOKENS,) each query's weight on the marker
-    nope_positions: np.ndarray  # (_NOPE_TOKENS,) 1 / weight - 1
+    slopes: np.ndarray  # (ALIBI_HEADS,)
+    alibi_weights: np.ndarray  # (ALIBI_HEADS, ALIBI_KEYS) equal scores, last query
+    nope_weights: np.ndarray  # (NOPE_TOKENS,) each query's weight on the marker
+    nope_positions: np.ndarray  # (NOPE_TOKENS,) 1 / weight - 1
     context: int
-    extended: int  # _EXTENSION x context
+    extended: int  # EXTENSION x context
     slowest_angle: float  # radians, slowest pair at the last trained position
-    slowest_extended: float  # ... at _EXTENSION x further
+    slowest_extended: float  # ... at EXTENSION x further
     fastest_angle: float  # radians per token of the fastest pair, any base
     scaled_base: float  # the base that brings the slowest pair back
     scaled_angle: float  # slowest pair's angle at the extended context, scaled base
@@ -339,7 +337,7 @@ def _alternatives() -> _Alternatives:
     slopes = 2.0 ** (-8 * np.arange(1, _ALIBI_HEADS + 1) / _ALIBI_HEADS)
     distance = np.arange(_ALIBI_KEYS)[
         ::-1
-    ]  # the last query: keys _ALIBI_KEYS-1 .. 0 back
+    ]  # the last query: keys ALIBI_KEYS-1 .. 0 back
     alibi = softmax(-slopes[:, None] * distance)  # content scores all equal (zero)
 
     zeros = np.zeros((_NOPE_TOKENS, 1))
@@ -375,7 +373,7 @@ def _alternatives() -> _Alternatives:
 
 @functools.cache
 def page() -> Page:
-    """What the page prints: the four studies, their _facts and _figures."""
+    """What the page prints: the four studies, their facts and figures."""
     a, r, h, alt = _absolute(), _rope(), real(), _alternatives()
     pair = _pair(r.d_k, r.base)
     random = r.random_mean / r.random_mean[0]
@@ -479,12 +477,12 @@ def _r(values: np.ndarray) -> list[float]:
 def _facts(
     a: _Absolute, r: _Rope, h: _RealHeads, alt: _Alternatives
 ) -> dict[str, Fact]:
-    """The _facts the page states."""
+    """The facts the page states."""
     gap = np.abs(a.with_positions[:, 0] - a.with_positions[:, 1])
     decay = r.bound / r.bound[0]
     ones = np.abs(r.ones) / r.ones[0]
     spread = r.random_mean / r.random_mean[0]
-    m_back = h.minilm_offsets  # d = _OFFSETS-1 .. 1 back, 0, then 1 .. ahead
+    m_back = h.minilm_offsets  # d = OFFSETS-1 .. 1 back, 0, then 1 .. ahead
     previous = _OFFSETS - 2  # index of d = 1 back
     return {
         "tie": Fact(
@@ -594,7 +592,7 @@ def _facts(
 
 
 def _figures(a: _Absolute, r: _Rope, h: _RealHeads) -> dict[str, Figure]:
-    """The page's four _figures."""
+    """The page's four figures."""
     m_layer, m_head = h.minilm_head
     s_layer, s_head = h.smollm2_head
     return {
@@ -625,7 +623,7 @@ def _figures(a: _Absolute, r: _Rope, h: _RealHeads) -> dict[str, Figure]:
             (r.distances, r.bound, r.ones, r.random_mean),
             alt="Three curves over the distance between query and key, each divided "
             "by its value at distance 0: Su et al.'s bound and the score of q = k = "
-            "all ones fall with distance; the mean _absolute score of random q and k "
+            "all ones fall with distance; the mean absolute score of random q and k "
             "stays flat near 1.",
             caption="RoPE's long-range decay. The bound and the all-ones score fall "
             "with distance; random q and k show no decay: the decay is a property of "

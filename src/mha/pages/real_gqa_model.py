@@ -173,13 +173,13 @@ class _Study:
 
     config: smollm2.Config  # as the GGUF file declares it
     param_count: int  # weights counted from the arrays (the tied head once)
-    n_tokens: int  # tokens of _PARAGRAPH
+    n_tokens: int  # tokens of PARAGRAPH
     gqa: _CacheTrace  # the model as published: 3 K/V heads
     mha: _CacheTrace  # K/V heads repeated to 9
     mqa: _CacheTrace  # K/V heads mean-pooled to 1 in every layer
-    mha_max_logit_diff: float  # max |logits(MHA) - logits(GQA)| over _PARAGRAPH
+    mha_max_logit_diff: float  # max |logits(MHA) - logits(GQA)| over PARAGRAPH
     logit_scale: float  # max |logits(GQA)|, for scale
-    perplexity: float  # of _PARAGRAPH, as published
+    perplexity: float  # of PARAGRAPH, as published
     mha_perplexity: float
     mqa_perplexity: float  # MQA in every layer
     swapped_rope_perplexity: float  # the wrong RoPE pairing for these weights
@@ -251,7 +251,7 @@ def _ranking(r: _Study) -> dict:
     For the ``best`` and ``worst`` layer: the change of perplexity against the
     published model (``change``, a fraction) and the standard error of that paired
     difference (``error``, as a fraction of perplexity); ``tied``, the layers whose
-    difference from the best is within _NOISE standard errors (the best among them).
+    difference from the best is within NOISE standard errors (the best among them).
     """
     losses, published = r.mqa_layer_loss, r.token_loss
     n = published.shape[-1]
@@ -341,7 +341,7 @@ def _facts(
     kinds: dict[str, int],
     paper: dict[str, published.SpeedQuality],
 ) -> dict[str, Fact]:
-    """The _facts the page's sentences state about the study, the benchmark, the
+    """The facts the page's sentences state about the study, the benchmark, the
     ``kinds`` of SmolLM2's heads (kind -> heads) and the GQA ``paper``'s Table 1 rows
     (model -> row).
     """
@@ -365,7 +365,7 @@ def _facts(
         "worst_is_not": Fact(
             worst["change"] > _NOISE * worst["error"],
             f"worst layer {worst}",
-            says="the worst layer's perplexity change is over _NOISE (2) standard errors",
+            says="the worst layer's perplexity change is over NOISE (2) standard errors",
         ),
         "rows_agree": Fact(
             g.nbytes == g.formula,
@@ -427,7 +427,7 @@ def _facts(
         "prefill_faster": Fact(
             prefill > 3 * decode,
             f"{prefill} vs {decode} tokens/s",
-            says="prefill processes over three times as many tokens per second as _decoding",
+            says="prefill processes over three times as many tokens per second as decoding",
             qualitative="a ratio of the measured speeds, printed in the table above",
         ),
         "target": Fact(
@@ -462,7 +462,7 @@ def _figures(r: _Study) -> dict[str, Figure]:
     }
 
 
-# --- _decoding, measured by make bench (tests/bench/decode.py) -----------------------
+# --- decoding, measured by make bench (tests/bench/decode.py) -----------------------
 
 # The functions whose own time in the decode profile holds the step's weight products
 # (a matrix product is counted in the function that calls it).
@@ -527,7 +527,7 @@ def _decoding(data: dict, config: smollm2.Config, weight_bytes: int) -> dict:
 
 
 def _decoding_facts(d: dict) -> dict[str, Fact]:
-    """The _facts the _decoding section states."""
+    """The facts the decoding section states."""
     rows, grouped = d["recompute"], d["grouped"]
     spans = [
         (

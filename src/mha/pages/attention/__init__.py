@@ -264,7 +264,7 @@ def _facts(
     shared: cat_sat._Attended,
     causal: cat_sat._Attended,
     counter_dots: np.ndarray,
-    shuffle: cat_sat._Attended,  # the tiny example read in the order _SHUFFLE
+    shuffle: cat_sat._Attended,  # the tiny example read in the order SHUFFLE
     variance: _VarianceStudy,
     saturation: _SaturationStudy,
     spread: _GradientSpread,
@@ -272,7 +272,7 @@ def _facts(
     drop: dropout._DropoutStudy,
     prefix: prefixes._PrefixLosses,
 ) -> dict[str, Fact]:
-    """The _facts the page's sentences state about the tiny example and the studies."""
+    """The facts the page's sentences state about the tiny example and the studies."""
     sat, cat = cat_sat.TOKENS.index("sat"), cat_sat.TOKENS.index("cat")
     dots, out, weights, scores = tiny.dots, tiny.output, tiny.weights, tiny.scores
     worst, se = variance.worst_relative_error, variance.standard_error
@@ -404,7 +404,7 @@ def _facts(
 def _figures(
     variance: _VarianceStudy, saturation: _SaturationStudy
 ) -> dict[str, Figure]:
-    """The page's two _figures; their alt texts state what the _facts check."""
+    """The page's two figures; their alt texts state what the facts check."""
     return {
         "variance_vs_dk": Figure(
             "attention.variance_vs_dk",

@@ -1,6 +1,6 @@
 """Depth: what a second attention layer adds. Page: ``docs/depth.md``.
 
-The induction _task (``induction``), its circuit built by hand and the models trained
+The induction task (``induction``), its circuit built by hand and the models trained
 on it (``induction_training``); SmolLM2 on repeated random sequences
 (``repeated_tokens``): its residual stream, induction heads and attention sinks.
 Layers and heads are numbered from 0: ``L17H3`` is head 3 of layer 17.
@@ -40,7 +40,7 @@ _OUTSIZED = 2.0  # a first token whose stream is at least this many times the ot
 
 @functools.cache
 def page() -> Page:
-    """What the page prints: the induction _task, SmolLM2's scan, _facts and _figures."""
+    """What the page prints: the induction task, SmolLM2's scan, facts and figures."""
     t, s, r = _task(), repeated_tokens.scan(), repeated_tokens
     worst = s.random_sets[int(np.argmax(s.loss_random))]
     return Page(
@@ -81,7 +81,7 @@ def page() -> Page:
 
 @dataclass(frozen=True)
 class _Task:
-    """What the page prints about the induction _task."""
+    """What the page prints about the induction task."""
 
     vocab: int
     length: int
@@ -92,18 +92,18 @@ class _Task:
     n_test_positions: int  # ... and their scored positions
     constructed: float  # accuracy of the built circuit on them
     without_previous: float  # ... with its previous-token head's write removed
-    count_guess: float  # the best order-free guess on the _task's sequences
+    count_guess: float  # the best order-free guess on the task's sequences
     uniform_guess: float  # the same guess on uniform random sequences
     one: _Trained  # one layer of two heads, every seed
     two: _Trained  # two layers of one head
     offsets: tuple[int, ...]  # how far back the earlier occurrences lie, held out
-    built_one: tuple[induction._OffsetScore, ...]  # one layer built per _BUILT_HEADS
+    built_one: tuple[induction._OffsetScore, ...]  # one layer built per BUILT_HEADS
     # ... then for every offset
 
 
 @functools.cache
 def _task() -> _Task:
-    """The induction _task's numbers: baselines, the built circuits, both shapes trained
+    """The induction task's numbers: baselines, the built circuits, both shapes trained
     on every seed (cached).
     """
     batch = induction.sample(_N_TEST, np.random.default_rng([_SEED, 1]))
@@ -175,7 +175,7 @@ def _norm_ratio(scan: Scan) -> np.ndarray:
 
 def _sink_groups(scan: Scan) -> dict:
     """The layers by how far the first token's stream stands out where they read it:
-    ``quiet``, under _OUTSIZED times the others'; ``jump``, the layer that multiplies
+    ``quiet``, under OUTSIZED times the others'; ``jump``, the layer that multiplies
     the ratio most; ``before`` and ``after`` it, the other layers. Each group: its
     layers (``span``), its ratios and sink shares (``ratio``, ``share``: min, max, mean).
     """
@@ -222,7 +222,7 @@ def _head_table(scan: Scan) -> list[tuple[str, float, str, float]]:
 
 
 def _facts(_task: _Task, scan: Scan) -> dict[str, Fact]:
-    """The _facts the page's sentences state about the _task's models and the scan."""
+    """The facts the page's sentences state about the task's models and the scan."""
     one, two, twice = _task.one.accuracy, _task.two.accuracy, 2 * _task.chance
     excl, built = _task.exclusion, _task.built_one
     guesses = f"{_task.count_guess} and {_task.uniform_guess} against {twice}"
@@ -271,7 +271,7 @@ def _facts(_task: _Task, scan: Scan) -> dict[str, Fact]:
         "two_reach": Fact(
             (two >= _REACH).all(),
             f"two layers {two}",
-            says="every two-layer model's accuracy is at least _REACH (0.9)",
+            says="every two-layer model's accuracy is at least REACH (0.9)",
         ),
         "count_guess": Fact(
             _task.count_guess < twice < _task.uniform_guess,
@@ -311,7 +311,7 @@ def _facts(_task: _Task, scan: Scan) -> dict[str, Fact]:
         "massive": Fact(
             _norm_ratio(scan).max() > 10 * _OUTSIZED,
             by_ratio,
-            says="in some layer, the first token's stream norm is over 10 times _OUTSIZED (2) times the others' mean",
+            says="in some layer, the first token's stream norm is over 10 times OUTSIZED (2) times the others' mean",
         ),
         "co_occur": Fact(
             quiet["share"][1] < loud["share"][0],
@@ -328,7 +328,7 @@ def _facts(_task: _Task, scan: Scan) -> dict[str, Fact]:
 
 
 def _figures(_task: _Task, scan: Scan) -> dict[str, Figure]:
-    """The page's five _figures; their alt texts and captions state computed values."""
+    """The page's five figures; their alt texts and captions state computed values."""
     louder_layers = _louder(scan)
     exception = f" except in {words(louder_layers)}" if louder_layers else ""
     circuit = induction.build(6, len(_EXAMPLE))

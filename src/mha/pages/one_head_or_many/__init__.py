@@ -29,7 +29,7 @@ _TASK += ("CHANCE_ACCURACY", "CHANCE_LOSS")  # the toy task's constants the page
 
 @functools.cache
 def page() -> Page:
-    """The sweep (cached), its tables and reading, the _facts and the _figures."""
+    """The sweep (cached), its tables and reading, the facts and the figures."""
     s = sweep()
     one, two, widest = s.result(1), s.result(N_TARGETS), s.results[-1]
     kept, missed = one.test_accuracy.max(axis=1), one.test_accuracy.min(axis=1)
@@ -95,7 +95,7 @@ _SAYS = {
     "one_splits": "on every seed, the single head puts over 0.25 of its weight on each answer",
     "no_takeover": "on every seed, the single head puts between 0.25 and 0.5 of its weight on each answer",
     "seeds_differ": "with one head, the word it keeps is not the same on every seed",
-    "two_enough": "with two heads, every seed's accuracy is above _SOLVED (0.99) and the heads take one relation each",
+    "two_enough": "with two heads, every seed's accuracy is above SOLVED (0.99) and the heads take one relation each",
     "extra_heads": "every h between one and the widest solves the task on every seed",
     "narrow_worse": "the narrowest heads' lowest loss is above every middle h's highest",
     "narrow_most_right": "the narrowest heads get over half the words right, and none puts half of its weight on an answer",
@@ -111,7 +111,7 @@ _SAYS = {
 
 
 def _facts(s: _Sweep, row: Sequence[vaswani2017.HeadsRow]) -> dict[str, Fact]:
-    """The _facts the page states about the sweep and the paper's ``row`` (Table 3 A)."""
+    """The facts the page states about the sweep and the paper's ``row`` (Table 3 A)."""
     one, two, widest = s.result(1), s.result(N_TARGETS), s.results[-1]
     middle = [x for x in s.results if 1 < x.n_heads < widest.n_heads]
     means = [r.loss_range[0] for r in s.results[1:]]
@@ -163,7 +163,7 @@ def _facts(s: _Sweep, row: Sequence[vaswani2017.HeadsRow]) -> dict[str, Fact]:
 
 
 def _figures(s: _Sweep, heads: tuple[int, ...] = _HEATMAP_HEADS) -> dict[str, Figure]:
-    """The page's four _figures (heatmaps of the h in ``heads``)."""
+    """The page's four figures (heatmaps of the h in ``heads``)."""
     example = s.config.example()
     maps = {}  # each h's first-seed weights (h, n, n) on the example
     for h in heads:
