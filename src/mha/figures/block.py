@@ -33,14 +33,6 @@ def orders(panels: Sequence[tuple[str, str, dict[str, str], Shapes]]) -> list[Fi
     ``"attention"``, ``"ffn"``) is a box, each residual path a line round it to the
     ⊕ that adds it back; the stream's shape is on its arrows, the heads' and the
     FFN's inner shapes in their boxes. Two figures, which wrap on a phone.
-
-    ```python
-    from mha.figures.block import orders
-    from mha.pages.block import page
-
-    pre, post = orders(*page().figures["orders"].data)
-    assert len(pre.axes[0].patches) == len(post.axes[0].patches) == 6  # 4 boxes, 2 ⊕
-    ```
     """
     return [_panel(*panel) for panel in panels]
 

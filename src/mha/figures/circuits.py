@@ -18,16 +18,6 @@ def composition(
 ) -> Figure:
     """One heatmap per receiving head: ``grids[i] (layers below it, heads)`` of
     K-composition scores, titled ``names[i]``; the head ``framed`` is outlined.
-
-    ```python
-    import numpy as np
-    from mha.figures.circuits import composition
-
-    rngs = np.random.default_rng(0), np.random.default_rng(1)
-    grids = (rngs[0].random((4, 3)), rngs[1].random((3, 3)))
-    fig = composition(grids, ("L4H0", "L3H1"), (1, 2))
-    assert len(fig.axes) == 3  # two grids and a colour bar
-    ```
     """
     fig, axes = new_figure(4.8, 5.4, ncols=len(grids), sharey=True)
     top = max(float(np.nanmax(g)) for g in grids)
@@ -66,15 +56,6 @@ def patching(
     """Three bars per head: its induction score ``clean``, with its keys patched at the
     previous-token head (``patched``), and at random heads (``controls (heads, k)``:
     the mean, with the range as an error bar).
-
-    ```python
-    import numpy as np
-    from mha.figures.circuits import patching
-
-    clean, patched = np.array([0.9, 0.8]), np.array([0.1, 0.0])
-    fig = patching(["A", "B"], clean, patched, np.full((2, 3), 0.85))
-    assert len(fig.axes[0].patches) == 6
-    ```
     """
     fig, ax = new_figure(5.4, 3.2)
     x = np.arange(len(names))

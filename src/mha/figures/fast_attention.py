@@ -61,14 +61,6 @@ def tiling(visited: np.ndarray, block: int) -> Figure:
     """Query blocks (rows) against key blocks (columns): a filled square for each
     tile ``visited`` (computed), hatched on the diagonal where the causal mask cuts
     through the tile, an empty outline for each tile skipped.
-
-    ```python
-    import numpy as np
-    from mha.figures.fast_attention import tiling
-
-    fig = tiling(np.tril(np.ones((4, 4), dtype=bool)), 128)
-    assert len(fig.axes[0].patches) == 16  # one square a tile
-    ```
     """
     blocks = visited.shape[0]
     fig, ax = new_figure(4.6, 4.4)

@@ -99,16 +99,6 @@ def pair(q: np.ndarray, k: np.ndarray, theta: float, placed: tuple) -> list[Figu
     """One RoPE pair in the plane, one panel a placement (``m``, ``n``, turned ``q``
     and ``k``, their ``dot``): the unrotated pair dashed, the turned one solid, an
     arc for each angle turned, the dot product in the title.
-
-    ```python
-    import numpy as np
-    from mha.figures.position import pair
-    from mha.pages.position import page
-
-    p = page().pair
-    panels = pair(p.q, p.k, p.theta, p.placed)
-    assert len(panels) == 2 and len(panels[0].axes[0].patches) == 2  # the two arcs
-    ```
     """
     reach = 1.25 * max(np.linalg.norm(q), np.linalg.norm(k))
     panels = []

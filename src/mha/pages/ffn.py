@@ -129,15 +129,6 @@ def _convex_hull(points: np.ndarray) -> np.ndarray:
 def _in_convex_polygon(points: np.ndarray, hull: np.ndarray, tol: float = 1e-12):
     """Whether each of ``points (m, 2)`` lies in the counter-clockwise ``hull (k, 2)``:
     on the left of (or on) every edge.
-
-    ```python
-    import numpy as np
-    from mha.pages.ffn import in_convex_polygon
-
-    square = np.array([[0, 0], [1, 0], [1, 1], [0, 1]])
-    points = np.array([[0.5, 0.5], [2, 0]])
-    assert _in_convex_polygon(points, square).tolist() == [True, False]
-    ```
     """
     points = np.asarray(points, dtype=float)
     inside = np.ones(len(points), dtype=bool)
