@@ -300,7 +300,7 @@ def test_sweep_is_computed_once_then_cached(monkeypatch, tmp_path):
         calls.append(config)
         return real_run(config)
 
-    monkeypatch.setattr(head_sweep, "run", counting_run)
+    monkeypatch.setattr(head_sweep, "_run", counting_run)
     config = head_sweep.SweepConfig(
         heads=(2,),
         learning_rates=(0.03,),

@@ -120,10 +120,10 @@ def test_smollm2_shifted_by_100_positions_attends_the_same():
 def test_a_start_position_reaches_the_rotation():
     seen = []
 
-    class Spy(RotaryEmbedding):
-        def from_position(self, x, start):
+    class Spy(RotaryEmbedding):  # the layer rotates by the unchecked form
+        def _from_position(self, x, start):
             seen.append(start)
-            return super().from_position(x, start)
+            return super()._from_position(x, start)
 
     layer = MultiHeadAttention(8, 2)
     layer.rope = Spy(4)

@@ -27,7 +27,7 @@ from mha.pretrained.smollm2 import rms_norm, silu
 from mha.support.cache import cached
 from mha.support.page import Fact, Figure, Page
 
-_Sublayer = Callable[[np.ndarray], np.ndarray]
+Sublayer = Callable[[np.ndarray], np.ndarray]
 
 _SMOLLM2_TEXT = "The cat sat on the mat because it was warm."
 _MINILM_TEXTS = (
@@ -43,10 +43,10 @@ _MINILM_TOLERANCE = 1e-5
 
 def pre_norm(
     x: np.ndarray,
-    attend: _Sublayer,
-    ffn: _Sublayer,
-    norm_1: _Sublayer,
-    norm_2: _Sublayer,
+    attend: Sublayer,
+    ffn: Sublayer,
+    norm_1: Sublayer,
+    norm_2: Sublayer,
 ) -> np.ndarray:
     """Normalise, attend, add; normalise, feed forward, add. The stream ``x`` itself
     is never normalised.
@@ -57,10 +57,10 @@ def pre_norm(
 
 def post_norm(
     x: np.ndarray,
-    attend: _Sublayer,
-    ffn: _Sublayer,
-    norm_1: _Sublayer,
-    norm_2: _Sublayer,
+    attend: Sublayer,
+    ffn: Sublayer,
+    norm_1: Sublayer,
+    norm_2: Sublayer,
 ) -> np.ndarray:
     """Attend, add, normalise; feed forward, add, normalise. The stream is
     normalised after each sublayer.

@@ -118,10 +118,12 @@ def _sequences(
 
 
 def _markdown_ids() -> tuple[int, ...]:
-    """The first ``STREAM_TOKENS`` + 1 tokens of the site's attention page (Markdown)."""
-    return tuple(
-        smollm2.load().encode(_TEXT.read_text(encoding="utf-8"))[: _STREAM_TOKENS + 1]
-    )
+    """The first ``STREAM_TOKENS`` + 1 tokens of the site's attention page (Markdown),
+    its front matter (the page's description for the home page) left out."""
+    text = _TEXT.read_text(encoding="utf-8")
+    if text.startswith("---\n"):
+        text = text[text.index("\n---\n", 4) + len("\n---\n") :]
+    return tuple(smollm2.load().encode(text)[: _STREAM_TOKENS + 1])
 
 
 @dataclass(frozen=True)
