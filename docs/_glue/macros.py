@@ -137,13 +137,19 @@ def _page_object(env):
 
 
 def on_pre_page_macros(env) -> None:
-    """Before each page (MkDocs): give it its page object; figures numbered from 1."""
+    """Before each page (MkDocs): give it its page object; figures numbered from 1.
+    Not for a page that waits for its studies (docs/_glue/waiting.py)."""
     env.env.undefined = _Undefined  # mkdocs-macros' Jinja environment, made by now
+    if getattr(env.page, "mha_waiting", None) is not None:
+        _PAGE["facts"] = None
+        return
     env.variables["page"] = _Template(_page_object(env), env.page.meta)
 
 
 def on_post_page_macros(env) -> None:
     """After each page (MkDocs): every fact its module declares was stated."""
+    if _PAGE["facts"] is None:  # a page that waits states none
+        return
     unused = _PAGE["facts"].unused()
     if unused:
         error = importlib.import_module("mha_site.facts").FactError(unused)

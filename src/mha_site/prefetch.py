@@ -87,18 +87,46 @@ def work(page: str, docs_dir: Path = Path("docs")) -> str | None:
     return page_module(page)
 
 
-def start(arguments: list[str]) -> subprocess.Popen | None:
+def start(arguments: list[str], ready: bool = False) -> subprocess.Popen | None:
     """Start computing ``arguments`` (what ``work`` returns, in the order given) in a
-    child process; None when there is nothing to do or one core."""
+    child process; None when there is nothing to do or one core. With ``ready``, the
+    child says when each argument is done (``done``) or failed (``failed``): `make
+    serve` renders the page that waited for it (``mha_site.waiting``)."""
     if not arguments or len(os.sched_getaffinity(0)) < 2:
         return None
-    done = marker(arguments)
-    if done.exists():
+    finished = marker(arguments)
+    if finished.exists():
         return None  # computed ahead for this very code: the cache holds it all
     path = os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])
     env = {**os.environ, **ONE_THREAD, "PYTHONPATH": path}
-    command = [sys.executable, "-m", __name__, f"--done={done}", *arguments]
-    return subprocess.Popen(command, env=env)
+    flags = [f"--done={finished}", *(["--ready"] if ready else [])]
+    return subprocess.Popen(
+        [sys.executable, "-m", __name__, *flags, *arguments], env=env
+    )
+
+
+def ready_folder() -> Path:
+    """Where a child says that an argument's work is done (or failed): the folder
+    `make serve` watches."""
+    return cache.cache_dir() / "ready"
+
+
+def done(argument: str) -> Path:
+    """The file a child started with ``ready`` touches once ``argument`` is done.
+
+    ```python
+    from mha_site.prefetch import done, failed
+
+    assert done("mha.pages.cost").parent == failed("mha.pages.cost").parent
+    assert done("mha.pages.cost") != done("mha.pages.ffn")
+    ```
+    """
+    return ready_folder() / hashlib.sha256(argument.encode()).hexdigest()[:16]
+
+
+def failed(argument: str) -> Path:
+    """The file a child started with ``ready`` touches when ``argument`` failed."""
+    return done(argument).with_suffix(".failed")
 
 
 def marker(arguments: list[str]) -> Path:
@@ -180,44 +208,52 @@ def main(arguments: list[str]) -> None:
     every one succeeded); a failure is left for the build to report. An argument that
     reads a study the build is computing is put aside until that study is stored;
     only when every argument left is put aside does the child wait for the build."""
-    done = None
+    finished = None
     if arguments and arguments[0].startswith("--done="):
-        done, arguments = Path(arguments[0].removeprefix("--done=")), arguments[1:]
-    failed: list[str] = []
+        finished = Path(arguments[0].removeprefix("--done="))
+        arguments = arguments[1:]
+    say = bool(arguments) and arguments[0] == "--ready"
+    arguments = arguments[say:]
+    stopped: list[str] = []
     awaited: dict[str, Path | None] = dict.fromkeys(arguments)  # argument -> entry
     while awaited:
         ready = [a for a, entry in awaited.items() if entry is None or entry.exists()]
         if not ready:  # nothing else to do: wait for the build
             argument = next(iter(awaited))
             awaited.pop(argument)
-            _attempt(argument, failed)
+            _attempt(argument, stopped, say)
             continue
         for argument in ready:
             with cache.not_waiting():
-                awaited[argument] = _attempt(argument, failed)
+                awaited[argument] = _attempt(argument, stopped, say)
             if awaited[argument] is None:
                 awaited.pop(argument)
-    if done is not None and not failed:
-        done.parent.mkdir(parents=True, exist_ok=True)
-        done.touch()
+    if finished is not None and not stopped:
+        finished.parent.mkdir(parents=True, exist_ok=True)
+        finished.touch()
 
 
-def _attempt(argument: str, failed: list[str]) -> Path | None:
+def _attempt(argument: str, stopped: list[str], say: bool = False) -> Path | None:
     """Compute ``argument``; the entry it waits for if it read a study another
     process is computing (``cache.Busy``), else None, with ``argument`` added to
-    ``failed`` if it raised."""
+    ``stopped`` if it raised. With ``say``, touch its ``done`` or ``failed`` file."""
+    said = done(argument)
     try:
         compute(argument)
     except cache.Busy as busy:
         return busy.path
     except Exception as error:  # the build computes it again and says why
-        failed.append(argument)
+        stopped.append(argument)
+        said = failed(argument)
         print(
             f"[mha] computing ahead stopped at {argument} ({type(error).__name__}); "
             "the build computes it itself",
             file=sys.stderr,
             flush=True,
         )
+    if say:
+        said.parent.mkdir(parents=True, exist_ok=True)
+        said.touch()
     return None
 
 

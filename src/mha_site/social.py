@@ -19,7 +19,7 @@ import html as html_module
 import io
 import re
 
-from mha.support.cache import cached_as
+from mha.support.cache import cached_as, described
 
 _FIGURE = re.compile(r"<figure\b.*?</figure>", re.S)
 _PARAGRAPH = re.compile(r"<p\b[^>]*>(.*?)</p>", re.S)
@@ -56,7 +56,7 @@ def card_png(draw, *data: object) -> bytes:
     if not callable(draw):
         raise TypeError(f"draw: expected a figure function, got {draw!r}")
     figure = f"{draw.__module__.removeprefix('mha.figures.')}.{draw.__qualname__}"
-    return cached_as(f"card {figure}", _png, draw, *data)
+    return cached_as(f"card {figure}{described(data)}", _png, draw, *data)
 
 
 def _png(draw, *data: object) -> bytes:

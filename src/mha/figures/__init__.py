@@ -12,7 +12,7 @@ from collections.abc import Callable
 from matplotlib.figure import Figure
 
 from mha.figures.style import to_svg
-from mha.support.cache import cached_as
+from mha.support.cache import cached_as, described
 
 __all__ = ["drawing", "render", "to_svg"]
 
@@ -28,7 +28,8 @@ def render(name: str, alt: str, *args: object, **kwargs: object) -> str:
     assert svg.startswith('<svg role="img" aria-label="three bar groups"')
     ```
     """
-    return cached_as(f"figure {name}", _svg, drawing(name), alt, *args, **kwargs)
+    named = f"figure {name}{described(args, kwargs)}"  # two figures of one drawing
+    return cached_as(named, _svg, drawing(name), alt, *args, **kwargs)
 
 
 def drawing(name: str) -> Callable[..., Figure | list[Figure]]:
