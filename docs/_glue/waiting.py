@@ -48,7 +48,7 @@ def on_files(files, config, **kwargs):
 
 @event_priority(100)  # before the macros, which would compute the page's studies
 def on_page_markdown(markdown, page, config, files, **kwargs):
-    """While serving, a page whose study is missing is only its title (a notebook
+    """While serving, a page whose study is missing is only its headings (a notebook
     keeps its cells, rendered without outputs)."""
     if not _STATE["serving"]:
         return markdown
@@ -63,7 +63,7 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
     _STATE["waited"].add(page.file.src_uri)
     if argument.startswith("notebook:"):
         return markdown
-    return f"# {page.title}\n" if page.title else ""
+    return importlib.import_module("mha_site.waiting").outline(markdown)
 
 
 def on_page_content(html, page, **kwargs):

@@ -91,8 +91,9 @@ def start(arguments: list[str], ready: bool = False) -> subprocess.Popen | None:
     """Start computing ``arguments`` (what ``work`` returns, in the order given) in a
     child process; None when there is nothing to do or one core. With ``ready``, the
     child says when each argument is done (``done``) or failed (``failed``): `make
-    serve` renders the page that waited for it (``mha_site.waiting``)."""
-    if not arguments or len(os.sched_getaffinity(0)) < 2:
+    serve` renders the page that waited for it (``mha_site.waiting``), and starts one
+    even on one core (its pages would wait for nothing otherwise)."""
+    if not arguments or (len(os.sched_getaffinity(0)) < 2 and not ready):
         return None
     finished = marker(arguments)
     if finished.exists():

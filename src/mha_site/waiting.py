@@ -57,6 +57,29 @@ def missing(argument: str) -> cache.Missing | None:
     return None
 
 
+def outline(markdown: str) -> str:
+    """The headings of a page's Markdown (outside code fences, without macros): what
+    a page that waits shows under its notice, so that links to its sections hold.
+
+    ```python
+    from mha_site.waiting import outline
+
+    text = "# Depth\n\nProse.\n\n```python\n# a comment\n```\n\n## Two layers\n"
+    assert outline(text) == "# Depth\n\n## Two layers\n"
+    ```
+    """
+    headings, fence = [], None
+    for line in markdown.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            marker = stripped[:3]
+            fence = None if fence == marker else fence or marker
+            continue
+        if fence is None and line.startswith("#") and "{{" not in line:
+            headings.append(line.rstrip())
+    return "\n\n".join(headings) + "\n" if headings else ""
+
+
 def notice(waiting: cache.Missing) -> str:
     """The notice shown in place of a page whose study ``waiting`` names.
 
