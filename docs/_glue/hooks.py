@@ -49,7 +49,7 @@ def on_files(files, config, **kwargs):
     computes their studies on two cores: a second process works from the last of
     these pages back while this one renders from the first. While serving, this
     process computes no study (``mha_site.waiting``): a second process works from the
-    first page on, and a third from the last back."""
+    cheapest page by the sealed timings, and a third from the costliest."""
     prefetch = importlib.import_module("mha_site.prefetch")
     nav = _nav_files(config["nav"])
     # the notebooks too, which are pages only once mkdocs-jupyter's on_files has run
@@ -64,7 +64,11 @@ def on_files(files, config, **kwargs):
         progress = importlib.import_module("mha.support.progress")
         progress.begin()  # one count of the studies, shared with the second process
         ahead = [a for a in ahead if a is not None]
-        orders = [ahead[::-1], ahead] if _BUILD["serving"] else [ahead]
+        orders = [ahead]
+        if _BUILD["serving"]:  # the cheapest pages first, and the costliest
+            table = progress.sealed()
+            cheapest = sorted(ahead, key=lambda a: prefetch.cost(a, table))
+            orders = [cheapest, cheapest[::-1]]
         started = [prefetch.start(order, _BUILD["serving"]) for order in orders]
         _BUILD["ahead"] = [child for child in started if child is not None]
         progress.set_processes(min(2, len(_BUILD["ahead"]) + 1))

@@ -106,6 +106,35 @@ def start(arguments: list[str], ready: bool = False) -> subprocess.Popen | None:
     )
 
 
+def cost(argument: str, table: dict[str, dict[str, float]]) -> float:
+    """The sealed CPU seconds of ``argument``'s studies (``table``:
+    ``mha.support.progress.sealed()``), found by name: its page module's studies,
+    figures and card, or its notebook, each with the studies it asks for. `make serve` computes the cheapest pages
+    first, so that most pages come soon.
+
+    ```python
+    from mha_site.prefetch import cost
+
+    table = {
+        "mha.pages.cost.sweep": {"cpu": 0.2, "own": 0.2},
+        "figure cost.scaling(…, 8)": {"cpu": 0.3, "own": 0.3},
+        "mha.pages.costly.study": {"cpu": 9.0, "own": 9.0},
+    }
+    assert round(cost("mha.pages.cost", table), 1) == 0.5
+    ```
+    """
+    if argument.startswith("notebook:"):
+        names = [f"notebook {Path(argument).name}"]
+    else:
+        page = argument.removeprefix("mha.pages.")
+        names = [f"{argument}.", f"figure {page}.", f"card {page}."]
+    return sum(
+        entry["cpu"]
+        for study, entry in table.items()
+        if any(study == n or study.startswith(n) for n in names)
+    )
+
+
 def ready_folder() -> Path:
     """Where a child says that an argument's work is done (or failed): the folder
     `make serve` watches."""

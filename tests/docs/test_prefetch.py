@@ -15,7 +15,7 @@ from filelock import FileLock
 from mkdocs.config import load_config
 from mkdocs.structure.files import get_files
 
-from mha.support import cache
+from mha.support import cache, progress
 from mha_site import prefetch
 from tests.docs.glue import glue
 from tests.docs.test_facts import PAGES, page_object
@@ -54,8 +54,8 @@ def test_the_child_computes_from_the_last_page_the_build_renders_back(
 ) -> None:
     """The build renders the pages that compute nothing first, then the others in the
     nav's order; the child is handed their work in exactly the reverse order. While
-    serving, the build computes no study: a second child works in the nav's order,
-    and both say when each page is ready."""
+    serving, the build computes no study: one child works from the cheapest page,
+    another from the costliest, and both say when each page is ready."""
     config = load_config(str(ROOT / "mkdocs.yml"))
     handed = []
     monkeypatch.setattr(
@@ -75,8 +75,11 @@ def test_the_child_computes_from_the_last_page_the_build_renders_back(
     assert rendered == [*free, *working]
     docs = config["docs_dir"]
     backwards = [prefetch.work(page, docs) for page in reversed(working)]
-    if serving:
-        assert handed == [(backwards[::-1], True), (backwards, True)]
+    if serving:  # from the cheapest page by the sealed timings, and the costliest
+        costs = {a: prefetch.cost(a, progress.sealed()) for a in backwards}
+        cheapest = sorted(backwards, key=costs.get)
+        assert handed == [(cheapest, True), (cheapest[::-1], True)]
+        assert costs[cheapest[0]] < costs[cheapest[-1]]
     else:
         assert handed == [(backwards, False)]
 
