@@ -163,10 +163,10 @@ def test_each_figure_card_and_code_block_is_named_in_the_progress(
     """The helpers that compute many things (``cached_as``) name each of them in the
     progress lines and in timings.json, not themselves."""
     from mha.figures import render
-    from mha.figures.cricket import three_distributions
+    from mha.support.page import Figure
     from mha.worked.cricket import TOKENS, solve
     from mha_site.block_cache import kept
-    from mha_site.social import card_png
+    from mha_site.social import figure_and_card
 
     def run(code, returncode=None, session=None, id=None, **extra):
         return "1\n"
@@ -175,13 +175,13 @@ def test_each_figure_card_and_code_block_is_named_in_the_progress(
     _counting_alone(monkeypatch)
     data = solve(), TOKENS, "his"
     render("cricket.three_distributions", "three bar groups", *data)
-    card_png(three_distributions, *data)
+    figure_and_card(Figure("cricket.three_distributions", data, "bars", "Look."))
     kept(run)("\nx = 1\nprint(x)")
     shown = cache.described(data)  # the arguments that say which figure it is
     assert shown.endswith(", 'his')")
     named = [
         f"figure cricket.three_distributions{shown}",
-        f"card cricket.three_distributions{shown}",
+        f"figure and card cricket.three_distributions{shown}",
         "code block: x = 1 … print(x)",
     ]
     assert set(json.loads((tmp_path / "timings.json").read_text())) == set(named)

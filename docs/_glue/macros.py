@@ -210,8 +210,13 @@ def define_env(env):
         spec = figures[name]
         # mha.figures (and Matplotlib with it) imported by the first figure drawn
         render = importlib.import_module("mha.figures").render
+        first = _PAGE["figures"] == 0  # drawn once with its card (docs/_glue/social.py)
+        social = importlib.import_module("mha_site.social")
         try:
-            svg = render(spec.draw, spec.alt, *spec.data)
+            if first:
+                svg, _ = social.figure_and_card(spec)
+            else:
+                svg = render(spec.draw, spec.alt, *spec.data)
         except Exception as error:
             _fail(error, line)
         _PAGE["figures"] += 1

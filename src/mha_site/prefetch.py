@@ -38,7 +38,7 @@ from pathlib import Path
 
 from mha.support import cache
 from mha_site.pages import is_notebook, page_module
-from mha_site.social import card_png
+from mha_site.social import figure_and_card
 
 SRC = Path(__file__).resolve().parent.parent
 ONE_THREAD = {
@@ -128,6 +128,7 @@ def cost(argument: str, table: dict[str, dict[str, float]]) -> float:
     else:
         page = argument.removeprefix("mha.pages.")
         names = [f"{argument}.", f"figure {page}.", f"card {page}."]
+        names.append(f"figure and card {page}.")
     return sum(
         entry["cpu"]
         for study, entry in table.items()
@@ -216,21 +217,21 @@ def finish(process: subprocess.Popen | None, timeout: float = 60) -> None:
 
 
 def compute(argument: str) -> None:
-    """Compute one page module's page, figures and card (its first figure as a PNG,
-    ``mha_site.social.card_png``), or one ``notebook:<path>``."""
+    """Compute one page module's page, figures and card (its first figure with it,
+    ``mha_site.social.figure_and_card``), or one ``notebook:<path>``."""
     if argument.startswith("notebook:"):
         notebooks = importlib.import_module("mha_site.notebooks")
         notebooks.executed(Path(argument.removeprefix("notebook:")))
         return
     figures = importlib.import_module("mha.figures")
     page = importlib.import_module(argument).page()
-    for spec in page.figures.values():
-        figures.render(spec.draw, spec.alt, *spec.data)
-    # The card shows the page's first figure, which page modules declare first; where
-    # one does not, the build draws that card itself, at the end of its own work.
-    first = next(iter(page.figures.values()), None)
-    if first is not None:
-        card_png(figures.drawing(first.draw), *first.data)
+    # The card shows the page's first figure, which page modules declare first (drawn
+    # once for both); where one does not, the build draws that figure itself.
+    for number, spec in enumerate(page.figures.values()):
+        if number == 0:
+            figure_and_card(spec)
+        else:
+            figures.render(spec.draw, spec.alt, *spec.data)
 
 
 def main(arguments: list[str]) -> None:

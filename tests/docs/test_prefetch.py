@@ -32,7 +32,7 @@ def test_what_the_child_computes_the_build_reads_from_the_cache(
     assert child is not None and child.wait(120) == 0
     timings = json.loads((tmp_path / "timings.json").read_text())
     assert "mha.pages.cost.sweep" in timings  # computed by the child, in the cache
-    assert any(name.startswith("card cost.") for name in timings)  # and its card
+    assert any(name.startswith("figure and card cost.") for name in timings)
     assert list(tmp_path.glob("*.pickle"))
     # the child marked this code as computed: the next build starts none ...
     assert prefetch.marker(["mha.pages.cost"]).exists()
