@@ -18,9 +18,6 @@ export MPLCONFIGDIR := $(CURDIR)/.cache/matplotlib
 export IPYTHONDIR := $(CURDIR)/.cache/ipython
 export JUPYTER_CONFIG_DIR := $(CURDIR)/.cache/jupyter
 export JUPYTER_DATA_DIR := $(CURDIR)/.cache/jupyter/data
-# Material's nine-line end-of-life notice at every build (CONTRIBUTING.md, "Moving to
-# Zensical", says it once).
-export NO_MKDOCS_2_WARNING := 1
 # Python keeps the project's compiled modules (__pycache__, beside them) even where the
 # environment says not to (PYTHONDONTWRITEBYTECODE, set in many container images):
 # else each of the test run's Python processes compiles them again, and pytest rewrites

@@ -5,10 +5,10 @@
 - the warning of a dirty build (`make serve` renders only the pages edited), that other
   pages' navigation may be stale: said at the first build, not at every rebuild.
 
-Material's end-of-life notice is turned off by the Makefile (``NO_MKDOCS_2_WARNING``,
-its own switch); CONTRIBUTING.md says where the site goes next. The notebooks' kernel
-talks to its client over local sockets, not TCP (``mha_site.notebooks``), so it has
-no unencrypted port to warn about.
+Material's end-of-life notice stays, said once per build (by Material, when it is
+imported): tests/docs/test_site_config.py holds that nothing silences it. The
+notebooks' kernel talks to its client over local sockets, not TCP
+(``mha_site.notebooks``), so it has no unencrypted port to warn about.
 """
 
 import logging
