@@ -83,7 +83,7 @@ def gelu(x: np.ndarray) -> np.ndarray:
 
     Computed in blocks of ``_GELU_BLOCK`` values: the twenty-odd passes of the formula
     then run over arrays that stay in the processor's cache instead of streaming the
-    whole activation through memory at each pass (about twice as fast here), with the
+    whole activation through memory at each pass (faster here), with the
     same operations on each value, so the same bits.
     """
     flat = np.ascontiguousarray(x).reshape(-1)
