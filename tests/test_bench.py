@@ -178,3 +178,16 @@ def test_make_test_prints_its_cpu_time_with_what_it_left_running(tmp_path):
         assert run.returncode == 0 and found, run.stdout[-2000:]
         cpu[name] = float(found[1])
     assert cpu["leaves"] - cpu["waits"] >= 0.7
+
+
+def test_the_readme_gives_the_cold_build_as_the_last_bench_measured_it():
+    """The README's cold-build time is the sealed one (site.json), not typed apart."""
+    site = measured.load_sealed("site")
+    readme = (ROOT / "README.md").read_text()
+    cold = site["measured"]
+    load = site["provenance"]["machine"]["load_average_1min"]
+    sentence = (
+        f"at load {load}) measured the cold build of a fresh clone at "
+        f"{cold['cold_build_s']} s and {cold['cold_build_cpu_s']} CPU-s"
+    )
+    assert " ".join(sentence.split()) in " ".join(readme.split())

@@ -60,6 +60,18 @@ def test_a_view_and_a_copy_of_the_same_numbers_share_a_key():
     assert cache.cache_key(max, view) != cache.cache_key(max, view[:, :1])
 
 
+def test_arguments_that_share_objects_and_their_copies_share_a_key():
+    """A result just computed shares objects (a key string, a row) that the same
+    result read from the cache holds apart: both are one computation. (Before, the
+    fast-attention memory figure got one key per process and was drawn twice.)"""
+    row = [1.5, "tiled"]
+    shared, apart = [row, row], [[1.5, "tiled"], [1.5, "tiled"]]
+    assert cache.cache_key(len, shared) == cache.cache_key(len, apart)
+    cyclic: list = [1]
+    cyclic.append(cyclic)
+    assert cache.cache_key(len, cyclic) == cache.cache_key(len, cyclic)
+
+
 def test_docstrings_and_comments_are_not_part_of_the_key(tmp_path):
     path = tmp_path / "m.py"
     path.write_text(
@@ -126,17 +138,23 @@ def test_a_read_only_cache_serves_its_hits_and_says_so_once(
     assert err.count("read-only") == 1 and "MHA_CACHE_DIR" in err
 
 
+def _counting_alone(monkeypatch, sealed=None):
+    """This process counts its studies alone, from 0, with ``sealed`` timings."""
+    from mha.support import progress
+
+    monkeypatch.delenv(progress.ENV, raising=False)
+    monkeypatch.setattr(progress, "_ALONE", {})
+    monkeypatch.setattr(progress, "sealed", lambda: sealed or {})
+
+
 def test_a_cold_computation_shows_its_progress(tmp_path, monkeypatch, capsys):
     """A miss says what it computes and, the next time, how long it took before."""
     monkeypatch.setenv("MHA_CACHE_DIR", str(tmp_path))
-    monkeypatch.setitem(cache._STUDIES, "computed", 0)  # the first in this process
+    _counting_alone(monkeypatch)
     cache.cached(abs, -7)
-    assert (
-        "computing (1, first run) builtins.abs: not timed before"
-        in capsys.readouterr().err
-    )
+    assert "computing (1) builtins.abs(-7): not timed before" in capsys.readouterr().err
     timings = json.loads((tmp_path / "timings.json").read_text())
-    assert set(timings) == {"builtins.abs"}
+    assert set(timings) == {"builtins.abs(-7)"}
 
 
 def test_each_figure_card_and_code_block_is_named_in_the_progress(
@@ -145,29 +163,31 @@ def test_each_figure_card_and_code_block_is_named_in_the_progress(
     """The helpers that compute many things (``cached_as``) name each of them in the
     progress lines and in timings.json, not themselves."""
     from mha.figures import render
-    from mha.figures.cricket import three_distributions
+    from mha.support.page import Figure
     from mha.worked.cricket import TOKENS, solve
     from mha_site.block_cache import kept
-    from mha_site.social import card_png
+    from mha_site.social import figure_and_card
 
     def run(code, returncode=None, session=None, id=None, **extra):
         return "1\n"
 
     monkeypatch.setenv("MHA_CACHE_DIR", str(tmp_path))
-    monkeypatch.setitem(cache._STUDIES, "computed", 0)
+    _counting_alone(monkeypatch)
     data = solve(), TOKENS, "his"
     render("cricket.three_distributions", "three bar groups", *data)
-    card_png(three_distributions, *data)
+    figure_and_card(Figure("cricket.three_distributions", data, "bars", "Look."))
     kept(run)("\nx = 1\nprint(x)")
+    shown = cache.described(data)  # the arguments that say which figure it is
+    assert shown.endswith(", 'his')")
     named = [
-        "figure cricket.three_distributions",
-        "card cricket.three_distributions",
-        "code block: x = 1",
+        f"figure cricket.three_distributions{shown}",
+        f"figure and card cricket.three_distributions{shown}",
+        "code block: x = 1 … print(x)",
     ]
     assert set(json.loads((tmp_path / "timings.json").read_text())) == set(named)
     printed = capsys.readouterr().err
     for place, name in enumerate(named, start=1):
-        assert f"computing ({place}, first run) {name}: not timed before" in printed
+        assert f"computing ({place}) {name}: not timed before" in printed
 
 
 def test_a_study_that_waits_says_its_wall_time_and_its_cpu_time(
@@ -176,6 +196,7 @@ def test_a_study_that_waits_says_its_wall_time_and_its_cpu_time(
     """Time spent waiting (here asleep; in a build, on a study the other process
     computes) is wall time, not CPU time: the line says both."""
     monkeypatch.setenv("MHA_CACHE_DIR", str(tmp_path))
+    _counting_alone(monkeypatch)
     with cache._progress("asleep"):
         time.sleep(1.05)
     (done,) = [line for line in capsys.readouterr().err.splitlines() if "CPU-s" in line]
@@ -189,6 +210,7 @@ def test_two_studies_timed_at_once_keep_both_timings(tmp_path, monkeypatch):
     """The build's two processes time their studies in one timings.json: a study that
     ends while another is running keeps its timing when the other ends."""
     monkeypatch.setenv("MHA_CACHE_DIR", str(tmp_path))
+    _counting_alone(monkeypatch)
     with cache._progress("first"), cache._progress("second"):
         pass  # "second" (as the other process's) ends while "first" runs
     timings = json.loads((tmp_path / "timings.json").read_text())
@@ -292,3 +314,32 @@ def test_arrays_on_a_full_disk_are_returned_and_leave_no_part(tmp_path, monkeypa
     arrays, meta = cache.cached_arrays("demo", "v1", lambda: ({"w": np.ones(2)}, {}))
     assert arrays["w"].tolist() == [1.0, 1.0] and meta == {}
     assert not list((tmp_path / "demo").iterdir())
+
+
+def _logged_arrays(log: str):
+    with open(log, "a") as file:
+        file.write("dequantised\n")
+    time.sleep(0.5)  # long enough for the other process to ask meanwhile
+    return {"w": np.arange(3.0)}, {"note": "weights"}
+
+
+def test_two_processes_dequantise_a_model_once(tmp_path, monkeypatch):
+    """A model's arrays (SmolLM2's dequantised weights, seconds of work) asked for by
+    the build and its second process at once are computed by one of them."""
+    log = tmp_path / "calls"
+    code = (
+        "from mha.support import cache\n"
+        "from tests.test_cache import _logged_arrays\n"
+        f"arrays, meta = cache.cached_arrays('model', 'k1', lambda: _logged_arrays({str(log)!r}))\n"
+        "print(arrays['w'].tolist(), meta)\n"
+    )
+    monkeypatch.setenv("MHA_CACHE_DIR", str(tmp_path / "results"))
+    other = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True
+    )
+    while not log.exists():  # the other process is dequantising
+        time.sleep(0.05)
+    arrays, meta = cache.cached_arrays("model", "k1", lambda: _logged_arrays(str(log)))
+    assert arrays["w"].tolist() == [0.0, 1.0, 2.0] and meta == {"note": "weights"}
+    assert other.communicate()[0] == "[0.0, 1.0, 2.0] {'note': 'weights'}\n"
+    assert log.read_text() == "dequantised\n"  # once

@@ -192,6 +192,18 @@ def test_embeddings_are_float32_unit_vectors(model):
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-6)
 
 
+def test_gelu_in_blocks_gives_the_same_bits_whatever_the_blocks():
+    """gelu runs its formula block by block: the same operations on each value, so
+    an activation split elsewhere (or a view of one) gets the very same bits."""
+    x = np.random.default_rng(0).normal(size=(3, 30_001)).astype(np.float32) * 4
+    whole = minilm.gelu(x)
+    assert whole.dtype == np.float32 and whole.shape == x.shape
+    pieces = [minilm.gelu(x[:, i : i + 7_001]) for i in range(0, x.shape[1], 7_001)]
+    assert np.array_equal(np.concatenate(pieces, axis=1), whole)
+    assert np.array_equal(minilm.gelu(x.T), whole.T)  # not contiguous
+    assert minilm.gelu(np.float64(0.5)).shape == ()
+
+
 def test_gelu_is_the_exact_erf_form():
     x = np.linspace(-10, 10, 2001)
     exact = np.array([v / 2 * (1 + math.erf(v / math.sqrt(2))) for v in x])

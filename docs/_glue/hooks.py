@@ -25,14 +25,14 @@ if str(ROOT / "src") not in sys.path:
         0, str(ROOT / "src")
     )  # mha_site: the build's tooling, not installed
 
-_BUILD = {"dirty": False, "started": 0.0, "builds": 0, "ahead": None}
+_BUILD = {"dirty": False, "serving": False, "started": 0.0, "builds": 0, "ahead": []}
 
 
 def on_startup(command, dirty, **kwargs):
-    """Remember whether builds are dirty (`make serve` rebuilds one page at a time);
-    name a failing executed block by its page and line; keep each executed block's
-    output by content hash."""
-    _BUILD["dirty"] = dirty
+    """Remember whether builds are dirty (`make serve` rebuilds one page at a time)
+    and whether this process serves; name a failing executed block by its page and
+    line; keep each executed block's output by content hash."""
+    _BUILD["dirty"], _BUILD["serving"] = dirty, command == "serve"
     importlib.import_module("mha_site.blocks").install()
     importlib.import_module("mha_site.block_cache").install()
 
@@ -47,7 +47,9 @@ def on_files(files, config, **kwargs):
     """Render the pages in ``mha_site.prefetch.build_order``: those that compute
     nothing first, then the others in the nav's order. The first build of a run
     computes their studies on two cores: a second process works from the last of
-    these pages back while this one renders from the first."""
+    these pages back while this one renders from the first. While serving, this
+    process computes no study (``mha_site.waiting``): a second process works from the
+    cheapest page by the sealed timings, and a third from the costliest."""
     prefetch = importlib.import_module("mha_site.prefetch")
     nav = _nav_files(config["nav"])
     # the notebooks too, which are pages only once mkdocs-jupyter's on_files has run
@@ -59,7 +61,17 @@ def on_files(files, config, **kwargs):
     if _BUILD["builds"] == 1:
         docs = config["docs_dir"]
         ahead = [prefetch.work(page, docs) for page in reversed(order)]
-        _BUILD["ahead"] = prefetch.start([a for a in ahead if a is not None])
+        progress = importlib.import_module("mha.support.progress")
+        progress.begin()  # one count of the studies, shared with the second process
+        ahead = [a for a in ahead if a is not None]
+        orders = [ahead]
+        if _BUILD["serving"]:  # the cheapest pages first, and the costliest
+            table = progress.sealed()
+            cheapest = sorted(ahead, key=lambda a: prefetch.cost(a, table))
+            orders = [cheapest, cheapest[::-1]]
+        started = [prefetch.start(order, _BUILD["serving"]) for order in orders]
+        _BUILD["ahead"] = [child for child in started if child is not None]
+        progress.set_processes(min(2, len(_BUILD["ahead"]) + 1))
     return Files([*(pages[page] for page in order), *others])
 
 
@@ -67,11 +79,21 @@ def on_post_build(config, **kwargs):
     """After a full build, delete cached results that neither it nor a recent test
     run read. (The widgets' data is embedded in their pages.)"""
     prefetch = importlib.import_module("mha_site.prefetch")
-    prefetch.finish(_BUILD["ahead"])
-    _BUILD["ahead"] = None
+    if not _BUILD["serving"]:  # while serving, they go on computing
+        for child in _BUILD["ahead"]:
+            prefetch.finish(child)
+        _BUILD["ahead"] = []
     cache = importlib.import_module("mha.support.cache")
     if not _BUILD["dirty"] and cache.prune(_BUILD["started"]):
         prefetch.forget()  # what was computed ahead may be gone
+
+
+def on_shutdown(**kwargs):
+    """`make serve` stopped: stop computing what no page will be rendered with."""
+    for child in _BUILD["ahead"]:
+        child.kill()
+        child.wait()
+    _BUILD["ahead"] = []
 
 
 def _nav_files(nav: list) -> list[str]:
@@ -122,7 +144,7 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
         f"docs/{page.file.src_uri}", lines
     )
     source = _notebook_source(page, config)
-    if source is not None:
+    if source is not None and getattr(page, "mha_waiting", None) is None:
         notebook = importlib.import_module("mha_site.notebooks").executed(source)
         _EXECUTED[source] = notebook  # the download below reuses it
         folder = importlib.import_module("mha.support.cache").cache_dir() / "notebooks"
@@ -163,8 +185,8 @@ def _ipynb(
 def on_post_page(output, page, config, **kwargs):
     """Renumber a notebook page's cell ids; write its .ipynb download beside it."""
     source = _notebook_source(page, config)
-    if source is None:
-        return output
+    if source is None or getattr(page, "mha_waiting", None) is not None:
+        return output  # a notebook that waits (docs/_glue/waiting.py): no download yet
     number = itertools.count()
     output = _CELL_ID.sub(lambda _: f'id="cell-id={next(number)}"', output)
     target = Path(page.file.abs_dest_path).parent / f"{source.stem}.ipynb"

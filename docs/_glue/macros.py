@@ -181,8 +181,12 @@ def _syntax_error(env) -> bool:
 def on_pre_page_macros(env) -> None:
     """Before each page (MkDocs): give it its page object; figures numbered from 1.
     While serving, a page whose template does not parse or whose page object cannot
-    be built is rendered empty, and ``on_post_page_macros`` shows its error."""
+    be built is rendered empty, and ``on_post_page_macros`` shows its error. Not for
+    a page that waits for its studies (docs/_glue/waiting.py)."""
     env.env.undefined = _Undefined  # mkdocs-macros' Jinja environment, made by now
+    if getattr(env.page, "mha_waiting", None) is not None:  # docs/_glue/waiting.py
+        _PAGE.update(facts=None, errors=[])
+        return
     env.env.finalize = _count_printed  # every printed value, counted at the page's foot
     _SERVING["on"] = not getattr(env, "config", {}).get("on_error_fail", True)
     try:
@@ -223,6 +227,8 @@ def on_post_page_macros(env) -> None:
     its rendering leaves the errors alone (mkdocs-macros wrote its traceback in place
     of the page)."""
     failed = bool(_PAGE["errors"])
+    if _PAGE["facts"] is None and not failed:  # a page that waits states none
+        return
     unused = None if failed else _PAGE["facts"].unused()
     if unused:
         error = importlib.import_module("mha_site.facts").FactError(
@@ -398,8 +404,13 @@ def define_env(env):
         spec = figures[name]
         # mha.figures (and Matplotlib with it) imported by the first figure drawn
         render = importlib.import_module("mha.figures").render
+        first = _PAGE["figures"] == 0  # drawn once with its card (docs/_glue/social.py)
+        social = importlib.import_module("mha_site.social")
         try:
-            svg = render(spec.draw, spec.alt, *spec.data)
+            if first:
+                svg, _ = social.figure_and_card(spec)
+            else:
+                svg = render(spec.draw, spec.alt, *spec.data)
         except Exception as error:
             _fail(error, line, "figure")
         _PAGE["figures"] += 1

@@ -36,9 +36,8 @@ def on_page_content(html, page, config, **kwargs):
 def on_post_page(output, page, config, **kwargs):
     """Write the page's first figure as card.png beside it."""
     spec = getattr(page, "mha_first_figure", None)
-    if spec is not None:
-        draw = importlib.import_module("mha.figures").drawing(spec.draw)
-        png = importlib.import_module("mha_site.social").card_png(draw, *spec.data)
+    if spec is not None:  # drawn with the figure (docs/_glue/macros.py)
+        _, png = importlib.import_module("mha_site.social").figure_and_card(spec)
         target = Path(page.file.abs_dest_path).parent / CARD
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(png)

@@ -70,10 +70,12 @@ def kept(run: Run) -> Run:
 
 
 def _first_line(code: str, limit: int = 60) -> str:
-    """The block's first line of code, cut to ``limit`` characters: its name in the
-    build's progress lines."""
-    line = next((line.strip() for line in code.splitlines() if line.strip()), "")
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    """The block's first line of code and its last, each cut to ``limit``
+    characters: its name in the build's progress lines (blocks of a page often start
+    with the same import)."""
+    lines = [line.strip() for line in code.splitlines() if line.strip()] or [""]
+    cut = [line if len(line) <= limit else line[: limit - 1] + "…" for line in lines]
+    return cut[0] if len(cut) == 1 else f"{cut[0]} … {cut[-1]}"
 
 
 def _output(

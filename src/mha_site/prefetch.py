@@ -38,7 +38,7 @@ from pathlib import Path
 
 from mha.support import cache
 from mha_site.pages import is_notebook, page_module
-from mha_site.social import card_png
+from mha_site.social import figure_and_card
 
 SRC = Path(__file__).resolve().parent.parent
 ONE_THREAD = {
@@ -46,6 +46,12 @@ ONE_THREAD = {
     "OMP_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
 }
+
+
+# How much less often a child that computes ahead of `make serve` gets a core than
+# the server, which renders the first pages meanwhile (until then it needed about
+# 10 CPU-s of its own, beside the children's 19, on a fresh clone).
+NICE = 10
 
 
 def build_order(pages: list[str], nav: list[str]) -> list[str]:
@@ -87,18 +93,77 @@ def work(page: str, docs_dir: Path = Path("docs")) -> str | None:
     return page_module(page)
 
 
-def start(arguments: list[str]) -> subprocess.Popen | None:
+def start(arguments: list[str], ready: bool = False) -> subprocess.Popen | None:
     """Start computing ``arguments`` (what ``work`` returns, in the order given) in a
-    child process; None when there is nothing to do or one core."""
-    if not arguments or len(os.sched_getaffinity(0)) < 2:
+    child process; None when there is nothing to do or one core. With ``ready``, the
+    child says when each argument is done (``done``) or failed (``failed``): `make
+    serve` renders the page that waited for it (``mha_site.waiting``), and starts one
+    even on one core (its pages would wait for nothing otherwise)."""
+    if not arguments or (len(os.sched_getaffinity(0)) < 2 and not ready):
         return None
-    done = marker(arguments)
-    if done.exists():
+    finished = marker(arguments)
+    if finished.exists():
         return None  # computed ahead for this very code: the cache holds it all
     path = os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])
     env = {**os.environ, **ONE_THREAD, "PYTHONPATH": path}
-    command = [sys.executable, "-m", __name__, f"--done={done}", *arguments]
-    return subprocess.Popen(command, env=env)
+    flags = [f"--done={finished}", *(["--ready"] if ready else [])]
+    return subprocess.Popen(
+        [sys.executable, "-m", __name__, *flags, *arguments], env=env
+    )
+
+
+def cost(argument: str, table: dict[str, dict[str, float]]) -> float:
+    """The sealed CPU seconds of ``argument``'s studies (``table``:
+    ``mha.support.progress.sealed()``), found by name: its page module's studies,
+    figures and card, or its notebook, each with the studies it asks for. `make serve` computes the cheapest pages
+    first, so that most pages come soon.
+
+    ```python
+    from mha_site.prefetch import cost
+
+    table = {
+        "mha.pages.cost.sweep": {"cpu": 0.2, "own": 0.2},
+        "figure cost.scaling(…, 8)": {"cpu": 0.3, "own": 0.3},
+        "mha.pages.costly.study": {"cpu": 9.0, "own": 9.0},
+    }
+    assert round(cost("mha.pages.cost", table), 1) == 0.5
+    ```
+    """
+    if argument.startswith("notebook:"):
+        names = [f"notebook {Path(argument).name}"]
+    else:
+        page = argument.removeprefix("mha.pages.")
+        names = [f"{argument}.", f"figure {page}.", f"card {page}."]
+        names.append(f"figure and card {page}.")
+    return sum(
+        entry["cpu"]
+        for study, entry in table.items()
+        if any(study == n or study.startswith(n) for n in names)
+    )
+
+
+def ready_folder() -> Path:
+    """Where a child says that an argument's work is done (or failed): the folder
+    `make serve` watches."""
+    return cache.cache_dir() / "ready"
+
+
+def done(argument: str) -> Path:
+    """The file a child started with ``ready`` touches once ``argument`` is done.
+
+    ```python
+    from mha_site.prefetch import done, failed
+
+    assert done("mha.pages.cost").parent == failed("mha.pages.cost").parent
+    assert done("mha.pages.cost") != done("mha.pages.ffn")
+    ```
+    """
+    return ready_folder() / hashlib.sha256(argument.encode()).hexdigest()[:16]
+
+
+def failed(argument: str) -> Path:
+    """The file a child started with ``ready`` touches when ``argument`` failed."""
+    return done(argument).with_suffix(".failed")
 
 
 def marker(arguments: list[str]) -> Path:
@@ -158,21 +223,21 @@ def finish(process: subprocess.Popen | None, timeout: float = 60) -> None:
 
 
 def compute(argument: str) -> None:
-    """Compute one page module's page, figures and card (its first figure as a PNG,
-    ``mha_site.social.card_png``), or one ``notebook:<path>``."""
+    """Compute one page module's page, figures and card (its first figure with it,
+    ``mha_site.social.figure_and_card``), or one ``notebook:<path>``."""
     if argument.startswith("notebook:"):
         notebooks = importlib.import_module("mha_site.notebooks")
         notebooks.executed(Path(argument.removeprefix("notebook:")))
         return
     figures = importlib.import_module("mha.figures")
     page = importlib.import_module(argument).page()
-    for spec in page.figures.values():
-        figures.render(spec.draw, spec.alt, *spec.data)
-    # The card shows the page's first figure, which page modules declare first; where
-    # one does not, the build draws that card itself, at the end of its own work.
-    first = next(iter(page.figures.values()), None)
-    if first is not None:
-        card_png(figures.drawing(first.draw), *first.data)
+    # The card shows the page's first figure, which page modules declare first (drawn
+    # once for both); where one does not, the build draws that figure itself.
+    for number, spec in enumerate(page.figures.values()):
+        if number == 0:
+            figure_and_card(spec)
+        else:
+            figures.render(spec.draw, spec.alt, *spec.data)
 
 
 def main(arguments: list[str]) -> None:
@@ -180,44 +245,54 @@ def main(arguments: list[str]) -> None:
     every one succeeded); a failure is left for the build to report. An argument that
     reads a study the build is computing is put aside until that study is stored;
     only when every argument left is put aside does the child wait for the build."""
-    done = None
+    finished = None
     if arguments and arguments[0].startswith("--done="):
-        done, arguments = Path(arguments[0].removeprefix("--done=")), arguments[1:]
-    failed: list[str] = []
+        finished = Path(arguments[0].removeprefix("--done="))
+        arguments = arguments[1:]
+    say = bool(arguments) and arguments[0] == "--ready"
+    arguments = arguments[say:]
+    if say:  # `make serve`: the server's builds first, the studies in the background
+        os.nice(NICE)
+    stopped: list[str] = []
     awaited: dict[str, Path | None] = dict.fromkeys(arguments)  # argument -> entry
     while awaited:
         ready = [a for a, entry in awaited.items() if entry is None or entry.exists()]
         if not ready:  # nothing else to do: wait for the build
             argument = next(iter(awaited))
             awaited.pop(argument)
-            _attempt(argument, failed)
+            _attempt(argument, stopped, say)
             continue
         for argument in ready:
             with cache.not_waiting():
-                awaited[argument] = _attempt(argument, failed)
+                awaited[argument] = _attempt(argument, stopped, say)
             if awaited[argument] is None:
                 awaited.pop(argument)
-    if done is not None and not failed:
-        done.parent.mkdir(parents=True, exist_ok=True)
-        done.touch()
+    if finished is not None and not stopped:
+        finished.parent.mkdir(parents=True, exist_ok=True)
+        finished.touch()
 
 
-def _attempt(argument: str, failed: list[str]) -> Path | None:
+def _attempt(argument: str, stopped: list[str], say: bool = False) -> Path | None:
     """Compute ``argument``; the entry it waits for if it read a study another
     process is computing (``cache.Busy``), else None, with ``argument`` added to
-    ``failed`` if it raised."""
+    ``stopped`` if it raised. With ``say``, touch its ``done`` or ``failed`` file."""
+    said = done(argument)
     try:
         compute(argument)
     except cache.Busy as busy:
         return busy.path
     except Exception as error:  # the build computes it again and says why
-        failed.append(argument)
+        stopped.append(argument)
+        said = failed(argument)
         print(
             f"[mha] computing ahead stopped at {argument} ({type(error).__name__}); "
             "the build computes it itself",
             file=sys.stderr,
             flush=True,
         )
+    if say:
+        said.parent.mkdir(parents=True, exist_ok=True)
+        said.touch()
     return None
 
 

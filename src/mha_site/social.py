@@ -1,7 +1,7 @@
 """What a link to a page shows when it is shared: its description and its image.
 
 The description is the page's first paragraph as plain text, cut at a word; the
-image is the page's first figure drawn again as a PNG (a site-wide one, the home
+image is the page's first figure as a PNG, drawn with its SVG (a site-wide one, the home
 page's, for a page without figures). ``docs/_glue/social.py`` puts both in each page's
 Open Graph and Twitter card metadata (``docs/_theme/main.html``).
 
@@ -19,7 +19,9 @@ import html as html_module
 import io
 import re
 
-from mha.support.cache import cached_as
+from mha.figures import drawing, to_svg
+from mha.support.cache import cached_as, described
+from mha.support.page import Figure
 
 _FIGURE = re.compile(r"<figure\b.*?</figure>", re.S)
 _PARAGRAPH = re.compile(r"<p\b[^>]*>(.*?)</p>", re.S)
@@ -39,28 +41,30 @@ def description(html: str, limit: int = 200) -> str:
     return ""
 
 
-def card_png(draw, *data: object) -> bytes:
-    """``draw(*data)`` (a figure function of ``mha.figures``) as PNG bytes on white,
-    the same bytes on every build; cached by content hash like the SVG figures. Of
-    small multiples (a list of panels), the first panel.
+def figure_and_card(spec: Figure) -> tuple[str, bytes]:
+    """A page's first figure (``spec``, a page module's figure spec) as its inline
+    SVG and as its card, PNG bytes on white, the same bytes on every build: drawn
+    once for both, and cached by content hash like the other figures. Of small
+    multiples (a list of panels), the card shows the first panel.
 
     ```python
-    from mha.figures.cricket import three_distributions
     from mha.pages.cricket import page
-    from mha_site.social import card_png
+    from mha_site.social import figure_and_card
 
-    png = card_png(three_distributions, *page().figures["three_distributions"].data)
-    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    svg, png = figure_and_card(page().figures["three_distributions"])
+    assert svg.startswith("<svg") and png.startswith(b"\x89PNG\r\n\x1a\n")
     ```
     """
-    if not callable(draw):
-        raise TypeError(f"draw: expected a figure function, got {draw!r}")
-    figure = f"{draw.__module__.removeprefix('mha.figures.')}.{draw.__qualname__}"
-    return cached_as(f"card {figure}", _png, draw, *data)
+    name = f"figure and card {spec.draw}{described(spec.data)}"
+    return cached_as(name, _both, drawing(spec.draw), spec.alt, *spec.data)
 
 
-def _png(draw, *data: object) -> bytes:
+def _both(draw, alt: str, *data: object) -> tuple[str, bytes]:
     drawn = draw(*data)
+    return to_svg(drawn, alt), _png(drawn)
+
+
+def _png(drawn) -> bytes:
     if isinstance(drawn, list | tuple):  # small multiples: the card shows the first
         drawn = drawn[0]
     buffer = io.BytesIO()

@@ -15,7 +15,7 @@ from filelock import FileLock
 from mkdocs.config import load_config
 from mkdocs.structure.files import get_files
 
-from mha.support import cache
+from mha.support import cache, progress
 from mha_site import prefetch
 from tests.docs.glue import glue
 from tests.docs.test_facts import PAGES, page_object
@@ -32,7 +32,7 @@ def test_what_the_child_computes_the_build_reads_from_the_cache(
     assert child is not None and child.wait(120) == 0
     timings = json.loads((tmp_path / "timings.json").read_text())
     assert "mha.pages.cost._sweep" in timings  # computed by the child, in the cache
-    assert any(name.startswith("card cost.") for name in timings)  # and its card
+    assert any(name.startswith("figure and card cost.") for name in timings)
     assert list(tmp_path.glob("*.pickle"))
     # the child marked this code as computed: the next build starts none ...
     assert prefetch.marker(["mha.pages.cost"]).exists()
@@ -48,16 +48,24 @@ def test_what_the_child_computes_the_build_reads_from_the_cache(
     assert again is not None and again.wait(120) == 0
 
 
+@pytest.mark.parametrize("serving", [False, True], ids=["build", "serve"])
 def test_the_child_computes_from_the_last_page_the_build_renders_back(
-    monkeypatch: pytest.MonkeyPatch,
+    serving: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The build renders the pages that compute nothing first, then the others in the
-    nav's order; the child is handed their work in exactly the reverse order."""
+    nav's order; the child is handed their work in exactly the reverse order. While
+    serving, the build computes no study: one child works from the cheapest page,
+    another from the costliest, and both say when each page is ready."""
     config = load_config(str(ROOT / "mkdocs.yml"))
     handed = []
-    monkeypatch.setattr(prefetch, "start", handed.append)
+    monkeypatch.setattr(
+        prefetch, "start", lambda order, ready: handed.append((order, ready))
+    )
+    monkeypatch.setenv("MHA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("MHA_PROGRESS", "")  # the build's count, in tmp_path
     hook = glue("hooks")
     monkeypatch.setitem(hook._BUILD, "builds", 1)
+    monkeypatch.setitem(hook._BUILD, "serving", serving)
     files = hook.on_files(get_files(config), config)
     nav = hook._nav_files(config["nav"])
     rendered = [file.src_uri for file in files if file.src_uri in nav]
@@ -66,7 +74,14 @@ def test_the_child_computes_from_the_last_page_the_build_renders_back(
     assert free == [page for page in nav if page.startswith("reference/")]
     assert rendered == [*free, *working]
     docs = config["docs_dir"]
-    assert handed == [[prefetch.work(page, docs) for page in reversed(working)]]
+    backwards = [prefetch.work(page, docs) for page in reversed(working)]
+    if serving:  # from the cheapest page by the sealed timings, and the costliest
+        costs = {a: prefetch.cost(a, progress.sealed()) for a in backwards}
+        cheapest = sorted(backwards, key=costs.get)
+        assert handed == [(cheapest, True), (cheapest[::-1], True)]
+        assert costs[cheapest[0]] < costs[cheapest[-1]]
+    else:
+        assert handed == [(backwards, False)]
 
 
 _PAGE = """

@@ -12,14 +12,15 @@ from collections.abc import Callable
 from matplotlib.figure import Figure
 
 from mha.figures.style import to_svg
-from mha.support.cache import cached_as
+from mha.support.cache import cached_as, described
 
 __all__ = ["drawing", "render", "to_svg"]
 
 
 def render(name: str, alt: str, *args: object, **kwargs: object) -> str:
     """Inline SVG of ``mha.figures.<name>(*args, **kwargs)``, named by ``alt``."""
-    return cached_as(f"figure {name}", _svg, drawing(name), alt, *args, **kwargs)
+    named = f"figure {name}{described(args, kwargs)}"  # two figures of one drawing
+    return cached_as(named, _svg, drawing(name), alt, *args, **kwargs)
 
 
 def drawing(name: str) -> Callable[..., Figure | list[Figure]]:

@@ -81,7 +81,25 @@ def gelu(x: np.ndarray) -> np.ndarray:
     assert np.allclose(gelu(x), exact, rtol=0, atol=1e-6)
     assert gelu(np.float32([1.0])).dtype == np.float32
     ```
+
+    Computed in blocks of ``_GELU_BLOCK`` values: the twenty-odd passes of the formula
+    then run over arrays that stay in the processor's cache instead of streaming the
+    whole activation through memory at each pass (faster here), with the
+    same operations on each value, so the same bits.
     """
+    flat = np.ascontiguousarray(x).reshape(-1)
+    out = np.empty_like(flat)
+    for start in range(0, flat.size, _GELU_BLOCK):
+        _gelu_block(flat[start : start + _GELU_BLOCK], out[start : start + _GELU_BLOCK])
+    return out.reshape(np.shape(x))
+
+
+# values per pass of gelu: a few arrays of them fit in a core's cache
+_GELU_BLOCK = 32768
+
+
+def _gelu_block(x: np.ndarray, out: np.ndarray) -> None:
+    """``out[:] = gelu(x)`` for a block of values (``gelu``'s formula, in place)."""
     kind = x.dtype.type
     magnitude = np.abs(x)
     z = magnitude * kind(1 / np.sqrt(2))
@@ -100,7 +118,8 @@ def gelu(x: np.ndarray) -> np.ndarray:
     # x·Φ(x) = max(x, 0) - |x|·Φ(-|x|) for either sign of x (no branch, no np.where)
     erfc *= magnitude
     erfc *= kind(0.5)
-    return np.maximum(x, kind(0)) - erfc
+    np.maximum(x, kind(0), out=out)
+    out -= erfc
 
 
 # Numerical Recipes (2nd ed., section 6.2) erfcc: erfc(z) ≈ t·exp(-z² + Σ c_i t^i).

@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import contextvars
+import dataclasses
 import functools
 import hashlib
 import importlib
@@ -146,10 +147,25 @@ def cache_key(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> str:
         digest.update(module.encode())
         digest.update(_module_digest(module).encode())
     digest.update(f"{fn.__module__}.{fn.__qualname__}".encode())
-    arguments = io.BytesIO()
-    _KeyPickler(arguments, protocol=5).dump((args, sorted(kwargs.items())))
-    digest.update(arguments.getvalue())
+    digest.update(_key_bytes((args, sorted(kwargs.items()))))
     return digest.hexdigest()
+
+
+def _key_bytes(arguments: Any) -> bytes:
+    """``arguments`` pickled for a key, the same bytes whichever objects they share:
+    without the pickle memo, a result just computed (whose rows share key strings
+    with the code) and the same result read from the cache (sharing others) pickle
+    alike. (The fast-attention memory figure got two keys, one per process, and was
+    drawn twice in a build.) Cyclic arguments, which need the memo, keep it."""
+    buffer = io.BytesIO()
+    pickler = _KeyPickler(buffer, protocol=5)
+    pickler.fast = True  # no memo
+    try:
+        pickler.dump(arguments)
+    except ValueError:  # "fast mode: can't pickle cyclic objects"
+        buffer = io.BytesIO()
+        _KeyPickler(buffer, protocol=5).dump(arguments)
+    return buffer.getvalue()
 
 
 def _module_path(module: str) -> Path | None:
@@ -278,7 +294,43 @@ def cached(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     del os.environ["MHA_CACHE_DIR"]
     ```
     """
-    return _cached(f"{fn.__module__}.{fn.__qualname__}", fn, args, kwargs)
+    name = f"{fn.__module__}.{fn.__qualname__}{described(args, kwargs)}"
+    return _cached(name, fn, args, kwargs)
+
+
+def described(args: tuple, kwargs: dict | None = None, limit: int = 32) -> str:
+    """The arguments of a computation, as its name in a build's progress shows them:
+    each plain value (a number, a short string, a tuple of them, a small dataclass)
+    written out, anything longer as ``…``; nothing when no argument is plain. Two
+    computations of one function with other arguments get other names.
+
+    ```python
+    from mha.support.cache import described
+
+    assert described((2, (11, 12))) == "(2, (11, 12))"
+    assert described((list(range(100)), "mean")) == "(…, 'mean')"
+    assert described((object(),)) == ""
+    ```
+    """
+    values = [*args, *(kwargs or {}).values()]
+    names = [*[""] * len(args), *(f"{key}=" for key in kwargs or {})]
+    shown = [_plain(value, limit) for value in values]
+    if all(text is None for text in shown):
+        return ""
+    parts = [f"{name}{text or '…'}" for name, text in zip(names, shown, strict=True)]
+    return f"({', '.join(parts)})"
+
+
+def _plain(value: Any, limit: int) -> str | None:
+    """``repr(value)`` if it is plain and at most ``limit`` characters, else None."""
+    plain = (int, float, str, bool, type(None))
+    simple = isinstance(value, plain) or (
+        isinstance(value, tuple | list) and all(isinstance(v, plain) for v in value)
+    )
+    if not simple and not dataclasses.is_dataclass(value):
+        return None
+    text = repr(value)
+    return text if len(text) <= limit and " at 0x" not in text else None
 
 
 def cached_as(name: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -312,19 +364,24 @@ def _cached(name: str, fn: Callable[..., T], args: tuple, kwargs: dict) -> T:
     if path.exists():
         _mark_read(path)
         return pickle.loads(path.read_bytes())
+    cheap = _ONLY_CHEAP.get()
+    if cheap is not None and not cheap(name):
+        raise Missing(name, path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         lock = FileLock(path.with_suffix(".lock"))
-        lock.acquire(blocking=_WAIT_FOR_OTHERS.get())
+        began = time.perf_counter()
+        lock.acquire(blocking=_WAIT_FOR_OTHERS.get() and cheap is None)
     except Timeout:  # held by another process; not waiting (an OSError, caught first)
-        raise Busy(path) from None
+        raise (Busy(path) if cheap is None else Missing(name, path)) from None
     except OSError as error:  # a read-only folder: compute, store nothing
         _cannot_store(path.parent, error)
         with _progress(name):
             return fn(*args, **kwargs)
     # one process computes; another asking meanwhile (a test beside the build) waits
     try:
-        if path.exists():
+        if path.exists():  # computed by another process meanwhile
+            _progress_of_others(time.perf_counter() - began)
             return pickle.loads(path.read_bytes())
         with _progress(name):
             result = fn(*args, **kwargs)
@@ -385,6 +442,59 @@ def not_waiting():
         _WAIT_FOR_OTHERS.reset(token)
 
 
+class Missing(LookupError):
+    """Raised by ``cached`` within ``only_cheap()``: the result ``name`` is not stored
+    (at ``path``) and is not cheap to compute.
+
+    ```python
+    from pathlib import Path
+    from mha.support.cache import Missing
+
+    missing = Missing("mha.pages.depth.scan", Path("cache/0a1b.pickle"))
+    assert missing.name == "mha.pages.depth.scan" and "scan" in str(missing)
+    ```
+    """
+
+    def __init__(self, name: str, path: Path):
+        super().__init__(f"{name} is not computed yet ({path.name})")
+        self.name, self.path = name, path
+
+
+# Within ``only_cheap(cheap)``: ``cached`` computes a missing result only if
+# ``cheap(name)``, else raises ``Missing``.
+_ONLY_CHEAP: contextvars.ContextVar[Callable[[str], bool] | None] = (
+    contextvars.ContextVar("only_cheap", default=None)
+)
+
+
+@contextlib.contextmanager
+def only_cheap(cheap: Callable[[str], bool]):
+    """Within it, ``cached`` returns what is stored, computes what ``cheap(name)``
+    calls cheap, and raises ``Missing`` for the rest (and for an entry another process
+    is computing): `make serve` renders a page at once only if its studies are ready.
+
+    ```python
+    import os, tempfile
+    from mha.support.cache import Missing, cached, only_cheap
+
+    os.environ["MHA_CACHE_DIR"] = tempfile.mkdtemp()
+    with only_cheap(lambda name: name.startswith("builtins.abs")):
+        assert cached(abs, -4) == 4  # cheap: computed
+        try:
+            cached(max, 1, 2)
+        except Missing as missing:
+            assert missing.name == "builtins.max(1, 2)"
+    assert cached(max, 1, 2) == 2  # outside it, computed
+    del os.environ["MHA_CACHE_DIR"]
+    ```
+    """
+    token = _ONLY_CHEAP.set(cheap)
+    try:
+        yield
+    finally:
+        _ONLY_CHEAP.reset(token)
+
+
 def _store(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` whole or not at all (a full disk leaves no part)."""
     tmp = None
@@ -431,48 +541,16 @@ def _mark_read(path: Path) -> None:
             )
 
 
-_STUDIES = {"computed": 0}
+def _progress_of_others(seconds: float) -> None:
+    """Seconds waited for another process's study: not the waiting study's own."""
+    if seconds > 0.01:
+        importlib.import_module("mha.support.progress").waited(seconds)
 
 
-@contextlib.contextmanager
 def _progress(name: str):
-    """Say what a cold build is computing, how many came before it, and how long it
-    took the last time (``timings.json`` in the cache): long work shows progress. A
-    study of a second or more says, when done, its wall time and its CPU time."""
-    timings_path = cache_dir() / "timings.json"
-    timings = _timings(timings_path)
-    last = timings.get(name)
-    slow = [t for t in timings.values() if t >= 1]
-    if last is None or last >= 1:
-        _STUDIES["computed"] += 1
-        n = _STUDIES["computed"]
-        place = f"{n} of about {len(slow)}" if len(slow) >= n else f"{n}, first run"
-        estimate = f"about {last:.0f} s last time" if last else "not timed before"
-        print(
-            f"[mha] computing ({place}) {name}: {estimate}", file=sys.stderr, flush=True
-        )
-    started, cpu = time.perf_counter(), time.process_time()
-    yield
-    elapsed = time.perf_counter() - started
-    if elapsed >= 1:  # this process's CPU time (its BLAS threads' too): not the time
-        # spent waiting for a study that another process computes
-        cpu = time.process_time() - cpu
-        done = f"{elapsed:.1f} s, {cpu:.1f} CPU-s"
-        print(f"[mha]   {name}: {done}", file=sys.stderr, flush=True)
-    try:  # read again: the build's other process may have timed a study meanwhile
-        with FileLock(timings_path.with_suffix(".lock")):
-            timings = {**_timings(timings_path), name: round(elapsed, 2)}
-            _store(timings_path, json.dumps(timings, sort_keys=True, indent=0).encode())
-    except OSError as error:  # a read-only folder: the timing is not kept
-        _cannot_store(timings_path.parent, error)
-
-
-def _timings(path: Path) -> dict[str, float]:
-    """The seconds each study took the last time (``timings.json``), or none."""
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
+    """``mha.support.progress.computing(name)``, imported when a study is computed:
+    what a build prints is not part of any result's key."""
+    return importlib.import_module("mha.support.progress").computing(name)
 
 
 def prune(read_before: float, keep_seconds: float = 7 * 24 * 3600) -> list[Path]:
@@ -533,12 +611,40 @@ def cached_arrays(
     folder = cache_dir() / name
     entry = folder / key
     if (entry / "meta.json").exists():
-        stored = json.loads((entry / "meta.json").read_text())
-        arrays = {
-            k: np.load(entry / f"{k}.npy", mmap_mode="r").view(np.ndarray)
-            for k in stored["arrays"]
-        }
-        return arrays, stored["meta"]
+        return _stored_arrays(entry)
+    if _ONLY_CHEAP.get() is not None:  # never cheap: seconds of work
+        raise Missing(f"{name} arrays", entry)
+    try:  # one process computes; another asking meanwhile waits, then reads them
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(folder.parent / f"{name}.arrays.lock")
+        began = time.perf_counter()
+        lock.acquire()
+    except OSError:  # a read-only folder: compute, store nothing
+        return compute()
+    try:
+        if (entry / "meta.json").exists():  # computed by another process meanwhile
+            _progress_of_others(time.perf_counter() - began)
+            return _stored_arrays(entry)
+        return _compute_arrays(folder, key, compute)
+    finally:
+        lock.release()
+
+
+def _stored_arrays(entry: Path) -> tuple[Arrays, dict[str, Any]]:
+    """The arrays and metadata stored in ``entry``, mapped into memory."""
+    stored = json.loads((entry / "meta.json").read_text())
+    arrays = {
+        k: np.load(entry / f"{k}.npy", mmap_mode="r").view(np.ndarray)
+        for k in stored["arrays"]
+    }
+    return arrays, stored["meta"]
+
+
+def _compute_arrays(
+    folder: Path, key: str, compute: Callable[[], tuple[Arrays, dict[str, Any]]]
+) -> tuple[Arrays, dict[str, Any]]:
+    """``compute()``'s arrays, made read-only and stored in ``folder/key``."""
+    entry = folder / key
     arrays, meta = compute()
     for array in arrays.values():
         array.flags.writeable = False
