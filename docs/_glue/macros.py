@@ -363,7 +363,7 @@ def define_env(env):
     env.filter(formatting.vector, "vec")
     env.filter(formatting.significant, "sig")
     env.filter(importlib.import_module("mha_site.evidence").text, "plain")
-    _CODE.update(code=None, repo_url=env.conf.get("repo_url"))
+    _CODE.update(code=None, repo_url=getattr(env, "conf", {}).get("repo_url"))
 
     if zensical:  # the page Zensical renders is its own: the values go onto it
         vars(env.variables["page"]).update(vars(_page_object(env)))

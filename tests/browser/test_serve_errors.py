@@ -201,7 +201,7 @@ def test_each_error_is_shown_in_its_page_and_the_fix_in_one_rebuild(
         "`make build` will refuse this page"
     ]
     lines = shown["temperature.md"][0][1]
-    assert re.match(r"docs/temperature\.md:4: 'a higher temperature", lines[0])
+    assert re.match(r"docs/temperature\.md:7: 'a higher temperature", lines[0])
     assert shown["other.md"] == []  # still served, still well
 
     builds = served.builds()
@@ -221,7 +221,8 @@ def test_a_page_module_saved_before_its_markdown_is_shown_then_recovers(
     markdown = (served.tree / "docs" / "temperature.md").read_text()
     declared = module.replace(
         'return {"flatter": Fact(',
-        'return {"summed": Fact(bool(np.isclose(warm.sum(), 1)), f"{warm.sum()}"), '
+        'return {"summed": Fact(bool(np.isclose(warm.sum(), 1)), f"{warm.sum()}", '
+        '"the weights sum to one", qualitative="a total said in words"), '
         '"flatter": Fact(',
     )
     assert declared != module

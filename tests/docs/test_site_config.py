@@ -244,7 +244,12 @@ def test_the_nav_is_in_sections_the_core_path_first():
     page's list is generated from these sections (the test above)."""
     titles = [next(iter(entry)) for entry in CONFIG["nav"]]
     assert titles[:3] == ["Home", "The core path", "Deep dives"]
-    assert titles[3:] == ["Notation", "Notebooks", "API reference"]
+    assert titles[3:] == [
+        "Notation",
+        "Evidence: every check",
+        "Notebooks",
+        "API reference",
+    ]
     section = dict(next(iter(e.items())) for e in CONFIG["nav"] if isinstance(e, dict))
     core = [next(iter(entry.values())) for entry in section["The core path"]]
     dives = [next(iter(entry.values())) for entry in section["Deep dives"]]

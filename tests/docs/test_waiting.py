@@ -66,7 +66,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
 def _held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FileLock:
     """The lock of the cost page's sweep, as the process computing it holds it."""
     monkeypatch.setenv("MHA_CACHE_DIR", str(tmp_path / "cache"))
-    entry = cache.cache_dir() / f"{cache.cache_key(cost.sweep)}.lock"
+    entry = cache.cache_dir() / f"{cache.cache_key(cost._sweep)}.lock"
     entry.parent.mkdir(parents=True)
     return FileLock(entry)
 
@@ -112,7 +112,7 @@ def test_a_page_waits_for_its_study_while_served_then_shows(
         first = _until(lambda: _fetch(base + "about/"), 180)
         assert "Nothing computed here" in first
         waiting = _fetch(base + "cost/")
-        assert "mha-waiting" in waiting and "mha.pages.cost.sweep" in waiting
+        assert "mha-waiting" in waiting and "mha.pages.cost._sweep" in waiting
         assert "It reloads itself when the study is ready" in waiting
         lock.release()  # the study is computed: the page is built again, whole
         whole = _until(

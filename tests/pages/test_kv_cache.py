@@ -474,10 +474,10 @@ def test_the_design_facts_turn_false_on_other_values():
 
 
 def test_head_sharing_joins_each_query_head_to_the_kv_head_it_reads():
-    n_heads, panels = page().figures["head_sharing"].data
+    n_heads, panels, _ = page().figures["head_sharing"].data  # MLA's panel: below
     drawn = plotted(draw(page(), "head_sharing"))
-    assert len(drawn) == len(panels)
-    for panel, (kind, h_kv, reads) in zip(drawn, panels, strict=True):
+    assert len(drawn) == len(panels) + 1
+    for panel, (kind, h_kv, reads) in zip(drawn, panels, strict=False):
         assert panel.title.startswith(f"{kind}:")
         queries, kv = panel.points.values()  # circles, then squares
         assert queries[:, 0].tolist() == list(range(n_heads))
@@ -485,8 +485,7 @@ def test_head_sharing_joins_each_query_head_to_the_kv_head_it_reads():
         ends = [line[0].tolist() for line in panel.lines.values()]  # x at Q, at KV
         assert ends == [[i, kv[j, 0]] for i, j in enumerate(reads)]
         names = [f"Q{i}" for i in range(n_heads)]
-        names += ["latent c (+ position key)"] if kind == "MLA" else []
-        assert panel.texts == names + [f"KV{j}" for j in range(h_kv) if kind != "MLA"]
+        assert panel.texts == names + [f"KV{j}" for j in range(h_kv)]
 
 
 def test_cache_vs_context_draws_each_sizes_line_under_its_own_label():

@@ -90,6 +90,7 @@ def page() -> Page:
     mla = next(d for d in KV_DESIGNS if d.latent is not None)
     kinds = ("MHA", "GQA-8", "MQA", "MLA")
     latent = dict(zip(kinds, _latent_table(mla), strict=True))
+    stated = [d for d in _calculator_models().values() if d.params_stated_why]
     return Page(
         rows=rows,
         models=models,
@@ -132,7 +133,8 @@ def page() -> Page:
         latent=latent,
         latent_groups=latent["MLA"]["per_token"] / latent["MQA"]["per_token"],
         mla_claim=MLA_CLAIM,
-        stated=[d for d in _calculator_models().values() if d.params_stated_why],
+        stated=stated,
+        stated_count=len(stated),
         facts=_facts(models, naive, fits, tradeoff, counted, table)
         | _latent_facts(latent),
         figures=_figures(models, fits, mla.latent),

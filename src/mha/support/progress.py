@@ -110,14 +110,39 @@ def begin(processes: int = 1) -> Path:
 
 
 def set_processes(processes: int) -> None:
-    """How many processes compute this build's studies (the time left divides by it)."""
+    """How many processes compute this build's studies (the time left divides by it).
+
+    ```python
+    import os, tempfile
+    from mha.support import progress
+
+    os.environ["MHA_CACHE_DIR"] = tempfile.mkdtemp()
+    progress.begin(processes=1)
+    progress.set_processes(2)
+    assert progress.state()["processes"] == 2
+    del os.environ[progress.ENV], os.environ["MHA_CACHE_DIR"]
+    ```
+    """
     _update(lambda state: state.update(processes=processes))
 
 
 def state() -> dict:
     """The shared count (or this process's own): ``cold``, ``processes``, ``count``
     (studies announced), ``seen`` (studies begun), ``wall`` and ``sealed`` (the own
-    wall seconds of the studies done and their sealed own CPU seconds)."""
+    wall seconds of the studies done and their sealed own CPU seconds).
+
+    ```python
+    import os, tempfile
+    from mha.support import progress
+
+    os.environ["MHA_CACHE_DIR"] = tempfile.mkdtemp()
+    progress.begin()
+    with progress.computing("demo study"):
+        pass
+    assert "demo study" in progress.state()["seen"]
+    del os.environ[progress.ENV], os.environ["MHA_CACHE_DIR"]
+    ```
+    """
     return _update(lambda state: None)
 
 
@@ -177,7 +202,20 @@ def seconds(value: float) -> str:
 
 def timings(cpu: bool = False) -> dict:
     """This cache's last timing of each study: wall seconds (``timings.json``), or
-    with ``cpu`` its CPU seconds, ``{"cpu": in all, "own": ...}``."""
+    with ``cpu`` its CPU seconds, ``{"cpu": in all, "own": ...}``.
+
+    ```python
+    import os, tempfile
+    from mha.support import progress
+
+    os.environ["MHA_CACHE_DIR"] = tempfile.mkdtemp()
+    assert progress.timings() == {}  # a new cache has timed nothing
+    with progress.computing("demo study"):
+        pass
+    assert set(progress.timings(cpu=True)["demo study"]) == {"cpu", "own", "wall"}
+    del os.environ["MHA_CACHE_DIR"]
+    ```
+    """
     path = cache.cache_dir() / ("timings-cpu.json" if cpu else "timings.json")
     try:
         return json.loads(path.read_text())
@@ -204,7 +242,21 @@ def estimate(name: str) -> float | None:
 
 def left() -> float | None:
     """About how many seconds of this cold build's studies are left (on the
-    processes computing them); None unless the build is cold and sealed times exist."""
+    processes computing them); None unless the build is cold and sealed times exist.
+
+    ```python
+    import os, tempfile
+    from mha.support import progress
+
+    os.environ["MHA_CACHE_DIR"] = tempfile.mkdtemp()
+    progress.begin(processes=2)  # an empty cache: a cold build
+    alone = progress.left()
+    assert alone > 0  # every sealed study still to compute
+    progress.set_processes(1)
+    assert progress.left() == 2 * alone  # on one process instead of two
+    del os.environ[progress.ENV], os.environ["MHA_CACHE_DIR"]
+    ```
+    """
     shared, table = state(), sealed()
     if not (shared["cold"] and table):
         return None
@@ -221,7 +273,19 @@ def _expected(entry: dict[str, float]) -> float:
 
 @contextlib.contextmanager
 def computing(name: str) -> Iterator[None]:
-    """Announce ``name`` (if it takes a second or more), time it, keep its timing."""
+    """Announce ``name`` (if it takes a second or more), time it, keep its timing.
+
+    ```python
+    import os, tempfile
+    from mha.support import progress
+
+    os.environ["MHA_CACHE_DIR"] = tempfile.mkdtemp()
+    with progress.computing("demo study"):
+        sum(range(1000))
+    assert progress.estimate("demo study") >= 0  # now timed in this cache
+    del os.environ["MHA_CACHE_DIR"]
+    ```
+    """
     last, table = timings().get(name), sealed()
     entry = table.get(name)
     expected = last if last is not None else entry and _expected(entry)
@@ -277,7 +341,20 @@ def _cpu() -> float:
 
 def waited(seconds: float) -> None:
     """``seconds`` spent waiting for another process's study: not the open study's
-    own time."""
+    own time.
+
+    ```python
+    import os, tempfile
+    from mha.support import progress
+
+    os.environ["MHA_CACHE_DIR"] = tempfile.mkdtemp()
+    with progress.computing("demo study"):
+        progress.waited(5.0)  # five seconds spent on another process's study
+    own = progress.timings(cpu=True)["demo study"]["wall"]
+    assert own < 5.0  # the wait is not this study's own time
+    del os.environ["MHA_CACHE_DIR"]
+    ```
+    """
     if _OPEN:
         _OPEN[-1][2] += seconds
         _OPEN[-1][4] += seconds
