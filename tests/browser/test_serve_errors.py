@@ -220,10 +220,11 @@ def test_a_page_module_saved_before_its_markdown_is_shown_then_recovers(
     module = (served.tree / PAGE_MODULE).read_text()
     markdown = (served.tree / "docs" / "temperature.md").read_text()
     declared = module.replace(
-        'return {"flatter": Fact(',
-        'return {"summed": Fact(bool(np.isclose(warm.sum(), 1)), f"{warm.sum()}", '
+        '"flatter": Fact(',
+        '"summed": Fact(bool(np.isclose(warm.sum(), 1)), f"{warm.sum()}", '
         '"the weights sum to one", qualitative="a total said in words"), '
         '"flatter": Fact(',
+        1,
     )
     assert declared != module
     served.write({PAGE_MODULE: declared})
