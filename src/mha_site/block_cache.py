@@ -17,6 +17,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 from markdown_exec._internal.formatters import python
 
 from mha_site.pages import imported
@@ -55,15 +56,20 @@ def kept(run: Run) -> Run:
         id: str | None = None,
         **extra: Any,
     ) -> str:
-        if session:
-            return run(code, returncode, session=session, id=id, **extra)
-        # imported at each call: `make serve` imports the core afresh every build
-        cache = importlib.import_module("mha.support.cache")
-        digest = cache.code_digest(imported(code))
-        label = f"code block {id}" if id else f"code block: {_first_line(code)}"
-        return cache.cached_as(
-            label, _output, name, code, digest, os.getcwd(), id, extra
-        )
+        # NumPy's print options are the process's: a block that sets them (the
+        # attention page's do) would set them for every page rendered after it, in
+        # a build that ran it and not in one that read its output from the cache, and
+        # a fact's values printed from an array would differ from build to build.
+        with np.printoptions():  # restored when the block ends
+            if session:
+                return run(code, returncode, session=session, id=id, **extra)
+            # imported at each call: `make serve` imports the core afresh every build
+            cache = importlib.import_module("mha.support.cache")
+            digest = cache.code_digest(imported(code))
+            label = f"code block {id}" if id else f"code block: {_first_line(code)}"
+            return cache.cached_as(
+                label, _output, name, code, digest, os.getcwd(), id, extra
+            )
 
     run_block.wraps = run
     return run_block

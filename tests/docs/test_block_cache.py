@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from markdown import Markdown
 from markdown_exec._internal.formatters import python
@@ -80,3 +81,29 @@ def test_a_block_in_a_session_always_runs(runs: list[str]):
     for _ in range(2):
         _build(BLOCK, session="page")
     assert runs == [BLOCK, BLOCK]
+
+
+def test_a_block_that_sets_numpys_print_options_sets_them_for_itself_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The attention page's blocks set them; a build that ran those blocks printed the
+    arrays of every later page's facts at three decimals, and a build that read their
+    outputs from the cache did not: two builds differed."""
+    monkeypatch.setenv("MHA_CACHE_DIR", str(tmp_path))
+
+    def run(code, returncode=None, session=None, id=None, **extra):
+        exec(code, {})
+        return str(np.array([1 / 3]))
+
+    monkeypatch.setattr(python, "_run_python", run)
+    block_cache.install()
+    before = np.get_printoptions()
+    try:
+        for session in (None, "s"):
+            code = (
+                f"import numpy as np\nnp.set_printoptions(precision=3)  # {session}\n"
+            )
+            assert python._run_python(code, session=session) == "[0.333]"
+            assert np.get_printoptions() == before
+    finally:
+        np.set_printoptions(**before)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 
 import numpy as np
 import pytest
@@ -80,6 +81,28 @@ def test_a_peak_does_not_count_what_a_first_call_keeps():
         np.ones(100)
 
     assert _peak_bytes(fills_a_cache_once) == _peak_bytes(fills_a_cache_once) < 8_000
+
+
+def test_the_peaks_do_not_count_what_another_thread_allocates():
+    """tracemalloc counts the whole process: a build's progress lines, printed by
+    another thread while the study ran, added to its peaks, and two builds, or a
+    build and a test, printed different bytes."""
+    alone = _memory((256,))
+    stop = threading.Event()
+
+    def allocates() -> None:  # holds up to 100 kB of strings at a time
+        held: list[str] = []
+        while not stop.is_set():
+            held = [*held[-99:], "x" * 1000 + str(len(held))]
+
+    busy = threading.Thread(target=allocates)
+    busy.start()
+    try:
+        beside = _memory((256,))
+    finally:
+        stop.set()
+        busy.join()
+    assert beside == alone
 
 
 def test_the_bench_agrees_with_the_build_where_both_measured():

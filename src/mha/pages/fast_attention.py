@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 import math
+import os
+import subprocess
+import sys
 import tracemalloc
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -92,8 +96,28 @@ def _peak_bytes(fn: Callable[[], object]) -> int:
 def _memory(sizes: tuple[int, ...]) -> list[dict]:
     """Peak bytes of causal attention over ``n`` tokens, one head of d_k = 64 in
     float64, through ``attend`` (the whole n×n) and ``tiled_attention`` (blocks of 128).
+
+    Measured in a fresh Python process: tracemalloc counts every allocation of the
+    process while ``fn()`` runs, another thread's too (a build's progress lines, a
+    server's), and which small objects the traced code allocates depends on what the
+    process did before; in the build's process the peaks came out some hundred bytes
+    apart from one process to the next, and two builds, or a build and a test, printed
+    different values. A fresh process runs nothing else, with the same history.
     """
-    return [_peaks(n) for n in sizes]
+    code = (
+        "import json, sys\n"
+        "from mha.pages.fast_attention import _peaks\n"
+        "print(json.dumps([_peaks(n) for n in json.loads(sys.argv[1])]))"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(list(sizes))],
+        capture_output=True,
+        text=True,
+        env=os.environ | {"PYTHONHASHSEED": "0"},
+    )
+    if run.returncode:
+        raise RuntimeError(f"the memory study's process failed:\n{run.stderr}")
+    return json.loads(run.stdout.splitlines()[-1])
 
 
 def _peaks(n: int) -> dict:
