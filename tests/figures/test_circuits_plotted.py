@@ -37,19 +37,21 @@ def test_composition_shows_each_receiving_heads_grid_and_frames_the_sender():
 def test_patching_draws_each_heads_scores_and_the_controls_range():
     p, (panel,) = drawn("circuits", "patching")
     q = p.s.sequences
+    second = q.patching.single[1].mean(-1)
     assert_series(
         panel.bars,
         {
             "unpatched": q.clean,
-            "previous-token head patched": q.patched,
-            "a random earlier head patched": q.controls.mean(axis=1),
+            f"{p.previous} patched": q.patched,
+            f"{p.second} patched": np.nan_to_num(second, nan=0.0),
+            "a control head patched": np.nanmean(q.controls, axis=1),
         },
     )
     assert_series(
         panel.errors,
         {
-            "a random earlier head patched": np.stack(
-                [q.controls.min(axis=1), q.controls.max(axis=1)], axis=1
+            "a control head patched": np.stack(
+                [np.nanmin(q.controls, axis=1), np.nanmax(q.controls, axis=1)], axis=1
             )
         },
     )

@@ -13,7 +13,7 @@ import pytest
 from mha import MultiHeadAttention
 from mha.attention import causal_mask
 from mha.pages import circuits
-from mha.pages.circuits import Sequences, Studies, Weights, facts, sequences
+from mha.pages.circuits import Patching, Sequences, Studies, Weights, facts, sequences
 from mha.pages.circuits import weights as w
 from mha.pages.circuits.streaming import Streaming, streaming, window_mask
 from mha.pages.depth import repeated_tokens
@@ -107,12 +107,48 @@ def one_pass(model):
 
 
 def test_patching_a_sequence_with_itself_changes_nothing(model, one_pass):
-    """With one sequence, "the next sequence" is the same one: the keys are unchanged."""
-    clean = sequences.patched_induction(model, one_pass, [(17, 3), (18, 6)], None)
-    same = sequences.patched_induction(model, one_pass, [(17, 3), (18, 6)], (16, 0))
-    assert np.allclose(clean, same, atol=1e-5) and (clean > 0.3).all()
-    with pytest.raises(ValueError, match="sender"):
-        sequences.patched_induction(model, one_pass, [(17, 3)], (17, 0))
+    """With one sequence, "the next sequence" is the same one: the keys are unchanged;
+    a sender in the receiver's own layer cannot reach it (NaN)."""
+    receivers = [(17, 3), (18, 6)]
+    sets = [[], [(16, 0)], [(16, 0), (2, 1)], [(17, 8)]]
+    clean, same, both, late = sequences.patched_induction(
+        model, one_pass, receivers, sets
+    )
+    assert clean.shape == (2, 1) and (clean > 0.3).all()
+    assert np.allclose(clean, same, atol=1e-5) and np.allclose(clean, both, atol=1e-5)
+    assert np.isnan(late[0]).all() and np.allclose(late[1], clean[1], atol=1e-5)
+
+
+def test_a_prefix_pass_holds_the_trace(model, one_pass):
+    """The batched prefix pass keeps the same streams and head outputs as the traced
+    passes the page reads."""
+    p = sequences.prefix(model, one_pass.ids, 3)
+    np.testing.assert_allclose(p.entering, one_pass.entering[:4], atol=2e-4)
+    np.testing.assert_allclose(p.outputs, one_pass.outputs[:3], atol=2e-4)
+    with pytest.raises(ValueError, match="layers"):
+        sequences.prefix(model, one_pass.ids, 0)
+
+
+def test_path_patching_splits_the_paths(model, one_pass):
+    """L29H1 mean-ablated: on the direct path only, the last stream with its own write
+    swapped for its mean; through later layers only (here layer 29's feed-forward),
+    every path with its own write put back; every path as ``mean_ablated_loss``."""
+    p = one_pass
+    clean, total, direct, later = sequences.path_patched_losses(model, p, [(29, 1)])
+    own = p.outputs[29][:, 1] @ model.blocks[29].attention.w_o[64:128]
+    mean = p.mean_writes[29, 1]
+    by_hand = sequences.second_copy_losses(model, p.entering[-1] - own + mean, p.ids)
+    np.testing.assert_allclose(direct, by_hand, atol=1e-6)
+    assert abs(total[0] - sequences.mean_ablated_loss(model, p, [(29, 1)])) < 1e-6
+    final = model.resume(
+        p.entering[29], 29, causal_mask(p.ids.shape[1]), replace={(29, 1): mean}
+    )
+    by_hand = sequences.second_copy_losses(model, final + own - mean, p.ids)
+    np.testing.assert_allclose(later, by_hand, atol=1e-6)
+    assert (
+        abs(clean[0] - sequences.second_copy_losses(model, p.entering[-1], p.ids)[0])
+        < 1e-9
+    )
 
 
 def test_a_heads_write_rebuilt_from_the_depth_pages_weights_is_its_own(model, one_pass):
@@ -124,8 +160,9 @@ def test_a_heads_write_rebuilt_from_the_depth_pages_weights_is_its_own(model, on
     own = p.outputs[29][:, 1] @ w_o  # (1, n, d_model)
     causal = causal_mask(p.ids.shape[1])
     final = model.resume(p.entering[29], 29, causal, replace={(29, 1): own})
-    clean = sequences.second_copy_loss(model, p.entering[-1], p.ids)
-    assert abs(sequences.second_copy_loss(model, final, p.ids) - clean) < 1e-3
+    (clean,) = sequences.second_copy_losses(model, p.entering[-1], p.ids)
+    (mine,) = sequences.second_copy_losses(model, final, p.ids)
+    assert abs(mine - clean) < 1e-3
     assert sequences.mean_ablated_loss(model, p, [(29, 1)]) > clean + 0.1
 
 
@@ -150,7 +187,16 @@ def made_up() -> Studies:
     dla[29, 1] = 2.0
     for head in TOP:
         dla[head] = 0.1
-    clean = np.linspace(0.9, 0.5, len(TOP))
+    clean = np.linspace(0.9, 0.5, len(TOP))[:, None] + np.array([0.0, 0.01])
+    layer_17 = np.array([h[0] == 17 for h in TOP])[:, None]
+    second = np.where(layer_17, np.nan, 0.2)  # L17H8 reaches the layer-18 heads only
+    patching = Patching(
+        clean=clean,
+        single=np.stack([np.full_like(clean, 0.02), second + 0 * clean, clean - 0.01]),
+        control=np.stack([clean - 0.01, np.where(layer_17, np.nan, clean - 0.01)]),
+        joint=np.full_like(clean, 0.02),
+        every=np.full_like(clean, 0.01),
+    )
     scan = repeated_tokens.Scan(
         **{
             f.name: np.zeros(1)
@@ -166,7 +212,8 @@ def made_up() -> Studies:
         scan=scan,
         top=TOP,
         previous=PREVIOUS,
-        controls=((13, 3), (3, 7)),
+        senders=(PREVIOUS, (17, 8), (15, 1)),
+        controls=((16, 2), (17, 0)),
         weights=Weights(
             heads=(*TOP, (0, 0), (1, 1), (2, 2)),
             copying=np.array([0.3, 0.6, 0.3, -0.2, 0.5, 0.5, 0.9, -0.9]),
@@ -180,9 +227,9 @@ def made_up() -> Studies:
             dla=dla,
             mean_top=10.2,
             previous_mean=8.8,
-            clean=clean,
-            patched=np.full(len(TOP), 0.02),
-            controls=clean[:, None] + np.full((len(TOP), 2), 0.001),
+            patching=patching,
+            fresh=patching,
+            paths=np.array([[2.8, 2.7], [10.2, 10.1], [2.9, 2.8], [10.3, 10.2]]),
         ),
         streaming=Streaming(
             n=128, band=32, sinks=4, full=40.0, band_only=190.0, band_sinks=50.0
@@ -220,8 +267,26 @@ def test_each_fact_turns_false_with_other_values():
     shifted = wt.composition.copy()
     shifted[0] += 0.05
     assert not wts(composition=shifted)["offset_small"].holds
-    assert not seqs(patched=q.clean)["patch_collapses"].holds
-    assert not seqs(controls=q.controls * 0)["controls_keep"].holds
+    p = q.patching
+
+    def patched(**c):  # the change on both sets of sequences
+        changed = dataclasses.replace(p, **c)
+        return seqs(patching=changed, fresh=changed)
+
+    def senders(i: int, values: np.ndarray) -> np.ndarray:
+        single = p.single.copy()
+        single[i] = np.where(np.isnan(single[i]), np.nan, values)
+        return single
+
+    # no effect: the patched scores as high as the clean ones
+    assert not patched(single=senders(0, p.clean))["patch_collapses"].holds
+    assert not patched(single=senders(1, p.clean))["second_halves"].holds
+    assert not patched(single=senders(2, p.clean - 0.2))["others_small"].holds
+    assert not patched(control=p.control - 0.3)["controls_below"].holds
+    assert not patched(joint=p.clean)["together"].holds
+    no_later = q.paths.copy()
+    no_later[3] = no_later[0]  # the later layers alone change nothing
+    assert not seqs(paths=no_later)["later_layers"].holds
     assert not seqs(mean_top=scan.loss_top + 1)["mean_below_zero"].holds
     assert not seqs(mean_top=scan.loss_second)["mean_still_far"].holds
     assert not seqs(previous_mean=scan.loss_second)["previous_alone"].holds
@@ -350,8 +415,8 @@ def test_the_interventions_equal_the_reference(model, smollm2_reference, request
     weights = scores.softmax(-1).double().numpy()[:, 0]
     reference = repeated_tokens.induction_scores(weights).mean()
     both = sequences.run(model, repeated_tokens.traced(ids))
-    (mine,) = sequences.patched_induction(model, both, [(18, 6)], (16, 0))
-    assert abs(reference - mine) < 2e-3
+    ((mine,),) = sequences.patched_induction(model, both, [(18, 6)], [[(16, 0)]])
+    assert abs(reference - mine.mean()) < 2e-3
 
     # the windows, on the first 97 tokens of the Markdown: band 32, 4 sinks
     text = circuits.markdown_ids()[:97]

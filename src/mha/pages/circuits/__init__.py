@@ -18,7 +18,15 @@ from pathlib import Path
 import numpy as np
 
 from mha.pages.circuits import weights as w
-from mha.pages.circuits.sequences import mean_ablated_loss, patched_induction, run
+from mha.pages.circuits.sequences import (
+    Pass,
+    Prefix,
+    mean_ablated_loss,
+    patched_induction,
+    path_patched_losses,
+    prefix,
+    run,
+)
 from mha.pages.circuits.streaming import Streaming, streaming
 from mha.pages.depth import repeated_tokens
 from mha.pages.depth.repeated_tokens import N_ABLATED, Scan, strongest
@@ -32,7 +40,8 @@ SEED = 26
 N_RANDOM = 20  # random heads whose OV circuits are scored beside the induction heads
 N_SAMPLE = 1000  # tokens the own-logit rank is measured on
 MAX_OFFSET = 64  # K-composition averaged over offsets 1 .. MAX_OFFSET
-N_CONTROLS = 5  # random earlier heads patched as controls
+N_SENDERS = 10  # candidate senders: the strongest by K-composition into the heads
+N_FRESH = 8  # fresh repeated sequences the patching is repeated on
 STREAM_TOKENS = 128  # tokens of Markdown the windows are run on
 BAND = 32  # keys in the sliding window
 SINKS = 4  # first tokens kept beside it
@@ -85,35 +94,93 @@ def _weights(heads: tuple[tuple[int, int], ...]) -> Weights:
 
 
 @dataclass(frozen=True)
+class Patching:
+    """Induction scores ``(..., receivers, B)`` of the induction heads on each
+    sequence, with their keys patched (``patched_induction``); NaN where a sender
+    cannot reach a receiver (not in an earlier layer)."""
+
+    clean: np.ndarray  # (receivers, B) nothing patched
+    single: np.ndarray  # (senders, receivers, B) each candidate sender alone
+    control: np.ndarray  # (controls, receivers, B) each control head alone
+    joint: np.ndarray  # (receivers, B) every candidate sender together
+    every: np.ndarray  # (receivers, B) every head of an earlier layer together
+
+    def explained(self) -> np.ndarray:
+        """Per receiver, the share of what every earlier head's patch removes from
+        its score (mean over sequences) that the candidates together remove."""
+        clean = self.clean.mean(-1)
+        return (clean - self.joint.mean(-1)) / (clean - self.every.mean(-1))
+
+
+def _patching(
+    model: smollm2.SmolLM2,
+    p: Pass | Prefix,
+    top: tuple[Head, ...],
+    senders: tuple[Head, ...],
+    controls: tuple[Head, ...],
+) -> Patching:
+    last = max(layer for layer, _ in top)
+    every = tuple(np.ndindex(last, model.config.n_heads))
+    sets = [[], *([h] for h in senders + controls), list(senders), list(every)]
+    scores = patched_induction(model, p, top, sets)
+    n = len(senders)
+    return Patching(
+        clean=scores[0],
+        single=scores[1 : 1 + n],
+        control=scores[1 + n : -2],
+        joint=scores[-2],
+        every=scores[-1],
+    )
+
+
+@dataclass(frozen=True)
 class Sequences:
-    """What the repeated sequences show (means over them)."""
+    """What the repeated sequences show (means over them, unless per sequence)."""
 
     first_token: np.ndarray  # (layers,) attention weight on the first token
     first_token_moved: np.ndarray  # (layers,) its share of what moves
     dla: np.ndarray  # (layers, h) direct logit attribution to the repeated token
     mean_top: float  # second-copy loss, the induction heads mean-ablated
     previous_mean: float  # ... the previous-token head alone mean-ablated
-    clean: np.ndarray  # (N_ABLATED,) induction score of each induction head
-    patched: np.ndarray  # (N_ABLATED,) ... its keys patched at the previous-token head
-    controls: np.ndarray  # (N_ABLATED, N_CONTROLS) ... at random earlier heads
+    patching: Patching  # on the page's sequences
+    fresh: Patching  # on N_FRESH fresh ones
+    paths: np.ndarray  # (4, B) second-copy loss: clean, every path, direct, later
+
+    @property
+    def clean(self) -> np.ndarray:
+        """(receivers,) each induction head's score, mean over the sequences."""
+        return self.patching.clean.mean(-1)
+
+    @property
+    def patched(self) -> np.ndarray:
+        """(receivers,) ... its keys patched at the previous-token head (the first
+        candidate sender)."""
+        return self.patching.single[0].mean(-1)
+
+    @property
+    def controls(self) -> np.ndarray:
+        """(receivers, controls) ... at each control head (NaN: cannot reach)."""
+        return self.patching.control.mean(-1).T
 
 
 def _sequences(
-    top: tuple[tuple[int, int], ...],
-    previous: tuple[int, int],
-    controls: tuple[tuple[int, int], ...],
+    top: tuple[Head, ...], senders: tuple[Head, ...], controls: tuple[Head, ...]
 ) -> Sequences:
     model = smollm2.load()
     p = run(model, repeated_tokens.passes())  # the depth page's passes, read again
+    rng = np.random.default_rng([SEED, 3])
+    fresh = repeated_tokens.repeated_sequences(model, rng)[:N_FRESH]
+    last = max(layer for layer, _ in top)
+    paths = path_patched_losses(model, p, top)  # its every-path row: mean ablation
     return Sequences(
         first_token=p.first_token,
         first_token_moved=p.first_token_moved,
         dla=p.dla,
-        mean_top=mean_ablated_loss(model, p, top),
-        previous_mean=mean_ablated_loss(model, p, [previous]),
-        clean=patched_induction(model, p, top, None),
-        patched=patched_induction(model, p, top, previous),
-        controls=np.stack([patched_induction(model, p, top, s) for s in controls], 1),
+        mean_top=float(paths[1].mean()),
+        previous_mean=mean_ablated_loss(model, p, [senders[0]]),
+        patching=_patching(model, p, top, senders, controls),
+        fresh=_patching(model, prefix(model, fresh, last), top, senders, controls),
+        paths=paths,
     )
 
 
@@ -136,12 +203,40 @@ class Studies:
     """The three cached studies and the heads they are about."""
 
     scan: Scan
-    top: tuple[tuple[int, int], ...]
-    previous: tuple[int, int]
-    controls: tuple[tuple[int, int], ...]
+    top: tuple[Head, ...]
+    previous: Head
+    senders: tuple[Head, ...]  # the candidate senders, the previous-token head first
+    controls: tuple[Head, ...]  # the other heads of the senders' layers
     weights: Weights
     sequences: Sequences
     streaming: Streaming
+
+
+def _candidates(
+    composition: np.ndarray, top: tuple[Head, ...], previous: Head
+) -> tuple[Head, ...]:
+    """The previous-token head, then the ``N_SENDERS`` other heads of layers below the
+    last induction head's that score highest by K-composition ``(layers, h, layers,
+    h)`` into any induction head."""
+    rows = np.stack([composition[layer, head] for layer, head in top])
+    best = np.nan_to_num(rows, nan=-1.0).max(axis=0)
+    for layer, head in (*top, previous):
+        best[layer, head] = -1.0
+    return (previous, *strongest(best, N_SENDERS))
+
+
+def _controls(
+    top: tuple[Head, ...], senders: tuple[Head, ...], n_heads: int
+) -> tuple[Head, ...]:
+    """Like for like: every other head of the layers of the two strongest senders
+    (neither an induction head nor a candidate)."""
+    layers = sorted({layer for layer, _ in senders[:2]})
+    return tuple(
+        (layer, head)
+        for layer in layers
+        for head in range(n_heads)
+        if (layer, head) not in top and (layer, head) not in senders
+    )
 
 
 @functools.cache
@@ -163,18 +258,17 @@ def studies() -> Studies:
     others = [h for h in np.ndindex(n_layers, n_heads) if h not in top]
     picked = rng.choice(len(others), N_RANDOM, replace=False)
     randoms = tuple(others[i] for i in picked)
-    first_top = min(layer for layer, _ in top)
-    below = [h for h in np.ndindex(first_top, n_heads) if h != previous]
-    controls = tuple(
-        below[i] for i in rng.choice(len(below), N_CONTROLS, replace=False)
-    )
+    weights = cached(_weights, top + randoms)
+    senders = _candidates(weights.composition[1], top, previous)
+    controls = _controls(top, senders, n_heads)
     return Studies(
         scan=scan,
         top=top,
         previous=previous,
+        senders=senders,
         controls=controls,
-        weights=cached(_weights, top + randoms),
-        sequences=cached(_sequences, top, previous, controls),
+        weights=weights,
+        sequences=cached(_sequences, top, senders, controls),
         streaming=cached(streaming, markdown_ids(), BAND, SINKS),
     )
 
@@ -202,6 +296,27 @@ def page() -> Page:
         n_sample=N_SAMPLE,
         max_offset=MAX_OFFSET,
         controls=[_name(h) for h in s.controls],
+        senders_named=[_name(h) for h in s.senders],
+        second=_name(s.senders[1]),
+        n_candidates=len(s.senders) - 1,
+        second_reaches=[_name(h) for h in top if h[0] > s.senders[1][0]],
+        patch_rows=_patch_rows(s),
+        n_fresh=N_FRESH,
+        explained=[float(p.explained().min()) for p in (q.patching, q.fresh)],
+        strongest_control=_strongest_control(s),
+        others_drop=float(max(_drops(p)[0][2:].max() for p in (q.patching, q.fresh))),
+        path_rows=list(
+            zip(
+                (
+                    "unchanged",
+                    "mean write on every path",
+                    "mean write on the direct path only",
+                    "mean write through later layers only",
+                ),
+                (_spread(row) for row in q.paths),
+                strict=True,
+            )
+        ),
         copying=[
             (
                 _name(h),
@@ -239,6 +354,62 @@ def page() -> Page:
         facts=facts(s),
         figures=figures(s),
     )
+
+
+def _spread(values: np.ndarray) -> tuple[float, float, float]:
+    """Mean, minimum and maximum over the sequences (NaN ignored)."""
+    return tuple(float(f(values)) for f in (np.nanmean, np.nanmin, np.nanmax))
+
+
+def _drops(p: Patching) -> tuple[np.ndarray, np.ndarray]:
+    """How much each candidate's and each control's patch lowers each receiver's
+    score, mean over the sequences: ``(senders, receivers)``, ``(controls,
+    receivers)``; NaN where it cannot reach."""
+    clean = p.clean.mean(-1)
+    return clean - p.single.mean(-1), clean - p.control.mean(-1)
+
+
+def _patch_rows(s: Studies) -> list[tuple[str, str, list, list]]:
+    """One row per patched head: its name, its role, then per receiver the score's
+    mean, minimum and maximum over the page's sequences and over the fresh ones
+    (``None`` where it cannot reach)."""
+    q = s.sequences
+
+    def cells(scores: np.ndarray) -> list:
+        return [None if np.isnan(r).all() else _spread(r) for r in scores]
+
+    rows = [("none", "unpatched", cells(q.patching.clean), cells(q.fresh.clean))]
+    for i, head in enumerate(s.senders):
+        rows.append(
+            (
+                _name(head),
+                "candidate",
+                cells(q.patching.single[i]),
+                cells(q.fresh.single[i]),
+            )
+        )
+    for i, head in enumerate(s.controls):
+        rows.append(
+            (
+                _name(head),
+                "control",
+                cells(q.patching.control[i]),
+                cells(q.fresh.control[i]),
+            )
+        )
+    return rows
+
+
+def _strongest_control(s: Studies) -> tuple[str, str, float]:
+    """The control whose patch lowers a score most (on either set of sequences): its
+    name, the receiver's, and the drop."""
+    best = ("", "", -np.inf)
+    for p in (s.sequences.patching, s.sequences.fresh):
+        drops = np.nan_to_num(_drops(p)[1], nan=-np.inf)
+        c, r = np.unravel_index(drops.argmax(), drops.shape)
+        if drops[c, r] > best[2]:
+            best = (_name(s.controls[c]), _name(s.top[r]), float(drops[c, r]))
+    return best
 
 
 def _summary(values: np.ndarray) -> list[float]:
@@ -318,6 +489,9 @@ def facts(s: Studies) -> dict[str, Fact]:
     previous = _name(s.previous)
     median = float(np.nanmedian(c[1]))
     dla_all = float(q.dla.max())
+    both = (q.patching, q.fresh)
+    second = _name(s.senders[1])
+    clean, _, direct, later = q.paths
     return {
         "few_first": Fact(
             (wt.first[:n] < 0.05).all(), f"shares ranked first {wt.first[:n]}"
@@ -340,11 +514,49 @@ def facts(s: Studies) -> dict[str, Fact]:
             _offset_gap(c, top) < 0.01, f"largest change {_offset_gap(c, top)}"
         ),
         "patch_collapses": Fact(
-            (q.patched < q.clean / 10).all(), f"clean {q.clean}, patched {q.patched}"
+            all((p.single[0].mean(-1) < p.clean.mean(-1) / 10).all() for p in both),
+            f"clean {[p.clean.mean(-1) for p in both]}, "
+            f"patched {[p.single[0].mean(-1) for p in both]}",
+            f"{previous} patched: every induction head's mean score below a tenth of "
+            "its own, on the page's sequences and on fresh ones",
         ),
-        "controls_keep": Fact(
-            (np.abs(q.controls - q.clean[:, None]) < 0.02).all(),
-            f"clean {q.clean}, controls {q.controls}",
+        "second_halves": Fact(
+            all(
+                np.isfinite(p.single[1]).any()
+                and np.nanmax(p.single[1].mean(-1) / p.clean.mean(-1)) < 0.5
+                for p in both
+            ),
+            f"patched/clean {[p.single[1].mean(-1) / p.clean.mean(-1) for p in both]}",
+            f"{second} patched: every induction head it reaches keeps less than half "
+            "its mean score, on the page's sequences and on fresh ones",
+        ),
+        "others_small": Fact(
+            all(np.nanmax(_drops(p)[0][2:]) < 0.1 for p in both),
+            f"drops {[_drops(p)[0][2:] for p in both]}",
+            "every other candidate sender lowers no mean score by a tenth",
+        ),
+        "controls_below": Fact(
+            all(np.nanmax(_drops(p)[1]) < np.nanmin(_drops(p)[0][1]) / 2 for p in both),
+            f"control drops {[_drops(p)[1] for p in both]}, "
+            f"{second}'s {[_drops(p)[0][1] for p in both]}",
+            f"no control lowers a score by half as much as {second} lowers the least "
+            "of the scores it reaches",
+        ),
+        "together": Fact(
+            all((p.explained() > 0.95).all() for p in both),
+            f"explained {[p.explained() for p in both]}",
+            "the candidates patched together remove over 95% of what every earlier "
+            "head patched together removes, for every induction head",
+        ),
+        "later_layers": Fact(
+            bool(
+                ((later - clean) > 1).all()
+                and ((later - clean) > 10 * (direct - clean)).all()
+            ),
+            f"clean {clean}, direct only {direct}, later layers only {later}",
+            "mean-ablating the induction heads on the paths through later layers "
+            "costs over a nat on every sequence and over ten times what the direct "
+            "path to the logits costs",
         ),
         "mean_below_zero": Fact(
             q.mean_top < scan.loss_top, f"mean {q.mean_top}, zero {scan.loss_top}"
@@ -382,6 +594,7 @@ def figures(s: Studies) -> dict[str, Figure]:
     ```
     """
     top, q, c = s.top, s.sequences, s.weights.composition[1]
+    second, control = _name(s.senders[1]), _strongest_control(s)
     receivers = top[:2]
     previous = _name(s.previous)
     grids = tuple(c[layer, head, :layer] for layer, head in receivers)
@@ -406,16 +619,26 @@ def figures(s: Studies) -> dict[str, Figure]:
         ),
         "patching": Figure(
             "circuits.patching",
-            ([_name(h) for h in top], q.clean, q.patched, q.controls),
+            (
+                [_name(h) for h in top],
+                q.clean,
+                np.stack([q.patched, q.patching.single[1].mean(-1)]),
+                [previous, second],
+                q.controls,
+            ),
             f"Grouped bars for {len(top)} induction heads: the induction score, from "
             f"{q.clean.min():.2f} to {q.clean.max():.2f}, falls to at most "
             f"{q.patched.max():.2f} when {previous}'s write is swapped in their keys, "
-            f"and stays within {np.abs(q.controls - q.clean[:, None]).max():.3f} "
-            "when a random earlier head's is.",
+            f"to {np.nanmin(q.patching.single[1].mean(-1)):.2f}-"
+            f"{np.nanmax(q.patching.single[1].mean(-1)):.2f} for the heads {second} "
+            f"reaches when its write is, and drops by at most {control[2]:.2f} "
+            f"({control[0]} into {control[1]}) when a control head's is.",
             f"Induction score of each induction head with its keys recomputed from a "
             f"stream in which one earlier head's write comes from another sequence: "
-            f"{previous} (the previous-token head) or {N_CONTROLS} random earlier "
-            "heads (their range). Look at the middle bar of each group.",
+            f"{previous} (the previous-token head), {second} (the strongest sender "
+            "by weights; no bar where it cannot reach) or one of {len(s.controls)} control heads of the same "
+            "layers (their mean and range). Look at the second and third bars of each "
+            "group.",
         ),
         "sinks": Figure(
             "circuits.sinks",
