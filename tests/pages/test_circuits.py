@@ -15,7 +15,7 @@ from mha.attention import causal_mask
 from mha.pages import circuits
 from mha.pages.circuits import Patching, Sequences, Studies, Weights, facts, sequences
 from mha.pages.circuits import weights as w
-from mha.pages.circuits.streaming import Streaming, streaming, window_mask
+from mha.pages.circuits.streaming import Streaming, Variants, streaming, window_mask
 from mha.pages.depth import repeated_tokens
 from mha.pretrained import smollm2
 from mha.rope import RotaryEmbedding
@@ -187,6 +187,9 @@ def made_up() -> Studies:
     dla[29, 1] = 2.0
     for head in TOP:
         dla[head] = 0.1
+    text = Streaming(
+        n=128, band=32, sinks=4, full=40.0, band_only=190.0, band_sinks=50.0
+    )
     clean = np.linspace(0.9, 0.5, len(TOP))[:, None] + np.array([0.0, 0.01])
     layer_17 = np.array([h[0] == 17 for h in TOP])[:, None]
     second = np.where(layer_17, np.nan, 0.2)  # L17H8 reaches the layer-18 heads only
@@ -230,10 +233,11 @@ def made_up() -> Studies:
             patching=patching,
             fresh=patching,
             paths=np.array([[2.8, 2.7], [10.2, 10.1], [2.9, 2.8], [10.3, 10.2]]),
+            first_values=np.array([[8.5, 8.4], [3.0, 2.9]]),
         ),
-        streaming=Streaming(
-            n=128, band=32, sinks=4, full=40.0, band_only=190.0, band_sinks=50.0
-        ),
+        streaming=text,
+        variants=Variants(later_kept=240.0, wide=130.0),
+        texts=(text, dataclasses.replace(text, full=20.0, band_sinks=40.0)),
     )
 
 
@@ -293,9 +297,17 @@ def test_each_fact_turns_false_with_other_values():
     assert not seqs(first_token_moved=q.first_token * 2)["moved_below"].holds
     assert not seqs(first_token_moved=q.first_token * 0)["still_moves"].holds
     flat_window = dataclasses.replace(st, band_only=st.full * 1.5)
-    assert not broken(streaming=flat_window)["band_breaks"].holds
-    useless = dataclasses.replace(st, band_sinks=st.band_only)
-    assert not broken(streaming=useless)["sinks_restore"].holds
+    assert not broken(texts=(st, flat_window))["band_breaks"].holds
+    useless = dataclasses.replace(st, band_sinks=st.band_only)  # no effect
+    assert not broken(texts=(useless, st))["sinks_restore"].holds
+    # no effect: other tokens kept, or a wider window, as good as the first tokens
+    assert not broken(variants=Variants(st.band_sinks, 240.0))["first_matter"].holds
+    assert not broken(variants=Variants(240.0, st.band_sinks))["first_matter"].holds
+    # no effect: zeroing the first token's values costs nothing
+    no_cost = np.stack([q.paths[0], q.first_values[1]])
+    assert not seqs(first_values=no_cost)["sink_bias"].holds
+    no_bias = np.stack([q.first_values[0], q.first_values[0]])  # the mean as bad
+    assert not seqs(first_values=no_bias)["sink_bias"].holds
 
 
 def test_the_page_helpers_name_the_senders_the_pairs_and_the_shared_keys():
@@ -437,5 +449,170 @@ def test_the_interventions_equal_the_reference(model, smollm2_reference, request
         rows = torch.arange(32, 96)
         nll = torch.nn.functional.cross_entropy(
             logits[rows], torch.tensor(text)[rows + 1]
+        )
+        assert abs(float(torch.exp(nll)) / setting - 1) < 2e-3
+
+
+@pytest.mark.reference
+def test_the_new_interventions_equal_the_reference(model, smollm2_reference, request):
+    """Transformers on two repeated sequences: L17H8 patched into L18H6's keys; the
+    induction heads mean-ablated on every path, on the direct path only and through
+    later layers only; the first token's values zeroed or set to their mean over the
+    two sequences; and the two other windows (tokens 4-7 kept, a window of 36)."""
+    torch = reference_module("torch", request.config)
+    grad = torch.is_grad_enabled()
+    torch.set_grad_enabled(False)
+    request.addfinalizer(lambda: torch.set_grad_enabled(grad))
+    ref = smollm2_reference
+    layers = ref.model.layers
+    ids = repeated_tokens.repeated_sequences(model)[:2]
+    d_k, n, half = 64, ids.shape[1], repeated_tokens.HALF
+    both = sequences.run(model, repeated_tokens.traced(ids))
+    tokens = torch.tensor(ids.tolist())
+    queries = np.arange(half, 2 * half - 1)
+
+    def hooked(hooks):
+        """The model's run under forward hooks ``(module, kind, fn)``."""
+        handles = [
+            getattr(m, f"register_forward_{kind}hook")(fn) for m, kind, fn in hooks
+        ]
+        try:
+            return ref(tokens, output_hidden_states=True)
+        finally:
+            for h in handles:
+                h.remove()
+
+    def losses(logits) -> np.ndarray:  # second-copy loss of each sequence (nats)
+        return np.array(
+            [
+                float(
+                    torch.nn.functional.cross_entropy(
+                        logits[b, queries].double(), torch.tensor(ids[b, queries + 1])
+                    )
+                )
+                for b in range(2)
+            ]
+        )
+
+    captured, final = {}, {}
+
+    def capture(layer):
+        def hook(module, args):
+            captured[layer] = args[0].detach().clone()
+
+        return hook
+
+    def before_norm(module, args):
+        final["x"] = args[0].detach().clone()
+
+    clean_out = hooked(
+        [(layers[i].self_attn.o_proj, "pre_", capture(i)) for i in range(30)]
+        + [(ref.model.norm, "pre_", before_norm)]
+    )
+    clean_final = final["x"]
+
+    # L17H8's write from the other sequence, in L18H6's keys
+    write = captured[17][..., 8 * d_k : 9 * d_k] @ (
+        layers[17].self_attn.o_proj.weight[:, 8 * d_k : 9 * d_k].T
+    )
+    stream = clean_out.hidden_states[18] - write + write.roll(-1, dims=0)
+    attention = layers[18].self_attn
+    k = attention.k_proj(layers[18].input_layernorm(stream)).view(2, n, 3, d_k)
+    q = attention.q_proj(layers[18].input_layernorm(clean_out.hidden_states[18]))
+    cos, sin = ref.model.rotary_emb(stream, torch.arange(n)[None])
+    from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
+
+    q, k = apply_rotary_pos_emb(
+        q.view(2, n, 9, d_k).transpose(1, 2)[:, 6:7],
+        k.transpose(1, 2)[:, 2:3],
+        cos,
+        sin,
+    )
+    scores = (q @ k.transpose(-1, -2)) / d_k**0.5 + _causal_additive(
+        torch, causal_mask(n)
+    )
+    weights = scores.softmax(-1).double().numpy()[:, 0]
+    reference = repeated_tokens.induction_scores(weights)
+    ((mine,),) = sequences.patched_induction(model, both, [(18, 6)], [[(17, 8)]])
+    np.testing.assert_allclose(mine, reference, atol=2e-3)
+
+    # the induction heads mean-ablated: every path, direct only, later layers only
+    top = [(18, 6), (17, 3), (17, 4), (17, 5), (18, 7)]
+    means = {
+        h: captured[h[0]][..., h[1] * d_k : (h[1] + 1) * d_k].mean((0, 1)) for h in top
+    }
+
+    def mean_out(layer):
+        def hook(module, args):
+            x = args[0].clone()
+            for (at, h), m in means.items():
+                if at == layer:
+                    x[..., h * d_k : (h + 1) * d_k] = m
+            return (x,)
+
+        return hook
+
+    total_out = hooked(
+        [(layers[i].self_attn.o_proj, "pre_", mean_out(i)) for i in (17, 18)]
+        + [(ref.model.norm, "pre_", before_norm)]
+    )
+    own = sum(
+        captured[at][..., h * d_k : (h + 1) * d_k]
+        @ layers[at].self_attn.o_proj.weight[:, h * d_k : (h + 1) * d_k].T
+        for at, h in top
+    )
+    mean = sum(
+        means[(at, h)]
+        @ layers[at].self_attn.o_proj.weight[:, h * d_k : (h + 1) * d_k].T
+        for at, h in top
+    )
+    direct = ref.lm_head(ref.model.norm(clean_final - own + mean))
+    later = ref.lm_head(ref.model.norm(final["x"] + own - mean))
+    expected = np.stack(
+        [
+            losses(clean_out.logits),
+            losses(total_out.logits),
+            losses(direct),
+            losses(later),
+        ]
+    )
+    np.testing.assert_allclose(
+        sequences.path_patched_losses(model, both, top), expected, atol=2e-3
+    )
+
+    # the first token's values: zero, or their mean over the two sequences
+    def first_values(mean: bool):
+        def hook(module, args, output):
+            v = output.clone()  # (2, n, 3 d_k)
+            v[:, 0] = v[:, 0].mean(0) if mean else 0
+            return v
+
+        return hook
+
+    expected = [
+        losses(
+            hooked([(b.self_attn.v_proj, "", first_values(m)) for b in layers]).logits
+        )
+        for m in (False, True)
+    ]
+    np.testing.assert_allclose(
+        sequences.first_value_losses(model, ids), expected, atol=2e-3
+    )
+
+    # the two other windows, on the first 97 tokens of the Markdown
+    from mha.pages.circuits.streaming import variants
+
+    text = circuits.markdown_ids()[:97]
+    mine = variants(text, 32, 4)
+    for setting, mask in (
+        (mine.later_kept, window_mask(96, 32, 4, 4)),
+        (mine.wide, window_mask(96, 36)),
+    ):
+        logits = ref(
+            torch.tensor([text[:-1]]), attention_mask=_causal_additive(torch, mask)
+        ).logits[0]
+        rows = torch.arange(32, 96)
+        nll = torch.nn.functional.cross_entropy(
+            logits[rows].double(), torch.tensor(text)[rows + 1]
         )
         assert abs(float(torch.exp(nll)) / setting - 1) < 2e-3

@@ -20,6 +20,7 @@ import numpy as np
 from mha.attention import attend, causal_mask
 from mha.experiments.value_norms import value_norms, weighted_by_norm
 from mha.heads import merge_heads, repeat_kv, split_heads
+from mha.layer import MultiHeadAttention
 from mha.pages.depth.repeated_tokens import Passes, induction_scores
 from mha.pretrained import smollm2
 from mha.pretrained.smollm2 import rms_norm
@@ -331,3 +332,53 @@ def patched_induction(
             _, weights = attend(q, a.rope.from_position(keys, 0), keys, causal)
             scores[i, r] = induction_scores(weights.astype(np.float64), n // 2)
     return scores
+
+
+class _FirstValues:
+    """An attention layer whose first token's values are replaced in every head: by
+    zero, or by their mean over the batch's sequences (what is common to them)."""
+
+    def __init__(self, attention: MultiHeadAttention, mean: bool):
+        self.attention, self.mean = attention, mean
+
+    def __call__(
+        self,
+        x: np.ndarray,
+        mask: np.ndarray | None = None,
+        head_mask: np.ndarray | None = None,
+        start: int = 0,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        a = self.attention
+        q, k, v = a._project(x, x, start)
+        v = v.copy()
+        v[..., 0, :] = v[..., 0, :].mean(axis=0) if self.mean else 0
+        return a._attend(q, k, v, mask, head_mask)
+
+
+def first_value_losses(model: smollm2.SmolLM2, ids: np.ndarray) -> np.ndarray:
+    """Second-copy losses ``(2, B)`` (nats) of sequences ``ids (B, 2T)`` with the first
+    token's values zeroed in every layer, then replaced by their mean over the
+    sequences: one batched pass each.
+
+    ```python
+    import numpy as np
+    from mha.pages.circuits.sequences import first_value_losses, second_copy_losses
+    from mha.pages.depth.repeated_tokens import repeated_sequences
+    from mha.pretrained import smollm2
+
+    model = smollm2.load()
+    ids = np.tile(repeated_sequences(model)[:1, :4], 2)  # one sequence: its own mean
+    zero, mean = first_value_losses(model, ids)
+    final = model.resume(model.embed(ids[0]), 0, np.tril(np.ones((8, 8), bool)))
+    (clean,) = second_copy_losses(model, final, ids)
+    assert np.isclose(mean[0], clean, atol=1e-3) and zero.shape == (1,)
+    ```
+    """
+    ids = np.asarray(ids)
+    x = np.ascontiguousarray(model.embedding[:, ids].transpose(1, 2, 0))
+    causal = causal_mask(ids.shape[1])
+    losses = []
+    for mean in (False, True):
+        changed = model.map_attention(lambda a, mean=mean: _FirstValues(a, mean))
+        losses.append(second_copy_losses(model, changed.resume(x, 0, causal), ids))
+    return np.stack(losses)

@@ -19,9 +19,9 @@ from mha.attention import causal_mask
 from mha.pretrained import smollm2
 
 
-def window_mask(n: int, band: int, sinks: int = 0) -> np.ndarray:
-    """``(n, n)`` boolean: query t may read keys t - band + 1 .. t and 0 .. sinks - 1
-    (never a later one).
+def window_mask(n: int, band: int, sinks: int = 0, first: int = 0) -> np.ndarray:
+    """``(n, n)`` boolean: query t may read keys t - band + 1 .. t and the ``sinks``
+    tokens from ``first`` on (never a later one).
 
     ```python
     from mha.pages.circuits.streaming import window_mask
@@ -29,16 +29,18 @@ def window_mask(n: int, band: int, sinks: int = 0) -> np.ndarray:
     mask = window_mask(6, band=2, sinks=1)
     assert mask[5].tolist() == [True, False, False, False, True, True]
     assert mask[1].tolist() == [True, True, False, False, False, False]
+    assert window_mask(6, band=2, sinks=1, first=1)[5, :2].tolist() == [False, True]
     ```
     """
-    if not 0 < band <= n or not 0 <= sinks <= n:
+    if not 0 < band <= n or sinks < 0 or not 0 <= first <= n - sinks:
         raise ValueError(
-            f"band, sinks: expected 0 < band <= n={n} and 0 <= sinks, "
-            f"got band={band}, sinks={sinks}"
+            f"band, sinks, first: expected 0 < band <= n={n}, 0 <= sinks and "
+            f"0 <= first <= n - sinks, got band={band}, sinks={sinks}, first={first}"
         )
     t = np.arange(n)
     recent = t[:, None] - t[None, :] < band
-    return causal_mask(n) & (recent | (t[None, :] < sinks))
+    kept = (first <= t[None, :]) & (t[None, :] < first + sinks)
+    return causal_mask(n) & (recent | kept)
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,18 @@ class Streaming:
     band_sinks: float
 
 
+def _perplexity(model: smollm2.SmolLM2, ids: np.ndarray, band: int, mask) -> float:
+    """Perplexity on ``ids`` of the queries t >= ``band``, one pass under ``mask``."""
+    n = len(ids) - 1
+    if n <= band:
+        raise ValueError(
+            f"ids: expected more than band + 1 = {band + 1} tokens, got {len(ids)}"
+        )
+    rows = np.arange(band, n)  # the queries whose settings differ
+    final = model.resume(model.embed(ids[:-1]), 0, mask)[0]
+    return smollm2.perplexity_of(model.head(final[rows]), ids[rows + 1])
+
+
 def streaming(ids: tuple[int, ...], band: int, sinks: int) -> Streaming:
     """Perplexity of SmolLM2 on ``ids`` under each setting (three passes).
 
@@ -65,18 +79,10 @@ def streaming(ids: tuple[int, ...], band: int, sinks: int) -> Streaming:
     assert s.full < s.band_only
     ```
     """
-    n = len(ids) - 1
-    if n <= band:
-        raise ValueError(
-            f"ids: expected more than band + 1 = {band + 1} tokens, got {len(ids)}"
-        )
-    model = smollm2.load()
-    rows = np.arange(band, n)  # the queries whose settings differ
-    ids = np.asarray(ids)
+    model, ids, n = smollm2.load(), np.asarray(ids), len(ids) - 1
 
     def perplexity(mask: np.ndarray) -> float:
-        final = model.resume(model.embed(ids[:-1]), 0, mask)[0]
-        return smollm2.perplexity_of(model.head(final[rows]), ids[rows + 1])
+        return _perplexity(model, ids, band, mask)
 
     return Streaming(
         n=n,
@@ -85,4 +91,36 @@ def streaming(ids: tuple[int, ...], band: int, sinks: int) -> Streaming:
         full=perplexity(causal_mask(n)),
         band_only=perplexity(window_mask(n, band)),
         band_sinks=perplexity(window_mask(n, band, sinks)),
+    )
+
+
+@dataclass(frozen=True)
+class Variants:
+    """Perplexities on the same tokens as ``Streaming``: which tokens beside the
+    window matter."""
+
+    later_kept: float  # the window and tokens sinks .. 2 sinks - 1, not the first
+    wide: float  # a window of band + sinks, no sinks
+
+
+def variants(ids: tuple[int, ...], band: int, sinks: int) -> Variants:
+    """Two other settings (two passes): tokens ``sinks`` .. ``2 sinks - 1`` kept
+    beside the window instead of the first ``sinks``, and a window of
+    ``band + sinks`` alone (as many keys as the window and the sinks).
+
+    ```python
+    from mha.pages.circuits.streaming import variants
+    from mha.pretrained import smollm2
+
+    ids = tuple(smollm2.load().encode("one two three four five six seven eight " * 3))
+    v = variants(ids, band=8, sinks=2)
+    assert v.later_kept > 1 and v.wide > 1
+    ```
+    """
+    model, ids, n = smollm2.load(), np.asarray(ids), len(ids) - 1
+    if not 0 < 2 * sinks <= n:
+        raise ValueError(f"sinks: expected 0 < 2 sinks <= {n}, got {sinks}")
+    return Variants(
+        later_kept=_perplexity(model, ids, band, window_mask(n, band, sinks, sinks)),
+        wide=_perplexity(model, ids, band, window_mask(n, band + sinks)),
     )

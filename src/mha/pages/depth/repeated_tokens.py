@@ -25,6 +25,7 @@ HALF = 50  # T: tokens in each copy of a repeated sequence
 N_SEQUENCES = 8  # repeated sequences the scores average over
 N_ABLATED = 5  # heads removed at once
 N_RANDOM_SETS = 10  # random sets of N_ABLATED heads to compare with
+N_MATCHED = 5  # random sets matched by layer: one other head of each induction head's
 SEED = 18
 
 
@@ -92,20 +93,23 @@ def _check_square(weights: np.ndarray, n: int) -> None:
 
 
 def _copy_losses(
-    model: smollm2.SmolLM2, final: np.ndarray, sequences: np.ndarray, copy: int
-) -> list[float]:
-    """Each sequence's mean next-token loss (nats) on copy 0 (queries 0 .. T - 2) or 1
-    (T .. 2T - 2), from the residual streams ``final (B, n, d_model)`` after the last
-    block: the head runs once, on the rows the loss reads."""
-    queries = np.arange(copy * HALF, (copy + 1) * HALF - 1)
-    rows = final[:, queries]  # (B, T - 1, d_model)
+    model: smollm2.SmolLM2, final: np.ndarray, sequences: np.ndarray
+) -> np.ndarray:
+    """Each sequence's mean next-token loss (nats) on copy 0 (queries 0 .. T - 2) and
+    copy 1 (T .. 2T - 2), ``(2, B)``, from the residual streams ``final (B, n,
+    d_model)`` after the last block: the head runs once, on the rows the loss reads."""
+    queries = np.concatenate([np.arange(HALF - 1), np.arange(HALF, 2 * HALF - 1)])
+    rows = final[:, queries]  # (B, 2 (T - 1), d_model)
     # one 2-D product (measured: a 3-D one, a product per sequence, takes about
     # twice the CPU time, each reading the whole 49152-token head)
     logits = model.head(rows.reshape(-1, rows.shape[-1])).reshape(*rows.shape[:2], -1)
-    return [
-        float(np.mean(smollm2.token_losses(scores, ids[queries + 1])))
-        for scores, ids in zip(logits, sequences, strict=True)
-    ]
+    losses = np.array(
+        [
+            smollm2.token_losses(scores, ids[queries + 1])
+            for scores, ids in zip(logits, sequences, strict=True)
+        ]
+    )  # (B, 2 (T - 1))
+    return losses.reshape(len(sequences), 2, HALF - 1).mean(axis=-1).T
 
 
 @dataclass(frozen=True)
@@ -182,6 +186,11 @@ class Scan:
     loss_top: float  # ... with the strongest induction heads removed
     loss_random: np.ndarray  # (N_RANDOM_SETS,) ... with random sets removed
     random_sets: np.ndarray  # (N_RANDOM_SETS, N_ABLATED, 2) (layer, head)
+    losses: np.ndarray  # (2, B) first and second copy, each sequence, unchanged
+    top_losses: np.ndarray  # (2, B) ... the strongest induction heads removed
+    random_losses: np.ndarray  # (N_RANDOM_SETS, 2, B) ... each random set removed
+    matched_sets: np.ndarray  # (N_MATCHED, N_ABLATED, 2) random, in the top's layers
+    matched_losses: np.ndarray  # (N_MATCHED, 2, B) ... each matched set removed
 
 
 def _scan() -> Scan:
@@ -198,10 +207,7 @@ def _scan() -> Scan:
         )
 
     norms = np.linalg.norm(p.stream, axis=-1)  # (layers + 1, sequences, n)
-    first, second = (
-        float(np.mean(_copy_losses(model, p.stream[-1], sequences, copy)))
-        for copy in (0, 1)
-    )
+    losses = _copy_losses(model, p.stream[-1], sequences)
     scores = over_layers(induction_scores)
     top = strongest(scores, N_ABLATED)
     rng = np.random.default_rng([SEED, 4])
@@ -212,6 +218,11 @@ def _scan() -> Scan:
             for _ in range(N_RANDOM_SETS)
         ]
     )
+    matched_sets = _matched_sets(top, scores.shape[1], np.random.default_rng([SEED, 5]))
+    top_losses = ablated_losses(model, sequences, top, p.stream)
+    random_losses = np.array(
+        [ablated_losses(model, sequences, heads, p.stream) for heads in random_sets]
+    )
     return Scan(
         induction=scores,
         previous=over_layers(previous_token_scores),
@@ -221,14 +232,38 @@ def _scan() -> Scan:
         attention_norm=_over_sequences(p.attention_norm),
         mlp_norm=_over_sequences(p.mlp_norm),
         first_stream_norm=_over_sequences(norms[..., 0]),
-        loss_first=first,
-        loss_second=second,
-        loss_top=ablated_loss(model, sequences, top, p.stream),
-        loss_random=np.array(
-            [ablated_loss(model, sequences, heads, p.stream) for heads in random_sets]
-        ),
+        loss_first=float(losses[0].mean()),
+        loss_second=float(losses[1].mean()),
+        loss_top=float(top_losses[1].mean()),
+        loss_random=random_losses[:, 1].mean(axis=-1),
         random_sets=random_sets,
+        losses=losses,
+        top_losses=top_losses,
+        random_losses=random_losses,
+        matched_sets=matched_sets,
+        matched_losses=np.array(
+            [ablated_losses(model, sequences, h, p.stream) for h in matched_sets]
+        ),
     )
+
+
+def _matched_sets(
+    top: list[tuple[int, int]], n_heads: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``N_MATCHED`` random sets ``(N_MATCHED, len(top), 2)``: for each head of ``top``,
+    another head of its layer, not in ``top``, each set without repeats."""
+    sets = []
+    for _ in range(N_MATCHED):
+        chosen: list[tuple[int, int]] = []
+        for layer, _ in top:
+            free = [
+                h
+                for h in range(n_heads)
+                if (layer, h) not in top and (layer, h) not in chosen
+            ]
+            chosen.append((layer, int(rng.choice(free))))
+        sets.append(chosen)
+    return np.array(sets)
 
 
 def _over_sequences(x: np.ndarray) -> np.ndarray:
@@ -244,11 +279,7 @@ def ablated_loss(
     entering: np.ndarray | None = None,
 ) -> float:
     """Mean next-token loss (nats) on the second copy of every sequence, with
-    ``heads`` (``(layer, head)`` pairs) removed: one batched pass over all sequences.
-
-    Each removed head's output is zeroed before W_O (``head_mask``, as in
-    ``SmolLM2.logits``). ``entering (layers + 1, B, n, d_model)``, the unchanged
-    model's residual streams, lets the pass start at the first layer that changes.
+    ``heads`` (``(layer, head)`` pairs) removed (``ablated_losses``, averaged).
 
     ```python
     import numpy as np
@@ -262,6 +293,37 @@ def ablated_loss(
     logits = model.logits(ids[0], head_mask=keep)
     expected = np.log(smollm2.perplexity_of(logits[HALF:-1], ids[0, HALF + 1 :]))
     assert abs(ablated_loss(model, ids, [(18, 6)]) - expected) < 1e-3
+    ```
+    """
+    return float(ablated_losses(model, sequences, heads, entering)[1].mean())
+
+
+def ablated_losses(
+    model: smollm2.SmolLM2,
+    sequences: np.ndarray,
+    heads,
+    entering: np.ndarray | None = None,
+) -> np.ndarray:
+    """Each sequence's mean next-token loss (nats) on the first and the second copy,
+    ``(2, B)``, with ``heads`` (``(layer, head)`` pairs) removed: one batched pass
+    over all sequences.
+
+    Each removed head's output is zeroed before W_O (``head_mask``, as in
+    ``SmolLM2.logits``). ``entering (layers + 1, B, n, d_model)``, the unchanged
+    model's residual streams, lets the pass start at the first layer that changes.
+
+    ```python
+    import numpy as np
+    from mha.pages.depth.repeated_tokens import HALF, ablated_losses, repeated_sequences
+    from mha.pretrained import smollm2
+
+    model = smollm2.load()
+    ids = repeated_sequences(model)[:1]
+    keep = np.ones((30, 9))
+    keep[18, 6] = 0  # what SmolLM2.logits computes with that head removed
+    logits = model.logits(ids[0], head_mask=keep)
+    first = np.log(smollm2.perplexity_of(logits[: HALF - 1], ids[0, 1:HALF]))
+    assert abs(ablated_losses(model, ids, [(18, 6)])[0, 0] - first) < 1e-3
     ```
     """
     sequences = np.asarray(sequences)
@@ -282,7 +344,7 @@ def ablated_loss(
         x = x + block.attention(normed, mask=causal, head_mask=mask[layer])[0]
         # token by token: one matrix product over every sequence's rows
         x = x + block.feed_forward(x.reshape(-1, x.shape[-1])).reshape(x.shape)
-    return float(np.mean(_copy_losses(model, x, sequences, 1)))
+    return _copy_losses(model, x, sequences)
 
 
 def strongest(scores: np.ndarray, k: int) -> list[tuple[int, int]]:
