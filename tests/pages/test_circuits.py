@@ -306,7 +306,7 @@ def test_each_fact_turns_false_with_other_values():
     # no effect: zeroing the first token's values costs nothing
     no_cost = np.stack([q.paths[0], q.first_values[1]])
     assert not seqs(first_values=no_cost)["sink_bias"].holds
-    no_bias = np.stack([q.first_values[0], q.first_values[0]])  # the mean as bad
+    no_bias = np.stack([q.first_values[0], q.first_values[0]])  # the mean as costly
     assert not seqs(first_values=no_bias)["sink_bias"].holds
 
 
