@@ -511,7 +511,9 @@ def facts(s: Studies) -> dict[str, Fact]:
 
     s = studies()  # the patched scores as high as the clean ones: the fact goes false
     assert facts(s)["patch_collapses"].holds
-    q = dataclasses.replace(s.sequences, patched=s.sequences.clean)
+    p = s.sequences.patching
+    same = dataclasses.replace(p, single=np.stack([p.clean] * len(p.single)))
+    q = dataclasses.replace(s.sequences, patching=same, fresh=same)
     assert not facts(dataclasses.replace(s, sequences=q))["patch_collapses"].holds
     ```
     """

@@ -245,7 +245,7 @@ def prefix(model: smollm2.SmolLM2, ids: np.ndarray, layers: int) -> Prefix:
 
     model = smollm2.load()
     p = prefix(model, np.array([[504, 2365, 28]]), 2)
-    assert np.allclose(p.entering, model.trace([504, 2365, 28]).stream[:3], atol=1e-4)
+    assert np.allclose(p.entering[:, 0], model.trace([504, 2365, 28]).stream[:3], atol=1e-4)
     ```
     """
     ids = np.asarray(ids)
