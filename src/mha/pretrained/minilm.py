@@ -82,7 +82,7 @@ def gelu(x: np.ndarray) -> np.ndarray:
     assert gelu(np.float32([1.0])).dtype == np.float32
     ```
 
-    Computed in blocks of ``_GELU_BLOCK`` values: the twenty-odd passes of the formula
+    Computed in blocks of ``_GELU_BLOCK`` values: the many passes of the formula
     then run over arrays that stay in the processor's cache instead of streaming the
     whole activation through memory at each pass (faster here), with the
     same operations on each value, so the same bits.
