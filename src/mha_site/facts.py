@@ -287,7 +287,6 @@ COMPARES = re.compile(
 # Sentences that compare without a computed value of the page, each with its reason:
 # the start of the sentence (whitespace folded), and why it needs no fact.
 UNGUARDED = {
-    "the model reads them less for what they say than": "a cited paper's reading",
     "more heads means more parameters": "a belief the page then refutes, quoted",
     "link such sinks to *massive activations*": "a cited paper's finding",
     "Fewer K/V heads, smaller cache, but your team": "an exercise's premise",

@@ -289,6 +289,11 @@ def page() -> Page:
         second=_name(s.senders[1]),
         n_candidates=len(s.senders) - 1,
         second_reaches=[_name(h) for h in top if h[0] > s.senders[1][0]],
+        second_kept=[  # the share of its mean score each head it reaches keeps
+            float(r)
+            for r in q.patching.single[1].mean(-1) / q.patching.clean.mean(-1)
+            if np.isfinite(r)
+        ],
         patch_rows=_patch_rows(s),
         n_fresh=_N_FRESH,
         explained=[float(p.explained().min()) for p in (q.patching, q.fresh)],
