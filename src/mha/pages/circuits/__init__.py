@@ -697,7 +697,7 @@ def figures(s: Studies) -> dict[str, Figure]:
             f"Induction score of each induction head with its keys recomputed from a "
             f"stream in which one earlier head's write comes from another sequence: "
             f"{previous} (the previous-token head), {second} (the strongest sender "
-            "by weights; no bar where it cannot reach) or one of {len(s.controls)} control heads of the same "
+            f"by weights; no bar where it cannot reach) or one of {len(s.controls)} control heads of the same "
             "layers (their mean and range). Look at the second and third bars of each "
             "group.",
         ),
