@@ -110,14 +110,41 @@ def begin(processes: int = 1) -> Path:
 
 
 def set_processes(processes: int) -> None:
-    """How many processes compute this build's studies (the time left divides by it)."""
+    """How many processes compute this build's studies (the time left divides by it).
+
+    ```python
+    import os, tempfile
+    from unittest import mock
+
+    from mha.support import progress
+
+    with mock.patch.dict(os.environ, MHA_CACHE_DIR=tempfile.mkdtemp()):
+        progress.begin(processes=1)
+        progress.set_processes(2)
+        assert progress.state()["processes"] == 2
+    ```
+    """
     _update(lambda state: state.update(processes=processes))
 
 
 def state() -> dict:
     """The shared count (or this process's own): ``cold``, ``processes``, ``count``
     (studies announced), ``seen`` (studies begun), ``wall`` and ``sealed`` (the own
-    wall seconds of the studies done and their sealed own CPU seconds)."""
+    wall seconds of the studies done and their sealed own CPU seconds).
+
+    ```python
+    import os, tempfile
+    from unittest import mock
+
+    from mha.support import progress
+
+    empty = tempfile.mkdtemp()  # an empty cache: a cold build
+    with mock.patch.dict(os.environ, MHA_CACHE_DIR=empty):
+        progress.begin(processes=3)
+        s = progress.state()
+        assert s["cold"] and s["processes"] == 3 and s["count"] == 0 and s["seen"] == []
+    ```
+    """
     return _update(lambda state: None)
 
 
@@ -177,7 +204,23 @@ def seconds(value: float) -> str:
 
 def timings(cpu: bool = False) -> dict:
     """This cache's last timing of each study: wall seconds (``timings.json``), or
-    with ``cpu`` its CPU seconds, ``{"cpu": in all, "own": ...}``."""
+    with ``cpu`` its CPU seconds, ``{"cpu": in all, "own": ...}``.
+
+    ```python
+    import os, tempfile
+    from unittest import mock
+
+    from mha.support import progress
+
+    with mock.patch.dict(os.environ, MHA_CACHE_DIR=tempfile.mkdtemp()):
+        progress.begin()
+        assert progress.timings() == {}  # a fresh cache has timed nothing
+        with progress.computing("demo study"):
+            pass
+        assert progress.timings()["demo study"] >= 0
+        assert {"cpu", "own", "wall"} <= progress.timings(cpu=True)["demo study"].keys()
+    ```
+    """
     path = cache.cache_dir() / ("timings-cpu.json" if cpu else "timings.json")
     try:
         return json.loads(path.read_text())
@@ -204,7 +247,26 @@ def estimate(name: str) -> float | None:
 
 def left() -> float | None:
     """About how many seconds of this cold build's studies are left (on the
-    processes computing them); None unless the build is cold and sealed times exist."""
+    processes computing them); None unless the build is cold and sealed times exist.
+
+    ```python
+    import os, pathlib, tempfile
+    from unittest import mock
+
+    from mha.support import progress
+
+    empty = tempfile.mkdtemp()  # an empty cache: a cold build
+    with mock.patch.dict(os.environ, MHA_CACHE_DIR=empty):
+        progress.begin(processes=1)
+        alone = progress.left()
+        progress.set_processes(2)
+        assert alone > 0 and abs(progress.left() - alone / 2) < 1e-9
+        warm = pathlib.Path(os.environ["MHA_CACHE_DIR"]) / "0a1b.pickle"
+        warm.write_bytes(b"")  # a cache that holds a study: not a cold build
+        progress.begin()
+        assert progress.left() is None
+    ```
+    """
     shared, table = state(), sealed()
     if not (shared["cold"] and table):
         return None
@@ -221,7 +283,22 @@ def _expected(entry: dict[str, float]) -> float:
 
 @contextlib.contextmanager
 def computing(name: str) -> Iterator[None]:
-    """Announce ``name`` (if it takes a second or more), time it, keep its timing."""
+    """Announce ``name`` (if it takes a second or more), time it, keep its timing.
+
+    ```python
+    import os, tempfile
+    from unittest import mock
+
+    from mha.support import progress
+
+    with mock.patch.dict(os.environ, MHA_CACHE_DIR=tempfile.mkdtemp()):
+        progress.begin()
+        with progress.computing("demo study"):
+            pass
+        assert progress.state()["seen"] == ["demo study"]
+        assert "demo study" in progress.timings()
+    ```
+    """
     last, table = timings().get(name), sealed()
     entry = table.get(name)
     expected = last if last is not None else entry and _expected(entry)
@@ -277,7 +354,22 @@ def _cpu() -> float:
 
 def waited(seconds: float) -> None:
     """``seconds`` spent waiting for another process's study: not the open study's
-    own time."""
+    own time.
+
+    ```python
+    import os, tempfile
+    from unittest import mock
+
+    from mha.support import progress
+
+    with mock.patch.dict(os.environ, MHA_CACHE_DIR=tempfile.mkdtemp()):
+        progress.begin()
+        with progress.computing("waiting study"):
+            progress.waited(5.0)
+        spent = progress.timings(cpu=True)["waiting study"]
+        assert spent["wall"] <= progress.timings()["waiting study"] - 5.0 + 0.01
+    ```
+    """
     if _OPEN:
         _OPEN[-1][2] += seconds
         _OPEN[-1][4] += seconds
