@@ -11,6 +11,13 @@ and every fact a page module declares is used by its Markdown: a fact nobody sta
 is dead code. A sentence that legitimately changes with the values is an ``if`` on
 ``holds("name")``.
 
+A sentence that states a mechanism (X causes, gets, carries or turns into Y) is
+guarded by a fact computed from an intervention on X (an ablation, a patch, a
+removal), never from a correlation such as an attention weight or a weight score:
+the fact's values are the intervention's result, with its spread over sequences or
+texts and its unit, and a test feeds the fact a result without the effect (the
+intervened value equal to the unchanged one) and sees it turn false.
+
 ```python
 from mha.support.page import Fact, Page
 from mha_site.facts import FactError, PageFacts
@@ -280,7 +287,6 @@ COMPARES = re.compile(
 # Sentences that compare without a computed value of the page, each with its reason:
 # the start of the sentence (whitespace folded), and why it needs no fact.
 UNGUARDED = {
-    "the model reads them less for what they say than": "a cited paper's reading",
     "more heads means more parameters": "a belief the page then refutes, quoted",
     "link such sinks to *massive activations*": "a cited paper's finding",
     "Fewer K/V heads, smaller cache, but your team": "an exercise's premise",

@@ -193,6 +193,18 @@ def test_the_scan_facts_turn_false_with_other_values():
     no_sink = dataclasses.replace(scan, first_token=0 * scan.first_token)
     assert not depth._facts(depth._task(), no_copy)["second_copy"].holds
     assert not depth._facts(depth._task(), harmless)["ablation"].holds
+    matched = scan.matched_losses.copy()
+    matched[0, 1] = scan.top_losses[1]  # a matched set as costly as the heads
+    as_matched = dataclasses.replace(scan, matched_losses=matched)
+    assert not depth._facts(depth._task(), as_matched)["ablation"].holds
+    # no effect on copying: the second copy's loss as it was unchanged
+    top = np.stack([scan.top_losses[0], scan.losses[1]])
+    assert facts["copy_specific"].holds
+    no_effect = dataclasses.replace(scan, top_losses=top)
+    assert not depth._facts(depth._task(), no_effect)["copy_specific"].holds
+    top = np.stack([scan.top_losses[0] + 1, scan.top_losses[1]])  # general damage
+    general = dataclasses.replace(scan, top_losses=top)
+    assert not depth._facts(depth._task(), general)["copy_specific"].holds
     assert not depth._facts(depth._task(), no_sink)["sinks"].holds
     assert depth.page().louder == ["L0", "L29"]
     assert depth.page().below_even == ["L0", "L1", "L11"]
@@ -296,6 +308,22 @@ def test_the_batched_ablation_equals_one_pass_per_sequence_with_a_head_mask(mode
     assert repeated_tokens._ablated_loss(model, ids, heads, entering) == pytest.approx(
         expected, abs=1e-3
     )
+    first = [
+        np.log(smollm2.perplexity_of(model.logits(row, keep)[: half - 1], row[1:half]))
+        for row in ids
+    ]
+    losses = repeated_tokens._ablated_losses(model, ids, heads, entering)
+    np.testing.assert_allclose(losses[0], first, atol=1e-3)
+
+
+def test_matched_sets_take_other_heads_of_the_same_layers():
+    top = [(18, 6), (17, 3), (17, 4)]
+    sets = repeated_tokens._matched_sets(top, 9, np.random.default_rng(0))
+    assert sets.shape == (repeated_tokens._N_MATCHED, 3, 2)
+    for chosen in sets.tolist():
+        assert [layer for layer, _ in chosen] == [18, 17, 17]
+        assert not {tuple(h) for h in chosen} & set(top)
+        assert len({tuple(h) for h in chosen}) == 3
 
 
 def test_smollm2_has_induction_heads_and_they_carry_the_repeat():
@@ -455,3 +483,40 @@ def test_sinks_and_norms_draws_the_first_tokens_share_and_norm_ratio():
         assert panel.lines.keys() == {name, level}
         assert np.array_equal(panel.lines[name], [layers, series])
         assert panel.lines[level][1].tolist() == [value, value]  # a level line
+
+
+@pytest.mark.reference
+def test_the_first_copy_losses_equal_the_reference(model, smollm2_reference, request):
+    """Both copies' losses with two induction heads removed (their slices of o_proj's
+    input zeroed), against ``ablated_losses`` on one sequence."""
+    torch = reference_module("torch", request.config)
+    ids = repeated_tokens._repeated_sequences(model)[:1]
+    heads, half, d_k = [(17, 3), (18, 6)], repeated_tokens._HALF, 64
+    layers = smollm2_reference.model.layers
+
+    def zero(layer):
+        def hook(module, args):
+            x = args[0].clone()
+            for at, h in heads:
+                if at == layer:
+                    x[..., h * d_k : (h + 1) * d_k] = 0
+            return (x,)
+
+        return hook
+
+    handles = [
+        layers[i].self_attn.o_proj.register_forward_pre_hook(zero(i)) for i in (17, 18)
+    ]
+    try:
+        with torch.no_grad():
+            logits = smollm2_reference(torch.tensor(ids.tolist())).logits[0].double()
+    finally:
+        for h in handles:
+            h.remove()
+    target = torch.tensor(ids[0])
+    expected = [
+        float(torch.nn.functional.cross_entropy(logits[q], target[q + 1]))
+        for q in (torch.arange(half - 1), torch.arange(half, 2 * half - 1))
+    ]
+    mine = repeated_tokens._ablated_losses(model, ids, heads)[:, 0]
+    np.testing.assert_allclose(mine, expected, atol=2e-3)

@@ -180,6 +180,8 @@ def _replaced(obj, **changes):
         ("wrong_pairing_worse", "r", {"swapped_perplexity": 20.0}),
         ("minilm_previous", "h", {"minilm_offsets": np.eye(11)[5]}),
         ("smollm2_previous", "h", {"smollm2_offsets": np.eye(6)[0]}),
+        # no effect: the head without its rotation as it is with it
+        ("rope_removed", "h", {"smollm2_no_rope": np.array([0.1, 0.8, 0.1, 0, 0, 0])}),
         ("shift_invariant", "h", {"max_difference": 2 * TOLERANCE}),
         ("alibi_local", "alt", {"alibi_weights": np.full((8, 16), 1 / 16)}),
         ("alibi_even", "alt", {"alibi_weights": np.eye(16)[[15] * 8]}),
@@ -393,3 +395,38 @@ def test_the_drawn_pair_turns_by_its_position_and_keeps_its_dot_product() -> Non
         "pair_turns"
     ].holds
     assert _pair(64, 10_000.0).theta != pair.theta  # θ follows the base
+
+
+@pytest.mark.reference
+def test_the_head_without_its_rotation_equals_the_reference(smollm2_reference, request):
+    """The previous-token head's weights with RoPE removed in its layer: transformers'
+    query and key projections of that layer's input, not rotated, softmaxed; and the
+    head's shares by offset over the queries after the first."""
+    from mha.pages.position import _OFFSETS, _TEXT, real
+    from tests.reference import reference_module
+
+    torch = reference_module("torch", request.config)
+    model, h = smollm2.load(), real()
+    layer, head = h.smollm2_head
+    ids = model.encode(_TEXT)
+    n, d_k = len(ids), 64
+    block = smollm2_reference.model.layers[layer]
+    with torch.no_grad():
+        out = smollm2_reference(
+            torch.tensor([ids]), output_hidden_states=True, output_attentions=True
+        )
+        x = block.input_layernorm(out.hidden_states[layer])
+        q = block.self_attn.q_proj(x).view(n, 9, d_k)[:, head]
+        k = block.self_attn.k_proj(x).view(n, 3, d_k)[:, head // 3]
+        scores = (q @ k.T) / d_k**0.5
+        scores = scores.masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), -1e30)
+    unrotated = scores.softmax(-1).double().numpy()
+    rotated = out.attentions[layer][0, head].double().numpy()
+
+    def shares(w: np.ndarray) -> np.ndarray:  # queries t >= 1 only for d = 0
+        return np.array(
+            [np.diagonal(w, -d)[int(d == 0) :].mean() for d in range(_OFFSETS)]
+        )
+
+    np.testing.assert_allclose(h.smollm2_no_rope, shares(unrotated), atol=1e-4)
+    np.testing.assert_allclose(h.smollm2_offsets, shares(rotated), atol=1e-4)

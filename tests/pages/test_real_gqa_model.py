@@ -252,3 +252,39 @@ def test_mqa_by_layer_draws_each_layers_perplexity_and_the_two_references():
     assert every.tolist() == [study.mqa_perplexity] * 2
     assert published.tolist() == [study.perplexity] * 2
     assert panel.xticks == [str(i) for i in range(len(study.mqa_layer_perplexity))][::3]
+
+
+def test_a_step_at_its_bound_breaks_the_far_from_bound_fact(page):
+    """Steps that ran at their bound: the byte ratio would predict their times, and
+    the sentence that says they ran far from it goes false."""
+    d = page.decoding
+    assert gqa._decoding_facts(d)["far_from_bound"].holds
+    at_bound = [{**row, "bound_fraction": 1.0} for row in d["grouped"]]
+    assert not gqa._decoding_facts({**d, "grouped": at_bound})["far_from_bound"].holds
+    for row in d["grouped"]:  # at the bound the two predictions agree
+        full = gqa._decoding(
+            page.decode_bench,
+            page.study.config,
+            page.bench["weight_bytes_per_token"],
+            row["gqa_bytes"] / (row["ms"]["gqa"]["median"] / 1000),
+        )
+        (same,) = [r for r in full["grouped"] if r["context"] == row["context"]]
+        assert same["at_fraction_ratio"] == pytest.approx(same["predicted_ratio"])
+
+
+def test_every_decode_speed_is_a_recorded_one_with_its_threads_and_load(page):
+    bench, decoded = page.bench, page.decoding
+    rows = page.speeds
+    recorded = {r["context"]: r for r in decoded["recompute"]}
+    cached_rows = [r for r in rows if r["what"] == "decode with the KV cache"]
+    assert cached_rows[0]["tokens_per_s"] == bench["decode_tokens_per_s"]
+    assert cached_rows[0]["threads"] == bench["machine"]["cpu_count"]
+    for row in cached_rows[1:]:
+        expected = recorded[row["context"]]["cached_tokens_per_s"]["median"]
+        assert row["tokens_per_s"] == expected and row["threads"] == 1
+        assert row["load"] == decoded["load"]
+    # the GGUF file as stored: Q4_1 and Q8_0 blocks, about 5.6 times fewer bytes
+    assert 5 < page.stored_ratio < 6.4
+    assert page.stored_bound == pytest.approx(
+        bench["bound_tokens_per_s"] * page.stored_ratio, rel=1e-2
+    )

@@ -51,26 +51,44 @@ def composition(
 
 
 def patching(
-    names: list[str], clean: np.ndarray, patched: np.ndarray, controls: np.ndarray
+    names: list[str],
+    clean: np.ndarray,
+    patched: np.ndarray,
+    senders: list[str],
+    controls: np.ndarray,
 ) -> Figure:
-    """Three bars per head: its induction score ``clean``, with its keys patched at the
-    previous-token head (``patched``), and at random heads (``controls (heads, k)``:
-    the mean, with the range as an error bar).
+    """Bars per head: its induction score ``clean``, with its keys patched at each of
+    ``senders`` (``patched (senders, heads)``; NaN: that sender cannot reach the
+    head, no bar), and at control heads (``controls (heads, k)``: the mean, with
+    the range as an error bar; NaN ignored).
     """
-    fig, ax = new_figure(5.4, 3.2)
+    fig, ax = new_figure(5.4, 3.4)
     x = np.arange(len(names))
-    mean = controls.mean(axis=1)
-    spread = np.stack([mean - controls.min(axis=1), controls.max(axis=1) - mean])
-    ax.bar(x - 0.27, clean, 0.27, color=PALETTE[0], label="unpatched")
-    ax.bar(x, patched, 0.27, color=PALETTE[5], label="previous-token head patched")
+    k = 2 + len(senders)
+    width = 0.8 / k
+    mean = np.nanmean(controls, axis=1)
+    spread = np.stack(
+        [mean - np.nanmin(controls, axis=1), np.nanmax(controls, axis=1) - mean]
+    )
+    offset = (np.arange(k) - (k - 1) / 2) * width
+    ax.bar(x + offset[0], clean, width, color=PALETTE[0], label="unpatched")
+    for i, (name, scores) in enumerate(zip(senders, patched, strict=True)):
+        colour = PALETTE[5] if i == 0 else PALETTE[3]
+        ax.bar(
+            x + offset[1 + i],
+            np.nan_to_num(scores, nan=0.0),
+            width,
+            color=colour,
+            label=f"{name} patched",
+        )
     ax.bar(
-        x + 0.27,
+        x + offset[-1],
         mean,
-        0.27,
+        width,
         yerr=spread,
         color=PALETTE[2],
         ecolor=INK,
-        label="a random earlier head patched",
+        label="a control head patched",
     )
     ax.set_xticks(x, names)
     ax.set_ylim(0, 1)

@@ -88,7 +88,7 @@ def page() -> Page:
         "clean": float(s.sequences.clean[0]),
         "patched": float(s.sequences.patched[0]),
     }
-    keys["control"] = float(s.sequences.controls[0, 0])
+    keys["control"] = float(np.nanmean(s.sequences.controls[0]))
     rope_shift, more = _rope_shift(), _more_recall()
     return Page(
         online=online,

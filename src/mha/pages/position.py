@@ -10,6 +10,7 @@ real models' previous-token heads, and SmolLM2 run on a sentence shifted by
 
 from __future__ import annotations
 
+import copy
 import functools
 from dataclasses import dataclass
 
@@ -255,6 +256,8 @@ class _RealHeads:
     minilm_sentences: int
     smollm2_head: tuple[int, int]  # the depth page's strongest previous-token head
     smollm2_offsets: np.ndarray  # (OFFSETS,) mean weight on the token d back, on TEXT
+    # (queries t >= 1: query 0 can read only itself)
+    smollm2_no_rope: np.ndarray  # (OFFSETS,) ... with the rotation removed in its layer
     n_tokens: int  # tokens of TEXT
     max_difference: float  # max |weights at 0.. - weights at SHIFT..|, every head
     n_weights: int  # attention weights compared
@@ -277,6 +280,13 @@ def _minilm_offsets(
     return sums / len(texts)
 
 
+def _after_query_0(weights: np.ndarray, offsets: int) -> np.ndarray:
+    """A causal head's mean weight on the token d back, d = 0 .. offsets - 1, over
+    the queries t >= 1 (query 0 can read only itself: its weight there is 1)."""
+    w = weights.astype(np.float64)
+    return np.array([np.diagonal(w, -d)[int(d == 0) :].mean() for d in range(offsets)])
+
+
 def _real(digest: str) -> _RealHeads:
     """The study behind ``real()`` (``digest`` names SmolLM2's model file)."""
     if smollm2.gguf_digest() != digest:
@@ -290,15 +300,20 @@ def _real(digest: str) -> _RealHeads:
     )
     model = smollm2.load()
     ids = model.encode(_TEXT)
-    at_0, shifted = model.attentions(ids), model.attentions(ids, start=SHIFT)
+    trace = model.trace(ids)
+    at_0, shifted = trace.weights, model.attentions(ids, start=SHIFT)
+    block = model.blocks[s_layer]
+    unrotated = copy.copy(block.attention)  # the same weights, no rotation
+    unrotated.rope = None
+    normed = smollm2.rms_norm(trace.stream[s_layer], block.attention_norm, block.eps)
+    _, no_rope = unrotated(normed[None], mask=causal_mask(len(ids)))
     return _RealHeads(
         minilm_head=(int(m_layer), int(m_head)),
         minilm_offsets=_minilm_offsets(texts, m_layer, m_head, back),
         minilm_sentences=len(texts),
         smollm2_head=(s_layer, s_head),
-        smollm2_offsets=_diagonal_means(
-            at_0[s_layer, s_head].astype(np.float64), range(_OFFSETS)
-        ),
+        smollm2_offsets=_after_query_0(at_0[s_layer, s_head], _OFFSETS),
+        smollm2_no_rope=_after_query_0(no_rope[0, s_head], _OFFSETS),
         n_tokens=len(ids),
         max_difference=float(np.abs(at_0 - shifted).max()),
         n_weights=int(at_0.size),
@@ -434,13 +449,13 @@ def _pair_facts(pair: Pair) -> dict[str, Fact]:
         "pair_turns": Fact(
             turned,
             f"θ = {pair.theta}; angles {[(_angle(p.q), _angle(p.k)) for p in pair.placed]}",
-            "each drawn vector is its unrotated pair turned by its position times θ",
+            says="each drawn vector is its unrotated pair turned by its position times θ",
         ),
         "pair_dot_kept": Fact(
             abs(before.dot - after.dot) < 1e-12,
             f"q·k {before.dot!r} at ({before.m}, {before.n}), {after.dot!r} at "
             f"({after.m}, {after.n})",
-            "the pair's dot product is the same, within 1e-12, after both move",
+            says="the pair's dot product is the same, within 1e-12, after both move",
         ),
     }
 
@@ -556,6 +571,13 @@ def _facts(
             h.smollm2_offsets.argmax() == 1 and h.smollm2_offsets[1] > 0.5,
             f"SmolLM2 by offset: {_r(h.smollm2_offsets)}",
             says="SmolLM2's head puts its largest weight, and over half, on the token one back",
+        ),
+        "rope_removed": Fact(
+            h.smollm2_no_rope[1] < h.smollm2_offsets[1] / 4,
+            f"previous token: {h.smollm2_offsets[1]:.3f} with the rotation, "
+            f"{h.smollm2_no_rope[1]:.3f} without it",
+            says="with the rotation removed in its layer, SmolLM2's previous-token head "
+            "puts under a quarter of its weight on the previous token",
         ),
         "shift_invariant": Fact(
             h.max_difference < TOLERANCE,

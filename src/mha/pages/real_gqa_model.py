@@ -287,7 +287,13 @@ def page() -> Page:
     r, bench = results(), measured.load("smollm2")
     paper = {row.model: row for row in published.GQA_TABLE_1}  # the GQA paper's
     decode_bench = measured.load("decode")
-    decoded = _decoding(decode_bench, r.config, bench["weight_bytes_per_token"])
+    decoded = _decoding(
+        decode_bench,
+        r.config,
+        bench["weight_bytes_per_token"],
+        bench["read_bandwidth_one_thread_gb_per_s"] * 1e9,
+    )
+    stored = cached(_stored_bytes, smollm2.gguf_digest())
     c, itemsize = r.config, _CACHE_ITEMSIZE
     # every head on the corpus's short sentences, its kind by the atlas's rule
     data = cached(head_grid.smollm2_payload, head_grid.texts(), smollm2.gguf_digest())
@@ -330,6 +336,11 @@ def page() -> Page:
         noise=_NOISE,
         decode_bench=decode_bench,
         decoding=decoded,
+        speeds=_speeds(bench, decoded, stored),
+        stored_mb=stored / 1e6,
+        stored_ratio=bench["weight_bytes_per_token"] / stored,
+        stored_bound=bench["read_bandwidth_gb_per_s"] * 1e9 / stored,
+        one_thread_bandwidth=bench["read_bandwidth_one_thread_gb_per_s"],
         facts={**_facts(r, bench, every.counts, paper), **_decoding_facts(decoded)},
         figures=_figures(r),
     )
@@ -469,6 +480,76 @@ def _figures(r: _Study) -> dict[str, Figure]:
 _PRODUCT_FUNCTIONS = ("feed_forward", "head", "_project", "_linear", "_attend")
 
 
+def _stored_bytes(digest: str) -> int:
+    """The bytes of every tensor of SmolLM2's GGUF file as stored (4-bit Q4_1, 8-bit
+    Q8_0 and float32 tensors; the tied embedding once): what a runtime that keeps the
+    quantised weights reads per decode step (``digest`` names the file)."""
+    if smollm2.gguf_digest() != digest:
+        raise ValueError(f"digest: expected {smollm2.gguf_digest()}, got {digest}")
+    import gguf  # the reader of the model file, as smollm2 itself uses it
+
+    return sum(int(t.n_bytes) for t in gguf.GGUFReader(smollm2.gguf_path()).tensors)
+
+
+def _speeds(bench: dict, decoded: dict, stored_bytes: int) -> list[dict]:
+    """Every decode speed the page shows, in tokens per second, each with the BLAS
+    threads and the load average it was measured under (recorded by ``make bench``):
+    the bandwidth bounds (float32 weights, and the GGUF file's own weights as
+    stored), the whole decode step, and the decode benchmark's steps at each context
+    (with the cache, recomputing the prefix, grouped and expanded K/V heads).
+    """
+    threads, load = bench["machine"]["cpu_count"], bench["machine"]["load_average_1min"]
+    one, busy = 1, decoded["load"]
+    bandwidth = bench["read_bandwidth_gb_per_s"] * 1e9
+    rows = [
+        (
+            "the bound, float32 weights",
+            None,
+            bench["bound_tokens_per_s"],
+            threads,
+            load,
+        ),
+        (
+            "the bound, the weights as stored (4-bit)",
+            None,
+            bandwidth / stored_bytes,
+            threads,
+            load,
+        ),
+        (
+            "decode with the KV cache",
+            bench["prefill_tokens"],
+            bench["decode_tokens_per_s"],
+            threads,
+            load,
+        ),
+    ]
+    for r in decoded["recompute"]:
+        rows.append(
+            (
+                "decode with the KV cache",
+                r["context"],
+                r["cached_tokens_per_s"]["median"],
+                one,
+                busy,
+            )
+        )
+        rows.append(
+            (
+                "recomputing the prefix",
+                r["context"],
+                r["recompute_tokens_per_s"]["median"],
+                one,
+                busy,
+            )
+        )
+    for r in decoded["grouped"]:
+        for kind, name in (("gqa", "grouped K/V heads"), ("mha", "expanded K/V heads")):
+            rows.append((name, r["context"], 1000 / r["ms"][kind]["median"], one, busy))
+    keys = ("what", "context", "tokens_per_s", "threads", "load")
+    return [dict(zip(keys, row, strict=True)) for row in rows]
+
+
 def _step_bytes(
     config: smollm2.Config, weight_bytes: int, n_kv_heads: int, context: int
 ) -> int:
@@ -481,8 +562,17 @@ def _step_bytes(
     return weight_bytes + config.n_layers * (projections + cache)
 
 
-def _decoding(data: dict, config: smollm2.Config, weight_bytes: int) -> dict:
-    """The decode benchmark's tables, with the bytes each step is predicted to read."""
+def _decoding(
+    data: dict, config: smollm2.Config, weight_bytes: int, bandwidth: float
+) -> dict:
+    """The decode benchmark's tables, with the bytes each step is predicted to read.
+
+    A grouped step reads ``gqa_bytes``; at ``bandwidth`` (bytes per second, one BLAS
+    thread as the benchmark ran) that takes ``gqa_bytes / bandwidth``, the step's
+    ``bound_fraction`` of its measured time. The byte ratio predicts the expanded
+    step's time only at the bound; at the measured fraction, the rest of the step
+    unchanged, it predicts ``1 + (predicted_ratio - 1) * bound_fraction``.
+    """
     grouped = []
     for row in data["gqa_or_expansion"]:
         t = row["context"]
@@ -490,6 +580,7 @@ def _decoding(data: dict, config: smollm2.Config, weight_bytes: int) -> dict:
             _step_bytes(config, weight_bytes, h, t)
             for h in (config.n_kv_heads, config.n_heads)
         )
+        fraction = gqa / bandwidth / (row["ms"]["gqa"]["median"] / 1000)
         grouped.append(
             {
                 **row,
@@ -498,6 +589,8 @@ def _decoding(data: dict, config: smollm2.Config, weight_bytes: int) -> dict:
                 "gqa_mb": round(gqa / 1e6),  # whole MB, printed with separators
                 "mha_mb": round(mha / 1e6),
                 "predicted_ratio": mha / gqa,
+                "bound_fraction": fraction,
+                "at_fraction_ratio": 1 + (mha / gqa - 1) * fraction,
             }
         )
     load, cores = data["load_average_1min"], data["provenance"]["machine"]["cpu_count"]
@@ -539,6 +632,7 @@ def _decoding_facts(d: dict) -> dict[str, Fact]:
     ]
     speedups = [r["speedup"]["median"] for r in rows]
     predicted = [round(r["predicted_ratio"], 3) for r in grouped]
+    fractions = [round(r["bound_fraction"], 3) for r in grouped]
     return {
         "cache_always": Fact(
             all(cached > again for _, cached, again in spans),
@@ -559,5 +653,10 @@ def _decoding_facts(d: dict) -> dict[str, Fact]:
             d["busy"],
             f"load {d['load']} on {d['cores']} cores",
             says="the decode benchmark's machine was busy (load over its cores)",
+        ),
+        "far_from_bound": Fact(
+            max(fractions) < 0.5,
+            f"grouped steps' fractions of the bound {fractions}",
+            says="every grouped step ran at under half of its bandwidth bound",
         ),
     }

@@ -12,6 +12,7 @@ change (``SmolLM2.resume``).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -19,7 +20,8 @@ import numpy as np
 
 from mha.attention import attend, causal_mask
 from mha.experiments.value_norms import value_norms, weighted_by_norm
-from mha.heads import repeat_kv, split_heads
+from mha.heads import merge_heads, repeat_kv, split_heads
+from mha.layer import MultiHeadAttention
 from mha.pages.depth.repeated_tokens import Passes, induction_scores
 from mha.pretrained import smollm2
 from mha.pretrained.smollm2 import rms_norm
@@ -86,11 +88,12 @@ def _run(model: smollm2.SmolLM2, passes: Passes) -> _Pass:
     )
 
 
-def _second_copy_loss(
+def _second_copy_losses(
     model: smollm2.SmolLM2, final: np.ndarray, ids: np.ndarray
-) -> float:
-    """Mean next-token loss (nats) on the second copy, from the last streams
-    ``final (B, 2T, d_model)`` of sequences ``ids (B, 2T)`` (T tokens, then again).
+) -> np.ndarray:
+    """Each sequence's mean next-token loss (nats) on the second copy, ``(B,)``, from
+    the last streams ``final (B, 2T, d_model)`` of sequences ``ids (B, 2T)`` (T tokens,
+    then again).
     """
     half = ids.shape[1] // 2
     queries = np.arange(half, 2 * half - 1)
@@ -98,63 +101,192 @@ def _second_copy_loss(
     # the head as one product over every sequence's rows: one per sequence reads
     # the whole 49152-token head each time (measured: 1.5 times the CPU)
     logits = model.head(rows.reshape(-1, rows.shape[-1])).reshape(*rows.shape[:2], -1)
-    losses = [
-        np.log(smollm2.perplexity_of(scores, row[queries + 1]))
-        for scores, row in zip(logits, ids, strict=True)
-    ]
-    return float(np.mean(losses))
+    return np.array(
+        [
+            np.log(smollm2.perplexity_of(scores, row[queries + 1]))
+            for scores, row in zip(logits, ids, strict=True)
+        ]
+    )
+
+
+def _writes(
+    model: smollm2.SmolLM2, p: _Pass | _Prefix, heads: Sequence[_Head]
+) -> np.ndarray:
+    """The sum of ``heads``' own writes to the stream, ``(B, n, d_model)``: one
+    product per layer, over its chosen heads side by side."""
+    by_layer: dict[int, list[int]] = {}
+    for layer, head in heads:
+        by_layer.setdefault(layer, []).append(head)
+    total = 0.0
+    for layer, chosen in sorted(by_layer.items()):
+        a = model.blocks[layer].attention
+        out = p.outputs[layer][:, chosen]  # (B, k, n, d_k)
+        w_o = a.w_o.reshape(a.n_heads, a.d_k, -1)[chosen].reshape(-1, a.w_o.shape[1])
+        total = total + merge_heads(out) @ w_o
+    return total
 
 
 def _mean_ablated_loss(
     model: smollm2.SmolLM2, p: _Pass, heads: Sequence[_Head]
 ) -> float:
     """The second copy's loss with each of ``heads`` writing its mean write instead of
-    its own, resuming ``p`` at the first layer that changes.
+    its own, resuming ``p`` at the first layer that changes (mean over sequences).
     """
+    return float(_mean_ablated_final(model, p, heads)[1].mean())
+
+
+def _mean_ablated_final(
+    model: smollm2.SmolLM2, p: _Pass, heads: Sequence[_Head]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The last stream with ``heads`` mean-ablated, and its second-copy losses."""
     start = min(layer for layer, _ in heads)
     replace = {(layer, head): p.mean_writes[layer, head] for layer, head in heads}
     causal = causal_mask(p.ids.shape[1])
     final = model.resume(p.entering[start], start, causal, replace=replace)
-    return _second_copy_loss(model, final, p.ids)
+    return final, _second_copy_losses(model, final, p.ids)
+
+
+def _path_patched_losses(
+    model: smollm2.SmolLM2, p: _Pass, heads: Sequence[_Head]
+) -> np.ndarray:
+    """Second-copy losses ``(4, B)`` (nats, each sequence) of the unchanged model, of
+    ``heads`` mean-ablated on every path, on the direct path to the logits only, and
+    on the paths through later layers only.
+
+    Every path: the heads write their mean, and the layers above read it
+    (``resume``). Direct only: the unchanged last stream, with each head's own write
+    swapped for its mean there and nowhere else (the later layers see the heads as
+    they were). Later layers only: the every-path stream with the heads' own writes
+    put back into it at the end (only the later layers saw the mean). One resumed
+    pass in all.
+    """
+    own = _writes(model, p, heads)
+    mean = sum(p.mean_writes[layer, head] for layer, head in heads)
+    final, total = _mean_ablated_final(model, p, heads)
+    clean = _second_copy_losses(model, p.entering[-1], p.ids)
+    direct = _second_copy_losses(model, p.entering[-1] - own + mean, p.ids)
+    later = _second_copy_losses(model, final + own - mean, p.ids)
+    return np.stack([clean, total, direct, later])
+
+
+@dataclass(frozen=True)
+class _Prefix:
+    """The unchanged model on ``ids (B, n)`` up to a layer: each block's input and
+    each head's output before W_O, what patching into keys reads (``Pass`` holds the
+    same, for every layer)."""
+
+    ids: np.ndarray
+    entering: np.ndarray  # (layers + 1, B, n, d_model), as far as it was run
+    outputs: np.ndarray  # (layers, B, h, n, d_k), as far as it was run
+
+
+def _prefix(model: smollm2.SmolLM2, ids: np.ndarray, layers: int) -> _Prefix:
+    """The first ``layers`` blocks over every row of ``ids (B, n)`` at once (one
+    batched pass, causal), keeping what ``patched_induction`` reads.
+    """
+    ids = np.asarray(ids)
+    if ids.ndim != 2 or not 0 < layers <= model.config.n_layers:
+        raise ValueError(
+            f"ids, layers: expected ids (B, n) and 0 < layers <= "
+            f"{model.config.n_layers}, got {ids.shape} and {layers}"
+        )
+    x = np.ascontiguousarray(model.embedding[:, ids].transpose(1, 2, 0))
+    causal = causal_mask(ids.shape[1])
+    entering, outputs = [x], []
+    for block in model.blocks[:layers]:
+        a = block.attention
+        normed = rms_norm(x, block.attention_norm, block.eps)
+        attended, w = a(normed, mask=causal)
+        v = split_heads(normed @ a.w_v, a.n_kv_heads)
+        outputs.append(w @ repeat_kv(v, a.n_heads // a.n_kv_heads))
+        x = x + attended
+        x = x + block.feed_forward(x.reshape(-1, x.shape[-1])).reshape(x.shape)
+        entering.append(x)
+    return _Prefix(ids=ids, entering=np.stack(entering), outputs=np.stack(outputs))
 
 
 def _patched_induction(
-    model: smollm2.SmolLM2, p: _Pass, receivers: Sequence[_Head], sender: _Head | None
+    model: smollm2.SmolLM2,
+    p: _Pass | _Prefix,
+    receivers: Sequence[_Head],
+    sender_sets: Sequence[Sequence[_Head]],
 ) -> np.ndarray:
-    """The induction score of each of ``receivers`` (mean over the sequences) when its
-    keys are recomputed from a stream in which ``sender``'s write is the one it made on
-    the next sequence (the last borrows from the first); ``None`` patches nothing.
+    """Each receiver's induction score on each sequence, ``(sets, receivers, B)``,
+    when its keys are recomputed from a stream in which every sender of a set wrote
+    what it wrote on the next sequence (the last borrows from the first): the senders
+    of a set are patched together; an empty set patches nothing (the clean score).
 
-    Only the keys change: the queries and values are the unchanged pass's, and no
-    other layer is rerun (the direct path from sender to keys). The sender's write is
-    its output (kept by ``run``) through its rows of W_O, then one key projection
-    per receiver.
+    A sender can only reach a receiver of a later layer: the senders of a set at or
+    above a receiver's layer are left out for it, and a receiver that none of the set
+    reaches scores NaN. Only the keys change: the queries and values are the
+    unchanged pass's, and no other layer is rerun (the direct path from sender to
+    keys). The senders' write is their outputs (kept by ``run`` or ``prefix``)
+    through their rows of W_O, then one key projection per set and receiver.
     """
     n = p.ids.shape[1]
     causal = causal_mask(n)
-    swap = 0.0
-    if sender is not None:
-        s_layer, s_head = sender
-        if s_layer >= min(layer for layer, _ in receivers):
-            raise ValueError(
-                f"sender: expected a layer below every receiver's, got {sender} for "
-                f"{list(receivers)}"
-            )
-        a = model.blocks[s_layer].attention
-        w_o = a.w_o[s_head * a.d_k : (s_head + 1) * a.d_k]
-        written = p.outputs[s_layer][:, s_head] @ w_o  # (B, n, d_model)
-        swap = np.roll(written, -1, axis=0) - written  # (B, n, d_model)
-    scores = []
-    for layer, head in receivers:
+    swaps: dict[tuple[_Head, ...], np.ndarray] = {}
+
+    def swap(senders: tuple[_Head, ...]) -> np.ndarray:
+        """What patching ``senders`` together adds to the stream: (B, n, d_model)."""
+        if senders not in swaps:
+            written = _writes(model, p, senders)
+            swaps[senders] = np.roll(written, -1, axis=0) - written
+        return swaps[senders]
+
+    scores = np.full((len(sender_sets), len(receivers), p.ids.shape[0]), np.nan)
+    for r, (layer, head) in enumerate(receivers):
         block = model.blocks[layer]
         a = block.attention
         d_k, kv = a.d_k, head // (a.n_heads // a.n_kv_heads)
         x = p.entering[layer]  # (B, n, d_model)
         w_k = a.w_k[:, kv * d_k : (kv + 1) * d_k]
-        keys = rms_norm(x + swap, block.attention_norm, block.eps) @ w_k
         normed = rms_norm(x, block.attention_norm, block.eps)
-        queries = normed @ a.w_q[:, head * d_k : (head + 1) * d_k]
-        q, k = a.rope.from_position(queries, 0), a.rope.from_position(keys, 0)
-        _, weights = attend(q, k, k, causal)
-        scores.append(induction_scores(weights.astype(np.float64), n // 2).mean())
-    return np.array(scores)
+        q = a.rope.from_position(normed @ a.w_q[:, head * d_k : (head + 1) * d_k], 0)
+        for i, senders in enumerate(sender_sets):
+            reaching = [s for s in senders if s[0] < layer]
+            if senders and not reaching:
+                continue
+            changed = x + swap(tuple(reaching)) if reaching else x
+            keys = rms_norm(changed, block.attention_norm, block.eps) @ w_k
+            _, weights = attend(q, a.rope.from_position(keys, 0), keys, causal)
+            scores[i, r] = induction_scores(weights.astype(np.float64), n // 2)
+    return scores
+
+
+class _FirstValues(MultiHeadAttention):
+    """An attention layer whose first token's values are replaced in every head: by
+    zero, or by their mean over the batch's sequences (what is common to them)."""
+
+    mean: bool
+
+    @classmethod
+    def of(cls, attention: MultiHeadAttention, mean: bool) -> _FirstValues:
+        """A copy of ``attention`` (the same weights, shared) that replaces them."""
+        changed = copy.copy(attention)
+        changed.__class__ = cls
+        changed.mean = mean
+        return changed
+
+    def _project(
+        self, x: np.ndarray, kv: np.ndarray, start: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        q, k, v = super()._project(x, kv, start)
+        v = v.copy()
+        v[..., 0, :] = v[..., 0, :].mean(axis=0) if self.mean else 0
+        return q, k, v
+
+
+def _first_value_losses(model: smollm2.SmolLM2, ids: np.ndarray) -> np.ndarray:
+    """Second-copy losses ``(2, B)`` (nats) of sequences ``ids (B, 2T)`` with the first
+    token's values zeroed in every layer, then replaced by their mean over the
+    sequences: one batched pass each.
+    """
+    ids = np.asarray(ids)
+    x = np.ascontiguousarray(model.embedding[:, ids].transpose(1, 2, 0))
+    causal = causal_mask(ids.shape[1])
+    losses = []
+    for mean in (False, True):
+        changed = model.map_attention(lambda a, mean=mean: _FirstValues.of(a, mean))
+        losses.append(_second_copy_losses(model, changed.resume(x, 0, causal), ids))
+    return np.stack(losses)

@@ -25,6 +25,7 @@ _HALF = 50  # T: tokens in each copy of a repeated sequence
 N_SEQUENCES = 8  # repeated sequences the scores average over
 N_ABLATED = 5  # heads removed at once
 _N_RANDOM_SETS = 10  # random sets of N_ABLATED heads to compare with
+_N_MATCHED = 5  # random sets matched by layer: one other head of each induction head's
 _SEED = 18
 
 
@@ -67,20 +68,23 @@ def _check_square(weights: np.ndarray, n: int) -> None:
 
 
 def _copy_losses(
-    model: smollm2.SmolLM2, final: np.ndarray, sequences: np.ndarray, copy: int
-) -> list[float]:
-    """Each sequence's mean next-token loss (nats) on copy 0 (queries 0 .. T - 2) or 1
-    (T .. 2T - 2), from the residual streams ``final (B, n, d_model)`` after the last
-    block: the head runs once, on the rows the loss reads."""
-    queries = np.arange(copy * _HALF, (copy + 1) * _HALF - 1)
-    rows = final[:, queries]  # (B, T - 1, d_model)
+    model: smollm2.SmolLM2, final: np.ndarray, sequences: np.ndarray
+) -> np.ndarray:
+    """Each sequence's mean next-token loss (nats) on copy 0 (queries 0 .. T - 2) and
+    copy 1 (T .. 2T - 2), ``(2, B)``, from the residual streams ``final (B, n,
+    d_model)`` after the last block: the head runs once, on the rows the loss reads."""
+    queries = np.concatenate([np.arange(_HALF - 1), np.arange(_HALF, 2 * _HALF - 1)])
+    rows = final[:, queries]  # (B, 2 (T - 1), d_model)
     # one 2-D product (measured: a 3-D one, a product per sequence, takes about
     # twice the CPU time, each reading the whole 49152-token head)
     logits = model.head(rows.reshape(-1, rows.shape[-1])).reshape(*rows.shape[:2], -1)
-    return [
-        float(np.mean(smollm2.token_losses(scores, ids[queries + 1])))
-        for scores, ids in zip(logits, sequences, strict=True)
-    ]
+    losses = np.array(
+        [
+            smollm2.token_losses(scores, ids[queries + 1])
+            for scores, ids in zip(logits, sequences, strict=True)
+        ]
+    )  # (B, 2 (T - 1))
+    return losses.reshape(len(sequences), 2, _HALF - 1).mean(axis=-1).T
 
 
 @dataclass(frozen=True)
@@ -138,6 +142,11 @@ class Scan:
     loss_top: float  # ... with the strongest induction heads removed
     loss_random: np.ndarray  # (N_RANDOM_SETS,) ... with random sets removed
     random_sets: np.ndarray  # (N_RANDOM_SETS, N_ABLATED, 2) (layer, head)
+    losses: np.ndarray  # (2, B) first and second copy, each sequence, unchanged
+    top_losses: np.ndarray  # (2, B) ... the strongest induction heads removed
+    random_losses: np.ndarray  # (N_RANDOM_SETS, 2, B) ... each random set removed
+    matched_sets: np.ndarray  # (N_MATCHED, N_ABLATED, 2) random, in the top's layers
+    matched_losses: np.ndarray  # (N_MATCHED, 2, B) ... each matched set removed
 
 
 def _scan() -> Scan:
@@ -154,10 +163,7 @@ def _scan() -> Scan:
         )
 
     norms = np.linalg.norm(p.stream, axis=-1)  # (layers + 1, sequences, n)
-    first, second = (
-        float(np.mean(_copy_losses(model, p.stream[-1], sequences, copy)))
-        for copy in (0, 1)
-    )
+    losses = _copy_losses(model, p.stream[-1], sequences)
     scores = over_layers(induction_scores)
     top = strongest(scores, N_ABLATED)
     rng = np.random.default_rng([_SEED, 4])
@@ -168,6 +174,13 @@ def _scan() -> Scan:
             for _ in range(_N_RANDOM_SETS)
         ]
     )
+    matched_sets = _matched_sets(
+        top, scores.shape[1], np.random.default_rng([_SEED, 5])
+    )
+    top_losses = _ablated_losses(model, sequences, top, p.stream)
+    random_losses = np.array(
+        [_ablated_losses(model, sequences, heads, p.stream) for heads in random_sets]
+    )
     return Scan(
         induction=scores,
         previous=over_layers(_previous_token_scores),
@@ -177,14 +190,38 @@ def _scan() -> Scan:
         attention_norm=_over_sequences(p.attention_norm),
         mlp_norm=_over_sequences(p.mlp_norm),
         first_stream_norm=_over_sequences(norms[..., 0]),
-        loss_first=first,
-        loss_second=second,
-        loss_top=_ablated_loss(model, sequences, top, p.stream),
-        loss_random=np.array(
-            [_ablated_loss(model, sequences, heads, p.stream) for heads in random_sets]
-        ),
+        loss_first=float(losses[0].mean()),
+        loss_second=float(losses[1].mean()),
+        loss_top=float(top_losses[1].mean()),
+        loss_random=random_losses[:, 1].mean(axis=-1),
         random_sets=random_sets,
+        losses=losses,
+        top_losses=top_losses,
+        random_losses=random_losses,
+        matched_sets=matched_sets,
+        matched_losses=np.array(
+            [_ablated_losses(model, sequences, h, p.stream) for h in matched_sets]
+        ),
     )
+
+
+def _matched_sets(
+    top: list[tuple[int, int]], n_heads: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``N_MATCHED`` random sets ``(N_MATCHED, len(top), 2)``: for each head of ``top``,
+    another head of its layer, not in ``top``, each set without repeats."""
+    sets = []
+    for _ in range(_N_MATCHED):
+        chosen: list[tuple[int, int]] = []
+        for layer, _ in top:
+            free = [
+                h
+                for h in range(n_heads)
+                if (layer, h) not in top and (layer, h) not in chosen
+            ]
+            chosen.append((layer, int(rng.choice(free))))
+        sets.append(chosen)
+    return np.array(sets)
 
 
 def _over_sequences(x: np.ndarray) -> np.ndarray:
@@ -200,7 +237,20 @@ def _ablated_loss(
     entering: np.ndarray | None = None,
 ) -> float:
     """Mean next-token loss (nats) on the second copy of every sequence, with
-    ``heads`` (``(layer, head)`` pairs) removed: one batched pass over all sequences.
+    ``heads`` (``(layer, head)`` pairs) removed (``ablated_losses``, averaged).
+    """
+    return float(_ablated_losses(model, sequences, heads, entering)[1].mean())
+
+
+def _ablated_losses(
+    model: smollm2.SmolLM2,
+    sequences: np.ndarray,
+    heads,
+    entering: np.ndarray | None = None,
+) -> np.ndarray:
+    """Each sequence's mean next-token loss (nats) on the first and the second copy,
+    ``(2, B)``, with ``heads`` (``(layer, head)`` pairs) removed: one batched pass
+    over all sequences.
 
     Each removed head's output is zeroed before W_O (``head_mask``, as in
     ``SmolLM2.logits``). ``entering (layers + 1, B, n, d_model)``, the unchanged
@@ -224,7 +274,7 @@ def _ablated_loss(
         x = x + block.attention(normed, mask=causal, head_mask=mask[layer])[0]
         # token by token: one matrix product over every sequence's rows
         x = x + block.feed_forward(x.reshape(-1, x.shape[-1])).reshape(x.shape)
-    return float(np.mean(_copy_losses(model, x, sequences, 1)))
+    return _copy_losses(model, x, sequences)
 
 
 def strongest(scores: np.ndarray, k: int) -> list[tuple[int, int]]:
