@@ -134,6 +134,7 @@ def page() -> Page:
         latent_groups=latent["MLA"]["per_token"] / latent["MQA"]["per_token"],
         mla_claim=MLA_CLAIM,
         stated=stated,
+        mla_cached=latent["MLA"]["per_token"],  # MLA's cached values a token and layer
         stated_count=len(stated),
         facts=_facts(models, naive, fits, tradeoff, counted, table)
         | _latent_facts(latent),

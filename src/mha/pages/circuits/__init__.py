@@ -285,6 +285,7 @@ def page() -> Page:
         n_sample=_N_SAMPLE,
         max_offset=_MAX_OFFSET,
         controls=[_name(h) for h in s.controls],
+        n_controls=len(s.controls),
         senders_named=[_name(h) for h in s.senders],
         second=_name(s.senders[1]),
         n_candidates=len(s.senders) - 1,
