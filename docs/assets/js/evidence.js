@@ -32,8 +32,15 @@
     Object.assign(popover.style, { margin: "0", inset: "auto", left: `${left}px`, top: `${top}px` });
   }
 
+  // aria-expanded is set here, with the popover: the toggle event comes a task later.
+  function expanded(popover, open) {
+    markOf(popover)?.setAttribute("aria-expanded", String(open));
+  }
+
   function hide(popover) {
-    if (isOpen(popover)) popover.hidePopover();
+    if (!isOpen(popover)) return;
+    popover.hidePopover();
+    expanded(popover, false);
   }
 
   function show(mark, how) {
@@ -41,6 +48,7 @@
     if (!popover || isOpen(popover)) return;
     for (const other of opened()) hide(other);
     popover.showPopover();
+    expanded(popover, true);
     place(popover);
     openedBy.set(popover, how);
   }
@@ -101,16 +109,6 @@
     returning = null;
     if (mark && !back && mark.matches(":focus-visible")) show(mark, "focus");
   });
-  document.addEventListener(
-    "toggle",
-    (event) => {
-      const popover = event.target;
-      if (!popover.classList?.contains("mha-evidence")) return;
-      const mark = markOf(popover);
-      if (mark) mark.setAttribute("aria-expanded", String(event.newState === "open"));
-    },
-    true,
-  );
   const replace = () => opened().forEach(place);
   addEventListener("scroll", replace, { passive: true });
   addEventListener("resize", replace, { passive: true });
