@@ -363,6 +363,7 @@ def define_env(env):
     env.filter(formatting.vector, "vec")
     env.filter(formatting.significant, "sig")
     env.filter(importlib.import_module("mha_site.evidence").text, "plain")
+    env.filter(lambda sha: _code().commit_link(sha), "commit")  # a bench result's seal
     _CODE.update(code=None, repo_url=getattr(env, "conf", {}).get("repo_url"))
 
     if zensical:  # the page Zensical renders is its own: the values go onto it

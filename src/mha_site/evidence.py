@@ -96,6 +96,28 @@ class Code:
             return f"{self.repo_url.rstrip('/')}/blob/{self.commit}/{relative}{anchor}"
         return path.as_uri() + anchor
 
+    def commit_link(self, sha: str) -> str:
+        """Commit ``sha`` as a page prints it (a bench result's seal): its short
+        hash, linked to the commit on the repository; a local build, or a hash git
+        did not give (``unknown``), prints the hash alone.
+
+        ```python
+        from pathlib import Path
+        from mha_site.evidence import Code
+
+        remote = Code(Path("/r"), "https://github.com/a/b", "abc")
+        assert remote.commit_link("0123456789ab") == (
+            '<a href="https://github.com/a/b/commit/0123456789ab">'
+            "<code>0123456</code></a>")
+        assert Code(Path("/r"), None, None).commit_link("0123456789ab") == (
+            "<code>0123456</code>")
+        ```
+        """
+        short = f"<code>{html.escape(str(sha)[:7])}</code>"
+        if not (self.repo_url and re.fullmatch(r"[0-9a-f]{7,40}", str(sha))):
+            return short
+        return f'<a href="{html.escape(self.repo_url.rstrip("/"))}/commit/{sha}">{short}</a>'
+
 
 def marker(
     name: str, fact: Fact, url: str, where: str = "", chooses: bool = False

@@ -15,7 +15,7 @@ import jinja2
 
 from mha.support import formatting
 from mha.support.page import Page
-from mha_site.evidence import text
+from mha_site.evidence import Code, text
 from mha_site.facts import PageFacts
 
 FILTERS = {
@@ -25,6 +25,8 @@ FILTERS = {
     "vec": formatting.vector,
     "sig": formatting.significant,
     "plain": text,  # the evidence index's words, escaped for Markdown
+    # a bench result's commit, as a local build prints it
+    "commit": Code(Path("."), None, None).commit_link,
 }
 
 

@@ -37,6 +37,7 @@ FORMATTING = {
     "escape",
     "join",
     "plain",
+    "commit",  # a bench result's commit, linked (mha_site.evidence.Code.commit_link)
 }
 FORMATTING |= {"indent", "first", "last"}  # layout, and subscripts by another name
 FILTER = re.compile(r"\|\s*(\w+)")

@@ -40,6 +40,7 @@ from mha_site.bench import seal
 from tests.conftest import ROOT
 from tests.docs.rendering import render
 from tests.pages.drawn import assert_series, drawn
+from tests.pages.sealed import PLANTS, assert_printed, plant
 
 
 def test_every_head_count_holds_4d_squared_parameters():
@@ -281,6 +282,18 @@ def test_a_run_above_the_cores_shows_quartiles_and_headlines_no_ratio(
         assert (layer_range in text) is loaded
         assert ("rest of the layer (ms) |" in text) is not loaded
         assert ("states no ratio" in text) is loaded
+
+
+@pytest.mark.parametrize("sealed_at, uncommitted", PLANTS)
+def test_the_timings_say_when_at_which_commit_and_load_they_were_sealed(
+    tmp_path, monkeypatch, sealed_at, uncommitted
+):
+    commit, load = "c0ffee1" + "0" * 33, 3.7
+    sealed = plant("heads", tmp_path, monkeypatch, sealed_at, uncommitted, commit, load)
+    p = cost_page.page.__wrapped__()  # the page of the planted record
+    assert p.timings.seal == sealed and sealed.commit == commit
+    assert sealed.date == (sealed_at[:10] if sealed_at else None)
+    assert_printed(render(ROOT / "docs" / "cost.md", p), sealed)
 
 
 # the whole layer: projections, scores, weighted sum

@@ -22,7 +22,10 @@ from mha.pages.fast_attention import (
     _peak_bytes,
     page,
 )
+from tests.conftest import ROOT
+from tests.docs.rendering import render
 from tests.pages.drawn import assert_series, drawn
+from tests.pages.sealed import PLANTS, assert_printed, plant
 
 
 def test_every_fact_holds_and_the_example_agrees_with_the_softmax():
@@ -180,3 +183,16 @@ def test_the_tiles_fact_turns_false_on_a_wrong_picture():
     full = dict(p.counts, visited=np.ones_like(p.counts["visited"]))  # none skipped
     found = _facts(p.steps, p.direct, p.memory, p.bench["rows"], full)
     assert not found["tiles_count"].holds
+
+
+@pytest.mark.parametrize("sealed_at, uncommitted", PLANTS)
+def test_the_bench_table_says_when_at_which_commit_and_load_it_was_sealed(
+    tmp_path, monkeypatch, sealed_at, uncommitted
+):
+    commit = "fa57a77e" + "1" * 32
+    sealed = plant(
+        "fast_attention", tmp_path, monkeypatch, sealed_at, uncommitted, commit, 4.4
+    )
+    p = page.__wrapped__()  # the page of the planted record
+    assert p.seal == sealed and sealed.commit == commit and sealed.load == 4.4
+    assert_printed(render(ROOT / "docs" / "fast-attention.md", p), sealed)

@@ -20,7 +20,9 @@ from mha.pages.real_gqa_model import _swap_rope_pairing
 from mha.rope import RotaryEmbedding
 from mha_site.facts import stated
 from tests.conftest import ROOT
+from tests.docs.rendering import render
 from tests.pages.drawn import draw
+from tests.pages.sealed import PLANTS, assert_printed, plant
 
 
 @pytest.fixture(scope="module")
@@ -288,3 +290,20 @@ def test_every_decode_speed_is_a_recorded_one_with_its_threads_and_load(page):
     assert page.stored_bound == pytest.approx(
         bench["bound_tokens_per_s"] * page.stored_ratio, rel=1e-2
     )
+
+
+@pytest.mark.parametrize("sealed_at, uncommitted", PLANTS)
+def test_each_bench_result_says_when_at_which_commit_and_load_it_was_sealed(
+    tmp_path, monkeypatch, sealed_at, uncommitted
+):
+    model = plant(  # the model's speeds: its own table, and the table of every speed
+        "smollm2", tmp_path, monkeypatch, sealed_at, uncommitted, "a" * 40, 6.1
+    )
+    steps = plant(  # the decoding steps: their section's intro, note, and that table
+        "decode", tmp_path, monkeypatch, sealed_at, uncommitted, "b" * 40, 7.3
+    )
+    p = gqa.page.__wrapped__()  # the page of the planted records
+    assert p.seal == model and p.decoding["seal"] == steps
+    text = render(ROOT / "docs" / "real-gqa-model.md", p)
+    assert_printed(text, model, times=2)
+    assert_printed(text, steps, times=3)

@@ -29,7 +29,10 @@ from mha.pages.real_heads import (
     pruning,
 )
 from mha.pretrained import minilm
+from tests.conftest import ROOT
+from tests.docs.rendering import render
 from tests.pages.drawn import draw
+from tests.pages.sealed import PLANTS, assert_printed, plant
 
 # --- the head atlas's logic on small inputs ------------------------------------------
 TOKENS = ["[CLS]", "the", "cat", ",", "the", "dog", "[SEP]"]  # n = 7, 5 word queries
@@ -402,3 +405,14 @@ def test_cumulative_pruning_draws_both_curves_by_label_and_the_papers_shares():
     marks = [line for label, line in panel.lines.items() if label.startswith("_")]
     assert [mark[0, 0] for mark in marks] == [s * r.n_heads for s, _ in papers]
     assert panel.texts == [f" {name}: {share:.0%}" for share, name in papers]
+
+
+@pytest.mark.parametrize("sealed_at, uncommitted", PLANTS)
+def test_the_timings_say_when_at_which_commit_and_load_they_were_sealed(
+    tmp_path, monkeypatch, sealed_at, uncommitted
+):
+    commit = "5ea1ed00" + "2" * 32
+    sealed = plant("minilm", tmp_path, monkeypatch, sealed_at, uncommitted, commit, 5.6)
+    p = page.__wrapped__()  # the page of the planted record
+    assert p.seal == sealed and sealed.commit == commit and sealed.load == 5.6
+    assert_printed(render(ROOT / "docs" / "real-heads.md", p), sealed)

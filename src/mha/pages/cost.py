@@ -291,6 +291,7 @@ class _Timings:
     threads: int  # BLAS threads
     rows: tuple[_Timing, ...]
     machine: dict
+    seal: measured.Seal  # when, at which commit and under which load it was sealed
 
     def ratio(self, n_heads: int, baseline: int, part: str = "layer") -> float:
         """How many times longer ``part`` (``"layer"``, or ``"attention"``: the core)
@@ -332,7 +333,12 @@ def _timings() -> _Timings:
         _Timing(**{k: v for k, v in row.items() if not k.startswith("samples_")})
         for row in data["rows"]  # the raw samples stay in the file, checked by load
     )
-    return _Timings(**{f: data[f] for f in fields}, rows=rows, machine=data["machine"])
+    return _Timings(
+        **{f: data[f] for f in fields},
+        rows=rows,
+        machine=data["machine"],
+        seal=measured.Seal.of(data),
+    )
 
 
 def _facts(

@@ -196,6 +196,7 @@ def page() -> Page:
         weights=softmax(SCORES),
         memory=[_readable(row) for row in rows],
         bench=bench,
+        seal=measured.Seal.of(bench),
         bench_rows=[_readable(row) for row in bench["rows"]],
         counts=counts,
         d_k=_D_K,

@@ -317,6 +317,7 @@ def page() -> Page:
         paper=paper,
         uptrain=published.GQA_UPTRAIN_FRACTION,
         bench=bench,
+        seal=measured.Seal.of(bench),
         speed={
             "read_gib": bench["read_bytes"] / 2**30,  # the array streamed
             "bound_ms": 1000 / bench["bound_tokens_per_s"],  # every weight byte
@@ -616,6 +617,7 @@ def _decoding(
         "busy": max(load["before"], load["after"]) > cores,
         "cache_per_token": per_token,
         "weights_mb": weight_bytes / 1e6,
+        "seal": measured.Seal.of(data),
     }
 
 

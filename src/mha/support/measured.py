@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -199,3 +200,56 @@ def checksum(result: dict) -> str:
     body = json.loads(json.dumps(body))  # as read back: tuples are lists, keys str
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"))
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Seal:
+    """When, at which commit and under which load ``make bench`` sealed a result:
+    what a page prints beside each measured figure, read from the result's
+    ``provenance``.
+
+    ``date`` is the day it was sealed (UTC, ``YYYY-MM-DD``), or None for a result
+    written before benchmarks recorded it: a page then says only the commit and the
+    load. ``uncommitted`` says the tree had changes beyond ``commit`` (None: unknown).
+
+    ```python
+    from mha.support.measured import Seal, load
+
+    seal = Seal.of(load("heads"))
+    assert len(seal.commit) == 40 and seal.short == seal.commit[:7]
+    assert seal.load >= 0 and seal.cores >= 1
+    provenance = {"commit": "0123456789abcdef", "sealed_at": "2026-12-07T11:22:11+00:00",
+                  "machine": {"load_average_1min": 1.5, "cpu_count": 2}}
+    assert Seal.of({"provenance": provenance}).date == "2026-12-07"
+    ```
+    """
+
+    commit: str
+    date: str | None
+    load: float  # the 1-minute load average when the benchmark started
+    cores: int
+    uncommitted: bool | None = None
+
+    @property
+    def short(self) -> str:
+        """The commit's first seven hex digits, as git prints it."""
+        return self.commit[:7]
+
+    @classmethod
+    def of(cls, result: dict) -> Seal:
+        """The seal of ``result`` (as ``load`` returns it), from its provenance."""
+        origin = result.get("provenance") if isinstance(result, dict) else None
+        if not isinstance(origin, dict) or "commit" not in origin:
+            raise ValueError(
+                "result: expected a benchmark result with a provenance naming its "
+                "commit (written by `python -m tests.bench`)"
+            )
+        machine = origin.get("machine", {})
+        stamp = origin.get("sealed_at")
+        return cls(
+            commit=str(origin["commit"]),
+            date=str(stamp)[:10] if stamp else None,
+            load=float(machine["load_average_1min"]),
+            cores=int(machine["cpu_count"]),
+            uncommitted=origin.get("uncommitted_changes"),
+        )

@@ -178,7 +178,7 @@ def _prose(layers: Sequence[int]) -> str:
 @functools.cache
 def page() -> Page:
     """What the page prints: the model, the atlas, the pruning studies, the papers."""
-    a, p = atlas(), pruning._pruning()
+    a, p, bench = atlas(), pruning._pruning(), measured.load("minilm")
     typical = {kind: _name(*a.typical(kind)) for kind in a.present()}
     layer, head = a.typical("previous token")
     cls_layers = a.layers("[CLS]")
@@ -201,7 +201,8 @@ def page() -> Page:
     return Page(
         model=minilm.load(),
         tolerance=minilm.REFERENCE_TOLERANCE,
-        bench=measured.load("minilm"),
+        bench=bench,
+        seal=measured.Seal.of(bench),
         atlas=a,
         pruned=p,
         clark=clark2019,
