@@ -256,6 +256,13 @@ def on_post_page_macros(env) -> None:
             f"the values it reads ({fact.values}): print one beside it, or declare "
             "the fact qualitative with its reason (Fact(..., qualitative=...))"
         )
+    for line, name in facts.unmarked(_PAGE["markdown"]):
+        log.error(
+            f"{_PAGE['where']}:{line}: holds({name!r}) picks words outside any "
+            "guarded sentence, so they carry no marker: write them as the sentence "
+            f'of their fact, {{% call fact("{name}") %}}{{% if holds("{name}") %}}…'
+            "{% endif %}{% endcall %}"
+        )
     for line, sentence in facts.unguarded(_PAGE["markdown"]):
         log.error(
             f"{_PAGE['where']}:{line}: {sentence!r} compares two things outside any "

@@ -75,23 +75,65 @@ def stated(markdown: str) -> set[str]:
     return {match[2] for match in USE.finditer(markdown) if match[1] == "fact"}
 
 
+SET = re.compile(
+    r"""\{%-?\s*set\s+(\w+)\s*=\s*holds\(\s*["']([^"']+)["']\s*\)\s*-?%\}"""
+)
+
+
 def choosing(markdown: str) -> set[str]:
     """The facts ``markdown`` states by a sentence that chooses its words by the same
-    fact (``{% call fact("x") %}{% if holds("x") %}…{% endif %}{% endcall %}``): such a
-    sentence is stated whether the fact holds or not, and its marker says which.
+    fact (``{% call fact("x") %}{% if holds("x") %}…{% endif %}{% endcall %}``, or by
+    a name set to it earlier, ``{% set x = holds("x") %}`` … ``{% if x %}``, when a
+    table above the sentence chooses by it too): such a sentence is stated whether
+    the fact holds or not, and its marker says which.
 
     ```python
     from mha_site.facts import choosing
 
     text = '{% call fact("x") %}{% if holds("x") %}more{% else %}less{% endif %}'
     assert choosing(text + "{% endcall %}") == {"x"}
+    named = '{% set big = holds("x") %}{% call fact("x") %}{% if big %}more{% endif %}'
+    assert choosing(named + "{% endcall %}") == {"x"}
     ```
     """
-    return {
-        m[1]
-        for m in STATED.finditer(markdown)
-        if re.search(rf"""holds\(\s*["']{re.escape(m[1])}["']\s*\)""", m[2])
-    }
+    names: dict[str, list[str]] = {}
+    for variable, name in SET.findall(markdown):
+        names.setdefault(name, []).append(variable)
+    found = set()
+    for m in STATED.finditer(markdown):
+        reads = [rf"""holds\(\s*["']{re.escape(m[1])}["']\s*\)"""]
+        reads += [
+            rf"\{{%-?\s*(?:el)?if\s+(?:not\s+)?{re.escape(v)}\b"
+            for v in names.get(m[1], [])
+        ]
+        if any(re.search(read, m[2]) for read in reads):
+            found.add(m[1])
+    return found
+
+
+def unmarked(markdown: str) -> list[tuple[int, str]]:
+    """``(line, fact name)`` of each ``holds("…")`` that picks words outside every
+    guarded sentence, for a fact the page never states: a sentence the reader cannot
+    see checked, with no marker. Write it as the sentence of its own fact,
+    ``{% call fact("x") %}{% if holds("x") %}…{% else %}…{% endif %}{% endcall %}``.
+
+    ```python
+    from mha_site.facts import unmarked
+
+    bare = 'It {% if holds("x") %}grows{% else %}shrinks{% endif %}.'
+    marked = '{% call fact("x") %}' + bare + "{% endcall %}"
+    assert unmarked(bare) == [(1, "x")] and unmarked(marked) == []
+    ```
+    """
+    inside = [m.span() for m in STATED.finditer(markdown)]
+    said = stated(markdown)
+    return [
+        (markdown.count("\n", 0, m.start()) + 1, m[2])
+        for m in USE.finditer(markdown)
+        if m[1] == "holds"
+        and m[2] not in said
+        and not any(start <= m.start() < end for start, end in inside)
+    ]
 
 
 class PageFacts:

@@ -1,8 +1,9 @@
 """The evidence beside each guarded sentence, in headless Chromium.
 
 Every page: its markers are exactly the facts its Markdown states as sentences, in
-order, and each popover holds its fact's ``says`` and ``values`` (read from the built
-HTML, as the browser decodes it). One page, in depth: the popover opens on keyboard
+order (a sentence that picks its words by its own fact among them, its popover
+saying whether the fact holds), and each popover holds its fact's ``says`` and
+``values`` (read from the built HTML, as the browser decodes it). One page, in depth: the popover opens on keyboard
 focus and on a tap, its link is reachable by Tab, Escape closes it and
 ``aria-expanded`` follows; the button is named and described; axe finds nothing
 serious in it, open, in either scheme; opening it shifts no layout; it stays out of
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from mha_site.facts import STATED
+from mha_site.facts import STATED, choosing
 from tests.browser.accessibility import blocking_violations
 from tests.browser.conftest import NEW_PAGE
 from tests.browser.site_pages import nav_pages
@@ -69,15 +70,18 @@ def _facts(path: str):
 def test_the_markers_are_the_facts_stated_and_say_what_their_facts_say(
     built_site: Path, path: str
 ) -> None:
-    source = DOCS / f"{path.rstrip('/') or 'index'}.md"
-    stated = [m[1] for m in STATED.finditer(source.read_text(encoding="utf-8"))]
+    markdown = (DOCS / f"{path.rstrip('/') or 'index'}.md").read_text(encoding="utf-8")
+    # a sentence that picks its words by its own fact is stated too, true or false
+    stated = [m[1] for m in STATED.finditer(markdown)]
     parsed = _Popovers()
     parsed.feed((built_site / path / "index.html").read_text(encoding="utf-8"))
     assert parsed.marks == [p["name"] for p in parsed.found] == stated
-    facts = _facts(path)
+    facts, chosen = _facts(path), choosing(markdown)
     for popover in parsed.found:
         fact = facts[popover["name"]]
         assert popover["mha-says"].startswith(f"Checked at build: {fact.says}")
+        verdict = f": {'true' if fact.holds else 'false'}, and the words follow it."
+        assert (verdict in popover["mha-says"]) is (popover["name"] in chosen)
         assert popover["mha-values"] == f"Values: {' '.join(fact.values.split())}"
         assert popover["mha-code"].startswith(f"fact '{popover['name']}' in src/mha/")
 

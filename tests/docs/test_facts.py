@@ -23,7 +23,7 @@ import pytest
 from mha.pages import cricket as cricket_page
 from mha.support.page import Fact, Page
 from mha.worked.cricket import solve, solve_extended
-from mha_site.facts import FactError, PageFacts, choosing, unshown, uses
+from mha_site.facts import FactError, PageFacts, choosing, unmarked, unshown, uses
 from mha_site.facts import stated as stated_sentences
 from tests.conftest import ROOT, local_build_env
 from tests.docs.rendering import render
@@ -61,6 +61,34 @@ def test_a_page_states_each_of_its_facts_once_and_each_holds(page: Path):
         if not f.holds and name in stated_as_sentence - choosing(text)
     }
     assert not stale, f"{page.name}: facts that no longer hold: {stale}"
+
+
+@pytest.mark.parametrize("page", sorted(DOCS.glob("*.md")), ids=lambda p: p.name)
+def test_every_sentence_chosen_by_a_fact_carries_its_marker(page: Path):
+    """A ``holds("x")`` outside every guarded sentence picks words no marker
+    explains: each is the sentence of its own fact, which shows its verdict."""
+    found = unmarked(page.read_text(encoding="utf-8"))
+    assert not found, f"{page.name}: holds() outside a guarded sentence: {found}"
+
+
+def test_a_sentence_chosen_by_its_fact_is_stated_either_way_and_a_bare_one_is_found():
+    bare = 'It {% if holds("up") %}grows{% else %}shrinks{% endif %}.\n'
+    assert unmarked(bare) == [(1, "up")]
+    # the same words as the sentence of their fact; a table above reads it by name
+    named = (
+        '{% set up = holds("up") %}| {% if up %}a{% else %}b{% endif %} |\n\n'
+        'It {% call fact("up") %}{% if up %}grows{% else %}shrinks{% endif %}'
+        "{% endcall %}.\n"
+    )
+    assert unmarked(named) == [] and choosing(named) == {"up"}
+    for holds, words in ((True, "grows"), (False, "shrinks")):
+        page = Page(facts={"up": Fact(holds, "1 vs 2", "it grows")}, figures={})
+        facts = PageFacts(page, "docs/x.md", named)
+        assert facts.holds("up") is holds
+        assert facts.state("up", words) == words  # a false fact still picks words
+    # read by name without stating it: the name's choice is not the fact's sentence
+    unstated = '{% set up = holds("up") %}It {% if up %}grows{% endif %}.'
+    assert unmarked(unstated) == [(1, "up")] and choosing(unstated) == set()
 
 
 ZERO = re.compile(r"^-?0(\.0*)?%?$")  # "0", "0.000", "-0.0", "0.0%"
