@@ -8,8 +8,10 @@ A sentence that compares computed values is written inside the fact it states::
 fails the build with ``docs/<page>.md:<line>: '<sentence>' no longer holds
 (<values>)``. Each fact name is used once per page (so its line is found by name),
 and every fact a page module declares is used by its Markdown: a fact nobody states
-is dead code. A sentence that legitimately changes with the values is an ``if`` on
-``holds("name")``.
+is dead code. A sentence that legitimately changes with the values picks its words by
+its own fact, inside it (``{% call fact("x") %}{% if holds("x") %}…{% else %}…{%
+endif %}{% endcall %}``): it is stated either way and carries the fact's marker; a
+``holds("x")`` outside every guarded sentence is refused (``unmarked``).
 
 A sentence that states a mechanism (X causes, gets, carries or turns into Y) is
 guarded by a fact computed from an intervention on X (an ablation, a patch, a
