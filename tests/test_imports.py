@@ -114,3 +114,92 @@ def test_no_figure_imports_the_studies_models_or_data():
     }
     reaching = {name: targets for name, targets in reaching.items() if targets}
     assert not reaching, f"figures draw what their page hands them: {reaching}"
+
+
+# --- one page's names are its own --------------------------------------------------
+# A page module's one public entry is its ``page()``: another page may read what a page
+# publishes there (the home page shows the multi-head page's figure, the exercises and
+# the position page quote numbers other pages print, so that both print the same),
+# and nothing else of it. A function, constant or type that two pages use, a study
+# both compute with, lives in the library (mha.experiments, mha.worked), where each
+# page imports it from.
+PAGES = "mha.pages"
+
+
+def page_of(module: str) -> str | None:
+    """The page a module of ``mha.pages`` belongs to: ``mha.pages.depth.induction`` is
+    the depth page's; None for a module outside the pages, or the package itself."""
+    parts = module.split(".")
+    return parts[2] if module.startswith(f"{PAGES}.") and len(parts) > 2 else None
+
+
+def other_pages_names(module: str, path: Path) -> list[str]:
+    """What ``path`` (the module ``module``) reads of a page other than its own, but
+    that page's ``page``: ``mha.pages.depth.scan`` for ``from mha.pages.depth import
+    scan`` or for ``depth.scan`` after ``from mha.pages import depth``."""
+    own = page_of(module)
+    if own is None:
+        return []  # a figure reads its page's types; the site's tooling, every page
+    tree = ast.parse(path.read_text())
+    found, aliases = [], {}  # the local names bound to another page's module
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            for alias in node.names:
+                target = f"{node.module}.{alias.name}"
+                if node.module == PAGES and page_of(target) not in (None, own):
+                    aliases[alias.asname or alias.name] = target
+                elif page_of(node.module) not in (None, own) and (
+                    node.module.count(".") > 2 or alias.name != "page"
+                ):
+                    found.append(target)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if page_of(alias.name) not in (None, own):
+                    if alias.asname:
+                        aliases[alias.asname] = alias.name
+                    else:  # ``import mha.pages.x`` binds ``mha``
+                        found.append(alias.name)
+    reads = {}  # id of each Name node read as ``name.attribute``
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            reads[id(node.value)] = node.attr
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in aliases:
+            attribute = reads.get(id(node))
+            if attribute != "page":  # the module handed on, or another name of it
+                found.append(f"{aliases[node.id]}.{attribute or '*'}")
+    return sorted(found)
+
+
+def test_a_page_reading_another_pages_names_is_found(tmp_path: Path):
+    path = tmp_path / "m.py"
+    path.write_text(
+        "from mha.pages import cost, ffn as f\n"
+        "from mha.pages.depth import page, scan\n"
+        "from mha.pages.depth.induction import sample\n"
+        "from mha.pages.position import helper\n"
+        "import mha.pages.block as b\n"
+        "def g():\n"
+        "    from mha.pages.cricket import page\n"
+        "    return cost.page(), f.study(), b, page()\n"
+    )
+    found = other_pages_names("mha.pages.position.part", path)
+    assert found == [
+        "mha.pages.block.*",
+        "mha.pages.depth.induction.sample",
+        "mha.pages.depth.scan",
+        "mha.pages.ffn.study",
+    ]
+    assert other_pages_names("mha.figures.position", path) == []  # not a page
+
+
+def test_no_page_reads_another_pages_names_but_its_page():
+    found = {
+        name: reads
+        for name, path in modules().items()
+        if (reads := other_pages_names(name, path))
+    }
+    assert not found, (
+        "a page reads another page's published object, page(), and nothing else of "
+        f"it: move what two pages share to mha.experiments or mha.worked: {found}"
+    )

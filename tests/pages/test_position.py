@@ -52,7 +52,7 @@ def test_sinusoids_refuse_bad_shapes(n, d_model):
 
 
 def test_the_multi_head_layer_still_adds_the_same_encodings():
-    from mha.pages.multi_head import whole_layer
+    from mha.worked.base_layer import whole_layer
 
     w = whole_layer()
     n, d = w.x.shape
@@ -100,9 +100,9 @@ def test_the_pairings_are_one_rotation_reordered():
 
 
 def test_the_wrong_pairing_perplexity_is_the_real_model_pages():
-    from mha.pages.real_gqa_model import results
+    from mha.pages.real_gqa_model import _results
 
-    assert page().rope.swapped_perplexity == results().swapped_rope_perplexity
+    assert page().rope.swapped_perplexity == _results().swapped_rope_perplexity
 
 
 def test_the_previous_token_heads(p):

@@ -36,7 +36,7 @@ def page() -> Page:
             for run in ("full", "head_a", "head_b")
         },
         cost=cost,
-        facts=facts(example, extended, tripled) | _cost_facts(cost),
+        facts=_facts(example, extended, tripled) | _cost_facts(cost),
         figures=_figures(example, extended),
     )
 
@@ -51,7 +51,7 @@ def _r(weights: np.ndarray) -> list[float]:  # rounded, for a fact's values
     return np.round(weights, 3).tolist()
 
 
-def facts(
+def _facts(
     example: Cricket, extended: dict[str, Cricket], tripled: Cricket
 ) -> dict[str, Fact]:
     """The facts the page's sentences state about the example, extended and tripled."""

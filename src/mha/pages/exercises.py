@@ -79,7 +79,7 @@ def page() -> Page:
     online |= {"scores_bytes": row["n"] ** 2 * size, "block_bytes": block**2 * size}
     online |= {"naive_mb": row["naive_mb"], "tiled_mb": row["tiled_mb"]}
     online["dense_arrays"] = fast.dense_arrays
-    s = circuits.studies()  # the keys question: the induction head, patched or not
+    s = circuits.page().s  # the keys question: the induction head, patched or not
     keys = {
         "receiver": "L{}H{}".format(*s.top[0]),
         "sender": "L{}H{}".format(*s.previous),
@@ -262,7 +262,8 @@ def facts(
     """
     flat = [i for i, row in enumerate(weights) if np.allclose(row, row[0])]
     moved = np.flatnonzero(~np.isclose(before.full.output, after.full.output))
-    tripled = cricket_page.facts(before, cricket.solve_extended(), after)
+    # the cricket page states the same three facts of the same example, tripled alike
+    tripled = cricket_page.page().facts
     return {
         "flat_head": Fact(
             len(flat) == 1 and cricket.Q_HIS[flat[0]] == 0,
@@ -279,7 +280,6 @@ def facts(
             f"{cost['one_head']} vs {cost['many_heads']}",
             says="one head and h heads cost the same multiply-adds for the scores",
         ),
-        # the cricket page states the same three facts of the same example
         "no_weight_changes": tripled["no_weight_moves"],
         "head_a_still": tripled["a_unmoved"],
         "head_b_triples": tripled["b_tripled"],

@@ -18,14 +18,16 @@ import numpy as np
 
 from mha import positions
 from mha.attention import causal_mask, scaled_dot_product_attention, softmax
+from mha.experiments import repeated_tokens
 from mha.experiments.corpus import sentences
-from mha.pages import multi_head, real_gqa_model, real_heads
-from mha.pages.depth import repeated_tokens
+from mha.experiments.head_atlas import atlas
+from mha.pages import real_gqa_model
 from mha.positions import sinusoidal
 from mha.pretrained import minilm, smollm2
 from mha.rope import RotaryEmbedding
 from mha.support.cache import cached
 from mha.support.page import Fact, Figure, Page
+from mha.worked.base_layer import whole_layer
 
 _SEED = 25
 _N_POSITIONS = 64  # positions drawn in the similarity maps
@@ -96,7 +98,7 @@ def _absolute() -> _Absolute:
     d_model = learned_vectors.shape[1]
     sin = _cosine_similarity(sinusoidal(_N_POSITIONS, d_model))
     learned = _cosine_similarity(learned_vectors[:_N_POSITIONS].astype(np.float64))
-    whole = multi_head.whole_layer()
+    whole = whole_layer()
     layer, tokens = whole.layer, whole.tokens
     x = whole.x  # words + positions
     words = x - sinusoidal(len(tokens), x.shape[1])
@@ -184,7 +186,7 @@ def _rope() -> _Rope:
     for r in (half, rotate):  # q at M, k at N under each pairing
         q_m, k_n = r(np.stack([q, k]), np.array([_M, _N]))
         scores.append(float(q_m @ k_n))
-    study = real_gqa_model.results()
+    study = real_gqa_model.page().study  # the perplexities that page publishes
     return _Rope(
         d_k=d_k,
         base=base,
@@ -291,7 +293,7 @@ def _real(digest: str) -> _RealHeads:
     """The study behind ``real()`` (``digest`` names SmolLM2's model file)."""
     if smollm2.gguf_digest() != digest:
         raise ValueError(f"digest: expected {smollm2.gguf_digest()}, got {digest}")
-    m_layer, m_head = real_heads.atlas().typical("previous token")
+    m_layer, m_head = atlas().typical("previous token")
     texts = sentences()
     back = range(_OFFSETS - 1, -_OFFSETS, -1)  # d tokens back, then ahead
     previous = repeated_tokens.scan().previous
