@@ -4,6 +4,7 @@ reaching past its page (a figure draws what its page object hands it)."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from tests.conftest import ROOT
@@ -202,4 +203,70 @@ def test_no_page_reads_another_pages_names_but_its_page():
     assert not found, (
         "a page reads another page's published object, page(), and nothing else of "
         f"it: move what two pages share to mha.experiments or mha.worked: {found}"
+    )
+
+
+DOCS = ROOT / "docs"
+# ``from mha.pages.x import a, b`` or ``import (\n a,\n b as c,\n)``: group 2 the list
+DOCS_IMPORT = re.compile(r"^\s*from (mha\.pages[\w.]*) import (\([^)]*\)|.*)$", re.M)
+# public names of a page module that its page prints, beside what its blocks import
+SHOWN = {
+    # the type of the arguments of post_norm and pre_norm, whose source the page prints
+    "mha.pages.block.Sublayer",
+}
+IMPORTED = re.compile(r"(\w+)(?:\s+as\s+\w+)?\s*(?:,|\)|$)")
+
+
+def public_names(path: Path) -> list[str]:
+    """The names a module defines at its top level (functions, classes, assignments)
+    without a leading underscore; what it imports is not counted."""
+    names = []
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [
+                n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)
+            ]
+    return [name for name in names if not name.startswith("_")]
+
+
+def read_by_docs(texts: list[str]) -> set[str]:
+    """``module.name`` for each name of ``mha.pages`` the pages' code blocks and the
+    notebooks (``texts``) import."""
+    return {
+        f"{m[1]}.{name}"
+        for text in texts
+        for m in DOCS_IMPORT.finditer(text)
+        for name in IMPORTED.findall(m[2])
+    }
+
+
+def test_the_names_the_docs_import_are_read():
+    text = "```python\nfrom mha.pages.block import post_norm, source\n```\n"
+    text += "from mha.pages.a.b import (\n    X,\n    y as z,\n)\n"
+    found = {"mha.pages.block.post_norm", "mha.pages.block.source"}
+    assert read_by_docs([text]) == found | {"mha.pages.a.b.X", "mha.pages.a.b.y"}
+
+
+def test_a_page_module_exposes_page_and_what_its_code_blocks_import():
+    """Everything else of a page module is private to it (a leading underscore)."""
+    texts = [p.read_text() for p in [*DOCS.glob("*.md"), *DOCS.glob("notebooks/*.py")]]
+    allowed = read_by_docs(texts) | SHOWN
+    public = {
+        name: extra
+        for name, path in modules().items()
+        if page_of(name) is not None
+        and (
+            extra := [
+                n
+                for n in public_names(path)
+                if n != "page" and f"{name}.{n}" not in allowed
+            ]
+        )
+    }
+    assert not public, (
+        "a page module's names are private to it but page() and what its code blocks "
+        f"and the notebooks import: add a leading underscore to {public}"
     )

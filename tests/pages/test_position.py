@@ -12,8 +12,8 @@ import pytest
 from mha import MultiHeadAttention
 from mha.checkers import check_rope
 from mha.figures.plotted import plotted
+from mha.pages.exercises import _rope_facts as rope_facts
 from mha.pages.exercises import page as exercises_page
-from mha.pages.exercises import rope_facts
 from mha.pages.position import (
     _NOPE_TOKENS,
     TOLERANCE,
@@ -372,11 +372,11 @@ def _signed(offset: int) -> str:
 
 
 def test_the_drawn_pair_turns_by_its_position_and_keeps_its_dot_product() -> None:
-    from mha.pages.position import PAIR_SHIFT, _pair, _pair_facts, page
+    from mha.pages.position import _PAIR_SHIFT, _pair, _pair_facts, page
 
     pair = page().pair
     (a, b), theta = pair.placed, pair.theta
-    assert (b.m - a.m, b.n - a.n) == (PAIR_SHIFT, PAIR_SHIFT)
+    assert (b.m - a.m, b.n - a.n) == (_PAIR_SHIFT, _PAIR_SHIFT)
     turn = np.array(
         [
             [np.cos(a.m * theta), -np.sin(a.m * theta)],
