@@ -7,11 +7,10 @@ The probe of Olsson et al. (2022): ``N_SEQUENCES`` sequences of ``HALF`` random
 non-control token ids, each followed by itself (no BOS). Per head, the induction
 score (attention on the token after the previous occurrence) and the previous-token
 score; the loss on each copy; the second copy's loss on every sequence with the
-strongest induction heads removed, against random sets of as many (``ablated_loss``,
-all sequences in one batched pass per set of heads); the residual stream's norms and
-the attention on the first token. The unchanged passes are cached on their own
-(``passes``): the circuits page reads them again. A head is ``(layer, head)``, both
-numbered from 0.
+strongest induction heads removed, against random sets of as many (all sequences
+in one batched pass per set of heads); the residual stream's norms and the attention
+on the first token. The unchanged passes are cached on their own (``passes``). A
+head is ``(layer, head)``, both numbered from 0.
 
 ```python
 from mha.experiments.repeated_tokens import N_ABLATED, scan, strongest
