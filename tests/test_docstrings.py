@@ -23,9 +23,6 @@ import mha
 SITE = ("mha.pages", "mha.figures")  # the site's own code, tested by each page's test
 PACKAGE = Path(mha.__file__).parent
 PAGES = PACKAGE / "pages"
-# the exercise checkers are the library's, in the exercises page's module until they
-# move out of it (issue 43 part 5): they keep their examples
-CHECKERS = PAGES / "exercises.py"
 EXAMPLE = re.compile(r"^\s*```\s*\{?\.?python", re.M)
 
 
@@ -104,10 +101,5 @@ def test_the_site_code_carries_no_docstring_example():
     """A page module or a figure is tested by tests/pages/test_<page>.py, not by
     docstring examples."""
     site = [*PAGES.rglob("*.py"), *(PACKAGE / "figures").rglob("*.py")]
-    found = [
-        example
-        for path in sorted(site)
-        if path != CHECKERS
-        for example in docstring_examples(path)
-    ]
+    found = [example for path in sorted(site) for example in docstring_examples(path)]
     assert not found, f"move these examples into the page's test file: {found}"

@@ -17,9 +17,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from mha.experiments import head_grid
+from mha.experiments import head_atlas, head_grid
 from mha.experiments.corpus import CAT, CRICKET, sentences
-from mha.pages import real_heads
 from mha.pretrained import minilm
 from tests.reference import reference_module
 
@@ -126,9 +125,9 @@ def test_the_real_heads_atlas_reads_the_references_attention(reference):
     """The real-heads page's statistics of every head, recomputed from transformers'
     attention maps (``output_attentions``) on the page's corpus, equal the atlas's to
     1e-4, and so each of the 72 heads gets the kind the page gives it."""
-    atlas = real_heads.atlas()
+    atlas = head_atlas.atlas()
     found = [run_reference(reference, text) for text in sentences()]
-    stats = real_heads._head_statistics(
+    stats = head_atlas.head_statistics(
         [tokens for tokens, _, _ in found],
         [weights.astype(float) for _, _, weights in found],
     )
@@ -137,7 +136,7 @@ def test_the_real_heads_atlas_reads_the_references_attention(reference):
         np.testing.assert_allclose(
             values, atlas.statistics[name], atol=1e-4, err_msg=name
         )
-    kinds = head_grid.classify(stats, real_heads._KINDS)
+    kinds = head_grid.classify(stats, head_atlas.KINDS)
     assert kinds.shape == (6, 12) and (kinds == atlas.kinds).all()
 
 

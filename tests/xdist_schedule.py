@@ -71,7 +71,7 @@ def reads_studies(item: pytest.Item) -> bool:
         spec = SimpleNamespace(params=params)
         return SimpleNamespace(path=ROOT / path, module=module, callspec=spec)
 
-    assert reads_studies(item("src/mha/pages/depth/repeated_tokens.py"))
+    assert reads_studies(item("src/mha/experiments/repeated_tokens.py"))
     assert reads_studies(item("docs/circuits.md"))
     assert reads_studies(item(circuits.__file__, circuits))  # through its helper
     assert reads_studies(item(core.__file__, core, obj=mha.pages.depth.page))

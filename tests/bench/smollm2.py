@@ -130,7 +130,7 @@ def study_seconds() -> float:
         os.environ["MHA_CACHE_DIR"] = cache_dir
         try:
             start = time.perf_counter()
-            gqa_smollm2.results()
+            gqa_smollm2._results()
             return time.perf_counter() - start
         finally:
             if previous is None:

@@ -176,7 +176,7 @@ def test_a_sentence_that_prints_none_of_its_facts_values_is_refused():
 
 def test_a_changed_query_makes_the_cricket_tie_false():
     changed = solve(q=ANOTHER_QUERY)
-    facts = cricket_page.facts(changed, solve_extended(), changed)
+    facts = cricket_page._facts(changed, solve_extended(), changed)
     assert not facts["tie"].holds and not facts["tie_verdict"].holds
 
 

@@ -463,7 +463,7 @@ def test_the_d_k_64_figures_are_medians_over_twenty_seeds_with_their_range() -> 
 
     p = attention.page()
     at = p.at_typical
-    assert p.typical_seeds == len(attention.TYPICAL_SEEDS) == 20
+    assert p.typical_seeds == len(attention._TYPICAL_SEEDS) == 20
     for kind in ("unscaled", "scaled"):
         for measure in ("max_weight", "entropy", "gradient"):
             median, low, high = at[kind][measure]

@@ -13,6 +13,7 @@ import pytest
 
 from mha import MultiHeadAttention
 from mha.attention import causal_mask
+from mha.experiments import repeated_tokens
 from mha.pages import circuits
 from mha.pages.circuits import (
     _facts,
@@ -30,7 +31,6 @@ from mha.pages.circuits.streaming import (
     _variants,
     _window_mask,
 )
-from mha.pages.depth import repeated_tokens
 from mha.pretrained import smollm2
 from mha.rope import RotaryEmbedding
 from tests.pages.drawn import assert_series, drawn
@@ -121,7 +121,7 @@ def test_logits_under_the_causal_mask_equal_plain_logits(model):
 
 @pytest.fixture(scope="module")
 def one_pass(model):
-    ids = repeated_tokens._repeated_sequences(model)[:1]
+    ids = repeated_tokens.repeated_sequences(model)[:1]
     return sequences._run(model, repeated_tokens._traced(ids))
 
 
@@ -384,7 +384,7 @@ def test_the_interventions_equal_the_reference(model, smollm2_reference, request
     request.addfinalizer(lambda: torch.set_grad_enabled(grad))
     ref = smollm2_reference
     layers = ref.model.layers
-    ids = repeated_tokens._repeated_sequences(model)[:2]
+    ids = repeated_tokens.repeated_sequences(model)[:2]
     p = sequences._run(model, repeated_tokens._traced(ids[:1]))
     d_k, n = 64, ids.shape[1]
 
@@ -437,7 +437,7 @@ def test_the_interventions_equal_the_reference(model, smollm2_reference, request
     with torch.no_grad():
         logits = ref(torch.tensor(ids[:1].tolist())).logits[0].double()
     handle.remove()
-    queries = np.arange(repeated_tokens._HALF, 2 * repeated_tokens._HALF - 1)
+    queries = np.arange(repeated_tokens.HALF, 2 * repeated_tokens.HALF - 1)
     nll = torch.nn.functional.cross_entropy(
         logits[queries], torch.tensor(ids[0, queries + 1])
     )
@@ -570,8 +570,8 @@ def test_the_new_interventions_equal_the_reference(model, smollm2_reference, req
     request.addfinalizer(lambda: torch.set_grad_enabled(grad))
     ref = smollm2_reference
     layers = ref.model.layers
-    ids = repeated_tokens._repeated_sequences(model)[:2]
-    d_k, n, half = 64, ids.shape[1], repeated_tokens._HALF
+    ids = repeated_tokens.repeated_sequences(model)[:2]
+    d_k, n, half = 64, ids.shape[1], repeated_tokens.HALF
     both = sequences._run(model, repeated_tokens._traced(ids))
     tokens = torch.tensor(ids.tolist())
     queries = np.arange(half, 2 * half - 1)

@@ -10,7 +10,8 @@ import pytest
 
 from mha.figures.cricket import head_vectors
 from mha.pages import cricket as cricket_page
-from mha.pages.cricket import facts, page
+from mha.pages.cricket import _facts as facts
+from mha.pages.cricket import page
 from mha.support.formatting import decimals
 from mha.worked.cricket import (
     EXTENDED_TOKENS,

@@ -12,10 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mha.experiments import repeated_tokens
+from mha.experiments.repeated_tokens import N_ABLATED
 from mha.pages import depth
-from mha.pages.depth import _EXAMPLE, induction, repeated_tokens
+from mha.pages.depth import _EXAMPLE, induction
 from mha.pages.depth.induction_training import _init_params, _loss_and_grads, _Shape
-from mha.pages.depth.repeated_tokens import N_ABLATED
 from mha.pretrained import smollm2
 from tests.pages.drawn import assert_series, drawn
 from tests.reference import reference_module
@@ -288,11 +289,11 @@ def test_scores_on_hand_made_patterns():
 def test_the_batched_ablation_equals_one_pass_per_sequence_with_a_head_mask(model):
     """``ablated_loss`` runs all sequences at once, and from the first changed layer
     when it is handed the unchanged streams; both equal ``logits(ids, head_mask)``."""
-    ids = repeated_tokens._repeated_sequences(model)[:2]
+    ids = repeated_tokens.repeated_sequences(model)[:2]
     heads = [(17, 3), (18, 6)]
     keep = np.ones((30, 9))
     keep[17, 3] = keep[18, 6] = 0
-    half = repeated_tokens._HALF
+    half = repeated_tokens.HALF
     expected = np.mean(
         [
             np.log(
@@ -376,11 +377,11 @@ def test_head_scores_equal_the_reference(model, smollm2_reference, request):
         return np.mean(induction, axis=0), np.mean(previous, axis=0)
 
     scan = repeated_tokens.scan()
-    induction, previous = reference_scores(repeated_tokens._repeated_sequences(model))
+    induction, previous = reference_scores(repeated_tokens.repeated_sequences(model))
     np.testing.assert_allclose(induction, scan.induction, atol=1e-3, rtol=0)
     np.testing.assert_allclose(previous, scan.previous, atol=1e-3, rtol=0)
 
-    fresh = repeated_tokens._repeated_sequences(model, np.random.default_rng(2026))
+    fresh = repeated_tokens.repeated_sequences(model, np.random.default_rng(2026))
     fresh_induction, _ = reference_scores(fresh)
     n = repeated_tokens.N_ABLATED
     site = set(repeated_tokens.strongest(scan.induction, n))
@@ -490,8 +491,8 @@ def test_the_first_copy_losses_equal_the_reference(model, smollm2_reference, req
     """Both copies' losses with two induction heads removed (their slices of o_proj's
     input zeroed), against ``ablated_losses`` on one sequence."""
     torch = reference_module("torch", request.config)
-    ids = repeated_tokens._repeated_sequences(model)[:1]
-    heads, half, d_k = [(17, 3), (18, 6)], repeated_tokens._HALF, 64
+    ids = repeated_tokens.repeated_sequences(model)[:1]
+    heads, half, d_k = [(17, 3), (18, 6)], repeated_tokens.HALF, 64
     layers = smollm2_reference.model.layers
 
     def zero(layer):

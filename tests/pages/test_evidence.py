@@ -7,7 +7,7 @@ import re
 
 from mha.pages import evidence
 
-DOCS = evidence.DOCS
+DOCS = evidence._DOCS
 
 
 def test_every_fact_of_every_page_is_listed_once_at_its_line():
@@ -30,5 +30,5 @@ def test_every_fact_of_every_page_is_listed_once_at_its_line():
 
 
 def test_a_page_without_facts_is_left_out():
-    assert evidence.group("notation.md") is None
-    assert evidence.group("evidence.md") is None
+    assert evidence._group("notation.md") is None
+    assert evidence._group("evidence.md") is None

@@ -9,7 +9,9 @@ from pathlib import Path
 import numpy as np
 
 from mha.accounting import layer_multiply_adds, param_count
-from mha.pages.exercises import facts, page, recall_facts
+from mha.pages.exercises import _facts as facts
+from mha.pages.exercises import _recall_facts as recall_facts
+from mha.pages.exercises import page
 from mha.worked.cricket import V_TRIPLED, V, solve
 
 

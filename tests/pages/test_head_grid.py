@@ -15,6 +15,7 @@ import re
 import numpy as np
 import pytest
 
+from mha.experiments import head_atlas
 from mha.experiments import head_grid as hg
 from mha.experiments.corpus import CAT
 from mha.pages import real_gqa_model, real_heads
@@ -109,10 +110,10 @@ def test_each_widget_data_is_within_budget(widgets, model) -> None:
 def test_minilm_kinds_are_the_atlas(widgets) -> None:
     data = widgets["minilm"].data
     names = np.array(data["kindNames"], dtype=object)[np.array(data["kinds"])]
-    atlas = real_heads.atlas()
+    atlas = head_atlas.atlas()
     assert (names == atlas.kinds).all() and names.shape == (6, 12)
-    assert data["kindNames"] == list(real_heads._KINDS)
-    assert widgets["minilm"].counts == {k: atlas.count(k) for k in real_heads._KINDS}
+    assert data["kindNames"] == list(head_atlas.KINDS)
+    assert widgets["minilm"].counts == {k: atlas.count(k) for k in head_atlas.KINDS}
 
 
 def test_smollm2_kinds_follow_the_atlas_rule(widgets, cores) -> None:

@@ -19,6 +19,7 @@ from mha.heads import split_heads
 from mha.pages import multi_head as mechanism
 from mha.pages.multi_head import page
 from mha.support.formatting import decimals
+from mha.worked import base_layer
 from tests.pages.drawn import draw
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "multi-head.md"
@@ -284,7 +285,7 @@ def test_the_whole_layer_code_on_the_page_is_the_numerically_safe_softmax(
     """The page's whole-layer block, run on weights scaled so that a plain np.exp of
     the scores overflows to inf: it still gives the layer's own maps."""
     page = PAGE.read_text()
-    start = page.index("from mha.pages.multi_head import whole_layer")
+    start = page.index("from mha.worked.base_layer import whole_layer")
     code = page[page.rindex("```python", 0, start) : page.index("\n```\n", start)]
     code = code.split("\n", 1)[1]
     w = mechanism.whole_layer()
@@ -295,7 +296,7 @@ def test_the_whole_layer_code_on_the_page_is_the_numerically_safe_softmax(
     qh = split_heads(w.x @ loud.layer.w_q, 8)
     kh = split_heads(w.x @ loud.layer.w_k, 8)
     assert (qh @ kh.swapaxes(-1, -2) / 8).max() > 710  # np.exp would overflow
-    monkeypatch.setattr(mechanism, "whole_layer", lambda: loud)
+    monkeypatch.setattr(base_layer, "whole_layer", lambda: loud)
     namespace: dict = {}
     with np.errstate(over="raise", invalid="raise"):
         exec(compile(code, f"{PAGE.name}[whole layer]", "exec"), namespace)

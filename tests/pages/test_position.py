@@ -12,8 +12,8 @@ import pytest
 from mha import MultiHeadAttention
 from mha.checkers import check_rope
 from mha.figures.plotted import plotted
+from mha.pages.exercises import _rope_facts as rope_facts
 from mha.pages.exercises import page as exercises_page
-from mha.pages.exercises import rope_facts
 from mha.pages.position import (
     _NOPE_TOKENS,
     TOLERANCE,
@@ -52,7 +52,7 @@ def test_sinusoids_refuse_bad_shapes(n, d_model):
 
 
 def test_the_multi_head_layer_still_adds_the_same_encodings():
-    from mha.pages.multi_head import whole_layer
+    from mha.worked.base_layer import whole_layer
 
     w = whole_layer()
     n, d = w.x.shape
@@ -100,9 +100,9 @@ def test_the_pairings_are_one_rotation_reordered():
 
 
 def test_the_wrong_pairing_perplexity_is_the_real_model_pages():
-    from mha.pages.real_gqa_model import results
+    from mha.pages.real_gqa_model import _results
 
-    assert page().rope.swapped_perplexity == results().swapped_rope_perplexity
+    assert page().rope.swapped_perplexity == _results().swapped_rope_perplexity
 
 
 def test_the_previous_token_heads(p):
@@ -372,11 +372,11 @@ def _signed(offset: int) -> str:
 
 
 def test_the_drawn_pair_turns_by_its_position_and_keeps_its_dot_product() -> None:
-    from mha.pages.position import PAIR_SHIFT, _pair, _pair_facts, page
+    from mha.pages.position import _PAIR_SHIFT, _pair, _pair_facts, page
 
     pair = page().pair
     (a, b), theta = pair.placed, pair.theta
-    assert (b.m - a.m, b.n - a.n) == (PAIR_SHIFT, PAIR_SHIFT)
+    assert (b.m - a.m, b.n - a.n) == (_PAIR_SHIFT, _PAIR_SHIFT)
     turn = np.array(
         [
             [np.cos(a.m * theta), -np.sin(a.m * theta)],

@@ -15,19 +15,19 @@ import pytest
 
 from mha.experiments import head_grid
 from mha.experiments.corpus import CAT, CRICKET, TRIPLES, retrieval_queries
+from mha.experiments.head_atlas import (
+    KINDS,
+    STATISTICS,
+    TARGETS,
+    Atlas,
+    head_statistics,
+)
+from mha.experiments.head_atlas import atlas as corpus_atlas
 from mha.experiments.value_norms import value_norms
 from mha.figures.plotted import plotted
 from mha.figures.real_heads import KIND_STYLE, STAT_TITLES
 from mha.pages import real_heads as head_atlas
-from mha.pages.real_heads import (
-    _CAT,
-    _CRICKET,
-    _KINDS,
-    _TARGETS,
-    _cls_shares,
-    page,
-    pruning,
-)
+from mha.pages.real_heads import _CAT, _CRICKET, _cls_shares, page, pruning
 from mha.pretrained import minilm
 from tests.conftest import ROOT
 from tests.docs.rendering import render
@@ -43,7 +43,7 @@ def one_head(matrix: np.ndarray) -> np.ndarray:
 
 
 def test_statistics_of_a_next_token_head():
-    stats = head_atlas._head_statistics([TOKENS], [one_head(np.eye(7, k=1))[..., :, :]])
+    stats = head_statistics([TOKENS], [one_head(np.eye(7, k=1))[..., :, :]])
     assert stats["next"][0, 0] == 1
     assert stats["previous"][0, 0] == stats["cls"][0, 0] == 0
     assert stats["sep"][0, 0] == pytest.approx(1 / 5)  # only "dog" is followed by [SEP]
@@ -51,7 +51,7 @@ def test_statistics_of_a_next_token_head():
 
 
 def test_statistics_of_a_uniform_head():
-    stats = head_atlas._head_statistics([TOKENS], [one_head(np.full((7, 7), 1 / 7))])
+    stats = head_statistics([TOKENS], [one_head(np.full((7, 7), 1 / 7))])
     assert stats["spread"][0, 0] == pytest.approx(1)
     assert stats["entropy"][0, 0] == pytest.approx(math.log(7))
     assert stats["cls"][0, 0] == pytest.approx(1 / 7)
@@ -63,7 +63,7 @@ def test_statistics_average_over_all_queries_of_all_sentences():
     short = ["[CLS]", "hi", "[SEP]"]
     to_cls = np.zeros((3, 3))
     to_cls[:, 0] = 1
-    stats = head_atlas._head_statistics(
+    stats = head_statistics(
         [TOKENS, short], [one_head(np.eye(7, k=1)), one_head(to_cls)]
     )
     assert stats["cls"][0, 0] == pytest.approx(1 / 6)  # 1 of 6 word queries
@@ -72,13 +72,13 @@ def test_statistics_average_over_all_queries_of_all_sentences():
 
 def test_statistics_refuse_mismatched_shapes():
     with pytest.raises(ValueError, match=r"weights\[0\]: expected shape"):
-        head_atlas._head_statistics([TOKENS], [one_head(np.eye(6))])
+        head_statistics([TOKENS], [one_head(np.eye(6))])
     with pytest.raises(ValueError, match="tokens, weights"):
-        head_atlas._head_statistics([TOKENS], [])
+        head_statistics([TOKENS], [])
 
 
 def stats_with(**values: float) -> dict[str, np.ndarray]:
-    stats = {name: np.zeros((1, 1)) for name in head_atlas._STATISTICS}
+    stats = {name: np.zeros((1, 1)) for name in STATISTICS}
     for name, value in values.items():
         stats[name][0, 0] = value
     return stats
@@ -96,15 +96,15 @@ def stats_with(**values: float) -> dict[str, np.ndarray]:
     ],
 )
 def test_classification_follows_the_stated_thresholds(values, kind):
-    assert head_grid.classify(stats_with(**values), head_atlas._KINDS)[0, 0] == kind
+    assert head_grid.classify(stats_with(**values), KINDS)[0, 0] == kind
 
 
-def small_atlas() -> head_atlas._Atlas:
-    stats = {name: np.zeros((2, 2)) for name in head_atlas._STATISTICS}
+def small_atlas() -> Atlas:
+    stats = {name: np.zeros((2, 2)) for name in STATISTICS}
     stats["cls"][:] = [[0.9, 0.6], [0.1, 0.0]]
     stats["spread"][:] = [[0.1, 0.3], [0.8, 0.2]]
-    kinds = head_grid.classify(stats, head_atlas._KINDS)
-    return head_atlas._Atlas(stats, kinds, (), 1, 1)
+    kinds = head_grid.classify(stats, KINDS)
+    return Atlas(stats, kinds, (), 1, 1)
 
 
 def test_atlas_counts_and_picks_the_typical_head():
@@ -169,8 +169,8 @@ def test_literature_counts_are_the_papers_shares_of_the_heads():
 
 
 @pytest.fixture(scope="module")
-def atlas() -> head_atlas._Atlas:
-    return head_atlas.atlas()
+def atlas() -> Atlas:
+    return corpus_atlas()
 
 
 @pytest.fixture(scope="module")
@@ -211,7 +211,7 @@ def test_every_fact_of_the_page_holds_and_its_values_are_the_studies(atlas, prun
     page = head_atlas.page()
     assert {name for name, fact in page.facts.items() if not fact.holds} == set()
     assert page.total_heads == 72 and page.counts == {
-        kind: atlas.count(kind) for kind in head_atlas._KINDS
+        kind: atlas.count(kind) for kind in KINDS
     }
     michel, voita, every = page.literature
     assert (michel[0], voita[0], every[0]) == (29, 57, 72) and every[1] == 1
@@ -261,7 +261,7 @@ def test_each_fact_turns_false_when_the_real_results_say_otherwise(atlas, pruned
     kinds[atlas.strongest("sep")] = "[SEP]"
     assert not stated(a=dataclasses.replace(atlas, kinds=kinds))["none_of_these"].holds
     halved = {**atlas.statistics, "cls": atlas.statistics["cls"] / 2}  # half on [CLS]
-    fewer = head_grid.classify(halved, head_atlas._KINDS)
+    fewer = head_grid.classify(halved, KINDS)
     assert not stated(a=dataclasses.replace(atlas, kinds=fewer))["cls_dominant"].holds
     stats = atlas.statistics  # parking on [SEP] as BERT does, not on [CLS]
     swapped = {**stats, "cls": stats["sep"], "sep": stats["cls"]}
@@ -327,7 +327,7 @@ def test_kind_grid_colours_and_letters_each_head_by_its_kind_and_counts_them():
     fig = draw(page(), "kinds")
     (panel,) = plotted(fig)
     (codes,) = panel.images
-    kinds = list(_KINDS)
+    kinds = list(KINDS)
     assert np.array_equal(codes, np.vectorize(kinds.index)(a.kinds))
     letters = [KIND_STYLE[kind][1] for kind in a.kinds.ravel()]
     assert panel.texts == [letter for letter in letters if letter]
@@ -346,7 +346,7 @@ def test_kind_grid_colours_and_letters_each_head_by_its_kind_and_counts_them():
 def test_statistic_grids_draw_each_statistic_under_its_title():
     p = page()
     drawn = {panel.title: panel for panel in plotted(draw(p, "statistics"))}
-    names = [*_TARGETS, "spread"]
+    names = [*TARGETS, "spread"]
     assert list(drawn) == [STAT_TITLES[name] for name in names]
     for name in names:
         (image,) = drawn[STAT_TITLES[name]].images

@@ -16,8 +16,8 @@ import copy
 import numpy as np
 import pytest
 
-from mha.pages.depth import repeated_tokens
-from mha.pages.real_gqa_model import _PARAGRAPH, results
+from mha.experiments import repeated_tokens
+from mha.pages.real_gqa_model import _PARAGRAPH, _results
 from mha.pretrained import smollm2
 from tests.reference import reference_module
 
@@ -39,7 +39,7 @@ def _ids() -> list[int]:
 def test_the_perplexity_equals_the_reference(smollm2_reference, request):
     torch = reference_module("torch", request.config)
     expected = _perplexity(torch, smollm2_reference, _ids())
-    assert results().perplexity == pytest.approx(expected, rel=RTOL)
+    assert _results().perplexity == pytest.approx(expected, rel=RTOL)
 
 
 def test_the_mqa_perplexity_equals_the_reference(smollm2_reference, request):
@@ -55,7 +55,7 @@ def test_the_mqa_perplexity_equals_the_reference(smollm2_reference, request):
             state[name] = weight.reshape(groups, -1, weight.shape[-1]).mean(0)
     mqa.load_state_dict(state)
     expected = _perplexity(torch, mqa, _ids())
-    assert results().mqa_perplexity == pytest.approx(expected, rel=RTOL)
+    assert _results().mqa_perplexity == pytest.approx(expected, rel=RTOL)
 
 
 def test_the_wrong_pairing_perplexity_equals_the_reference(smollm2_reference, request):
@@ -76,8 +76,8 @@ def test_the_wrong_pairing_perplexity_equals_the_reference(smollm2_reference, re
                 permuted = w.reshape(heads[kind], 2, d, w.shape[-1]).transpose(1, 2)
                 module.weight.copy_(permuted.reshape(w.shape))
     expected = _perplexity(torch, wrong, _ids())
-    assert results().swapped_rope_perplexity == pytest.approx(expected, rel=RTOL)
-    assert expected > 5 * results().perplexity  # nonsense, as the page says
+    assert _results().swapped_rope_perplexity == pytest.approx(expected, rel=RTOL)
+    assert expected > 5 * _results().perplexity  # nonsense, as the page says
 
 
 def test_the_logits_of_the_study_paragraph_equal_the_reference(
@@ -123,7 +123,7 @@ def _depth_reference(torch, reference, ids: np.ndarray, removed=()):
     finally:
         for hook in hooks:
             hook.remove()
-    half = repeated_tokens._HALF
+    half = repeated_tokens.HALF
     queries = np.arange(half, 2 * half - 1)
     logits = out.logits[0].double().log_softmax(-1).numpy()
     loss = float(-logits[queries, ids[queries + 1]].mean())
@@ -134,7 +134,7 @@ def _depth_reference(torch, reference, ids: np.ndarray, removed=()):
 
 @pytest.fixture(scope="module")
 def one_sequence() -> np.ndarray:
-    return repeated_tokens._repeated_sequences(smollm2.load())[:1]
+    return repeated_tokens.repeated_sequences(smollm2.load())[:1]
 
 
 def test_the_depth_ablation_losses_equal_the_reference(

@@ -12,7 +12,7 @@ from matplotlib.patches import Circle, FancyBboxPatch
 from mha.figures.style import FONT, INK, PALETTE, SMALL, new_figure
 
 if TYPE_CHECKING:
-    from mha.pages.block import Shapes
+    from mha.pages.block import _Shapes
 
 # The steps of a block, top to bottom: "split" (the stream forks: one copy goes
 # round, the residual), a sublayer ("norm", "attention", "ffn"), "add" (the copy that
@@ -27,7 +27,7 @@ def _shape(shape: Sequence[int]) -> str:
     return "(" + ", ".join(f"{n:,}" for n in shape) + ")"
 
 
-def orders(panels: Sequence[tuple[str, str, dict[str, str], Shapes]]) -> list[Figure]:
+def orders(panels: Sequence[tuple[str, str, dict[str, str], _Shapes]]) -> list[Figure]:
     """One diagram a ``(title, "pre" or "post", names, shapes)`` panel: the stream
     enters at the top, each sublayer (its name from ``names``: ``"norm"``,
     ``"attention"``, ``"ffn"``) is a box, each residual path a line round it to the
@@ -37,7 +37,7 @@ def orders(panels: Sequence[tuple[str, str, dict[str, str], Shapes]]) -> list[Fi
     return [_panel(*panel) for panel in panels]
 
 
-def _panel(title: str, order: str, names: dict[str, str], shapes: Shapes) -> Figure:
+def _panel(title: str, order: str, names: dict[str, str], shapes: _Shapes) -> Figure:
     steps = {"pre": PRE_NORM, "post": POST_NORM}[order]
     total = sum(_HEIGHT[s] for s in steps) + 1.6
     fig, ax = new_figure(3.5, 0.62 * total + 0.5)

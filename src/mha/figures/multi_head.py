@@ -16,7 +16,7 @@ from mha.figures.style import CMAP, INK, PALETTE, SMALL, new_figure
 from mha.heads import split_heads
 
 if TYPE_CHECKING:
-    from mha.pages.multi_head import _Contrast, _Dependence, _WholeLayer
+    from mha.pages.multi_head import WholeLayer, _Contrast, _Dependence
 
 
 def split_heads_reshape(seq: int = 3, d_model: int = 8, n_heads: int = 4) -> Figure:
@@ -195,11 +195,11 @@ def one_vs_many(contrast: _Contrast) -> Figure:
     return fig
 
 
-def whole_layer(w: _WholeLayer) -> Figure:
+def whole_layer(w: WholeLayer) -> Figure:
     """The whole layer in one picture, every arrow labelled with its array's shape:
     X → W_Q, W_K, W_V → split into h heads → h attention maps → concatenate → W_O.
 
-    Drawn from ``mha.pages.multi_head.whole_layer()``: the shapes are the arrays'
+    Drawn from ``mha.worked.base_layer.whole_layer()``: the shapes are the arrays'
     shapes, the maps the layer's attention weights (rows: queries, columns: keys).
     """
     h, _, d_k = w.q_heads.shape

@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from mha.figures.style import CMAP, DENSE, INK, PALETTE, SMALL, new_figure
-from mha.pages.real_heads import _KINDS, _TARGETS, _Atlas
+from mha.pages.real_heads import KINDS, TARGETS, Atlas
 
 if TYPE_CHECKING:
     from mha.pages.real_heads.pruning import _Pruning
@@ -58,10 +58,10 @@ def _grid_axes(ax, n_layers: int, n_heads: int) -> None:
         spine.set_visible(False)
 
 
-def kind_grid(atlas: _Atlas) -> Figure:
+def kind_grid(atlas: Atlas) -> Figure:
     """All 72 heads as a layers x heads grid, each cell coloured and lettered by kind."""
     n_layers, n_heads = atlas.kinds.shape
-    kinds = list(_KINDS)
+    kinds = list(KINDS)
     codes = np.vectorize(kinds.index)(atlas.kinds)  # (layers, heads) int
     colours = [
         KIND_STYLE[k][0] if KIND_STYLE[k][0] != "none" else "#ffffff00" for k in kinds
@@ -100,14 +100,14 @@ def kind_grid(atlas: _Atlas) -> Figure:
     return fig
 
 
-def statistic_grids(atlas: _Atlas) -> list[Figure]:
+def statistic_grids(atlas: Atlas) -> list[Figure]:
     """One layers x heads heatmap per statistic, all on the same 0-1 colour scale.
 
     Small multiples: one figure per map, then one for the colour bar.
     """
     n_layers, n_heads = atlas.kinds.shape
     panels = []
-    for name in [*_TARGETS, "spread"]:
+    for name in [*TARGETS, "spread"]:
         fig, ax = new_figure(3.1, 2.1)
         ax.imshow(atlas.statistics[name], cmap=CMAP, vmin=0, vmax=1)
         ax.set_title(STAT_TITLES[name])
@@ -119,7 +119,7 @@ def statistic_grids(atlas: _Atlas) -> list[Figure]:
     return [*panels, fig]
 
 
-def typical_heads(atlas: _Atlas, example: int) -> list[Figure]:
+def typical_heads(atlas: Atlas, example: int) -> list[Figure]:
     """Heatmaps of the typical head of every kind present, on seed sentence ``example``.
 
     Row i of a heatmap is token i's attention over the tokens (columns). Small

@@ -139,12 +139,12 @@ class _Check:
     smollm2_first_rms: np.ndarray  # the first token
     minilm_rms: np.ndarray  # the real tokens of the first sentence
     # what flows through each model's first block, read from the arrays themselves
-    smollm2_shapes: Shapes
-    minilm_shapes: Shapes
+    smollm2_shapes: _Shapes
+    minilm_shapes: _Shapes
 
 
 @dataclass(frozen=True)
-class Shapes:
+class _Shapes:
     """The shapes of a block's real arrays: the stream, each query head's and each
     K/V head's projection, the attention weights and the FFN's hidden layer."""
 
@@ -157,12 +157,12 @@ class Shapes:
 
 def _shapes(
     x: np.ndarray, attention, weights: np.ndarray, hidden: np.ndarray
-) -> Shapes:
-    """The ``Shapes`` of a block run on ``x``: its attention layer's heads split
+) -> _Shapes:
+    """The ``_Shapes`` of a block run on ``x``: its attention layer's heads split
     ``x``'s projections as the core does (``split_heads``)."""
     q = split_heads(x @ attention.w_q, attention.n_heads)
     k = split_heads(x @ attention.w_k, attention.n_kv_heads)
-    return Shapes(x.shape, q.shape, k.shape, weights.shape, hidden.shape)
+    return _Shapes(x.shape, q.shape, k.shape, weights.shape, hidden.shape)
 
 
 def _study(smollm2_text: str, minilm_texts: tuple[str, ...], digest: str) -> _Check:

@@ -36,7 +36,7 @@ def page() -> Page:
             for run in ("full", "head_a", "head_b")
         },
         cost=cost,
-        facts=facts(example, extended, tripled) | _cost_facts(cost),
+        facts=_facts(example, extended, tripled) | _cost_facts(cost),
         figures=_figures(example, extended),
     )
 
@@ -51,7 +51,7 @@ def _r(weights: np.ndarray) -> list[float]:  # rounded, for a fact's values
     return np.round(weights, 3).tolist()
 
 
-def facts(
+def _facts(
     example: Cricket, extended: dict[str, Cricket], tripled: Cricket
 ) -> dict[str, Fact]:
     """The facts the page's sentences state about the example, extended and tripled."""
@@ -66,7 +66,7 @@ def facts(
         says="the single head's weights on Kohli and on his are equal (np.isclose), and century gets less",
     )
     his, century = extended["his"], extended["century"]
-    c_full, runs = century.full.weights, ("full", "head_a", "head_b")
+    c_full, tripling = century.full.weights, cricket.tripling_facts(example, tripled)
     return {
         "tie": tie,
         "tie_verdict": tie,
@@ -114,25 +114,10 @@ def facts(
             f"his, one head {_r(his.full.weights)}, head A {_r(his.head_a.weights)}",
             says="with over in the sentence, the single head still gives Kohli and his equal weights, and head A's largest is on Kohli",
         ),
-        "no_weight_moves": Fact(
-            all(
-                np.allclose(getattr(tripled, r).weights, getattr(example, r).weights)
-                for r in runs
-            ),
-            "weights before and after tripling v(century)",
-            says="tripling v(century) leaves every weight of the single head and of both heads unchanged",
-            qualitative="an identity over every weight of three runs (np.allclose); the weights after are printed beside it",
-        ),
-        "a_unmoved": Fact(
-            np.array_equal(tripled.head_a.output, example.head_a.output),
-            f"head A output {tripled.head_a.output.tolist()}",
-            says="tripling v(century) leaves head A's output exactly equal",
-        ),
-        "b_tripled": Fact(
-            np.allclose(tripled.head_b.output, 3 * example.head_b.output),
-            f"head B output {tripled.head_b.output.tolist()}",
-            says="tripling v(century) multiplies head B's output by exactly three",
-        ),
+        # what tripling v(century) does, which the recall answers state too
+        "no_weight_moves": tripling["no_weight_moves"],
+        "a_unmoved": tripling["a_unmoved"],
+        "b_tripled": tripling["b_tripled"],
     }
 
 

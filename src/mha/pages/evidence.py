@@ -16,12 +16,12 @@ from pathlib import Path
 
 from mha.support.page import Page
 
-DOCS = Path(__file__).resolve().parents[3] / "docs"
-USE = r"""\b(?:fact|holds)\(\s*["']{}["']\s*\)"""
+_DOCS = Path(__file__).resolve().parents[3] / "docs"
+_USE = r"""\b(?:fact|holds)\(\s*["']{}["']\s*\)"""
 
 
 @dataclass(frozen=True)
-class Row:
+class _Row:
     """One fact: its name, the Markdown line that states it, what it checks (and,
     for a qualitative one, why its sentence prints no value) and its values."""
 
@@ -33,12 +33,12 @@ class Row:
 
 
 @dataclass(frozen=True)
-class Group:
+class _Group:
     """One page's facts, in the order its Markdown states them."""
 
     file: str
     title: str
-    rows: tuple[Row, ...]
+    rows: tuple[_Row, ...]
 
 
 def _title(markdown: str, file: str) -> str:
@@ -47,11 +47,11 @@ def _title(markdown: str, file: str) -> str:
 
 
 def _line(markdown: str, name: str) -> int:
-    found = re.search(USE.format(re.escape(name)), markdown)
+    found = re.search(_USE.format(re.escape(name)), markdown)
     return markdown.count("\n", 0, found.start()) + 1 if found else 0
 
 
-def group(file: str) -> Group | None:
+def _group(file: str) -> _Group | None:
     """The facts of ``docs/<file>``, or None for a page whose module states none."""
     module = "mha.pages." + file.removesuffix(".md").replace("-", "_")
     if module == __name__ or importlib.util.find_spec(module) is None:
@@ -59,22 +59,22 @@ def group(file: str) -> Group | None:
     facts = importlib.import_module(module).page().facts
     if not facts:
         return None
-    markdown = (DOCS / file).read_text(encoding="utf-8")
+    markdown = (_DOCS / file).read_text(encoding="utf-8")
     rows = sorted(
         (
-            Row(name, _line(markdown, name), f.says, f.qualitative, f.values)
+            _Row(name, _line(markdown, name), f.says, f.qualitative, f.values)
             for name, f in facts.items()
         ),
         key=lambda row: (row.line, row.name),
     )
-    return Group(file, _title(markdown, file), tuple(rows))
+    return _Group(file, _title(markdown, file), tuple(rows))
 
 
 @functools.cache
 def page() -> Page:
     """Every page's facts (``groups``, by file name) and how many (``n_facts``)."""
     groups = tuple(
-        g for f in sorted(p.name for p in DOCS.glob("*.md")) if (g := group(f))
+        g for f in sorted(p.name for p in _DOCS.glob("*.md")) if (g := _group(f))
     )
     return Page(
         groups=groups,

@@ -23,7 +23,6 @@ from mha.data import published
 from mha.heads import split_heads
 from mha.layer import MultiHeadAttention
 from mha.pages import circuits, fast_attention
-from mha.pages import cricket as cricket_page
 from mha.positions import sinusoidal
 from mha.rope import RotaryEmbedding
 from mha.support.page import Fact, Page
@@ -33,15 +32,7 @@ from mha.worked.cricket import Cricket
 
 @functools.cache
 def page() -> Page:
-    """What the recall answers print: every number computed by the core.
-
-    ```python
-    from mha.pages.exercises import page
-
-    p = page()
-    assert p.bert["params"] == p.bert["params_from_arrays"] == 2_359_296
-    ```
-    """
+    """What the recall answers print: every number computed by the core."""
     d, h = cricket.Q_HIS.shape[0], 4  # question 1: the cricket example with 4 heads
     q = split_heads(cricket.Q_HIS[None], h)  # (4, 1, 1): each head sees one dimension
     k, v = split_heads(cricket.K, h), split_heads(cricket.V, h)  # (4, 3, 1)
@@ -79,7 +70,7 @@ def page() -> Page:
     online |= {"scores_bytes": row["n"] ** 2 * size, "block_bytes": block**2 * size}
     online |= {"naive_mb": row["naive_mb"], "tiled_mb": row["tiled_mb"]}
     online["dense_arrays"] = fast.dense_arrays
-    s = circuits.studies()  # the keys question: the induction head, patched or not
+    s = circuits.page().s  # the keys question: the induction head, patched or not
     keys = {
         "receiver": "L{}H{}".format(*s.top[0]),
         "sender": "L{}H{}".format(*s.previous),
@@ -105,9 +96,9 @@ def page() -> Page:
         rope_shift=rope_shift,
         keys=keys,
         **more,
-        facts=facts(weights, bert, cost, before, after)
-        | rope_facts(rope_shift)
-        | recall_facts(*(more[k] for k in ("masks", "cross", "hull", "kv", "whole"))),
+        facts=_facts(weights, bert, cost, before, after)
+        | _rope_facts(rope_shift)
+        | _recall_facts(*(more[k] for k in ("masks", "cross", "hull", "kv", "whole"))),
         figures={},
     )
 
@@ -142,16 +133,8 @@ def _rope_shift(m=3, n=10, shift=1_000, d_k=64) -> dict:
     return out | {"rope_change": abs(out["rope"][1] - out["rope"][0])}
 
 
-def rope_facts(question: dict) -> dict[str, Fact]:
-    """The RoPE answer's facts: the rotated score stays, the added one moves.
-
-    ```python
-    from mha.pages.exercises import page, rope_facts
-
-    moved = page().rope_shift | {"rope": [1.0, 2.0]}  # as if RoPE saw positions
-    assert not rope_facts(moved)["rope_stays"].holds
-    ```
-    """
+def _rope_facts(question: dict) -> dict[str, Fact]:
+    """The RoPE answer's facts: the rotated score stays, the added one moves."""
     rope, added = question["rope"], question["added"]
     return {
         "rope_stays": Fact(
@@ -199,20 +182,11 @@ def _more_recall() -> dict[str, dict]:
     return dict(masks=masks, cross=cross, hull=hull, depth=depth, kv=kv, whole=whole)
 
 
-def recall_facts(
+def _recall_facts(
     masks: dict, cross: dict, hull: dict, kv: dict, whole: LayerMultiplyAdds
 ) -> dict[str, Fact]:
     """The facts of the answers on masks, cross-attention, the FFN, the cache and the
     whole layer's cost.
-
-    ```python
-    from mha.pages.exercises import page, recall_facts
-
-    p = page()
-    hull = p.hull | {"within": 0}
-    found = recall_facts(p.masks, p.cross, hull, p.kv, p.whole)
-    assert not found["all_within"].holds and found["first_copies"].holds
-    ```
     """
     w = cross["weights"]
     return {
@@ -245,24 +219,13 @@ def recall_facts(
     }
 
 
-def facts(
+def _facts(
     weights: np.ndarray, bert: dict, cost: dict, before: Cricket, after: Cricket
 ) -> dict[str, Fact]:
-    """The facts the recall answers state: the flat head, the counts, the tripling.
-
-    ```python
-    import numpy as np
-    from mha.pages.exercises import facts, page
-
-    p = page()
-    flat = np.full((4, 3), 1 / 3)  # every head flat: "head 2" no longer says it
-    found = facts(flat, p.bert, p.cost, p.example, p.tripled)
-    assert not found["flat_head"].holds and found["flops_same"].holds
-    ```
-    """
+    """The facts the recall answers state: the flat head, the counts, the tripling."""
     flat = [i for i, row in enumerate(weights) if np.allclose(row, row[0])]
     moved = np.flatnonzero(~np.isclose(before.full.output, after.full.output))
-    tripled = cricket_page.facts(before, cricket.solve_extended(), after)
+    tripled = cricket.tripling_facts(before, after)  # the cricket page states them too
     return {
         "flat_head": Fact(
             len(flat) == 1 and cricket.Q_HIS[flat[0]] == 0,
@@ -279,7 +242,6 @@ def facts(
             f"{cost['one_head']} vs {cost['many_heads']}",
             says="one head and h heads cost the same multiply-adds for the scores",
         ),
-        # the cricket page states the same three facts of the same example
         "no_weight_changes": tripled["no_weight_moves"],
         "head_a_still": tripled["a_unmoved"],
         "head_b_triples": tripled["b_tripled"],

@@ -11,13 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha.attention import scaled_dot_product_attention
-from mha.data import published
-from mha.heads import merge_heads, split_heads
+from mha.heads import split_heads
 from mha.layer import MultiHeadAttention
-from mha.positions import sinusoidal
 from mha.support.page import Fact, Figure, Page
-from mha.worked import cat_mat
+from mha.worked.base_layer import WholeLayer, whole_layer
 
 _D_MODEL, _N_HEADS, _N_TOKENS, _SEED = 8, 4, 6, 7
 _SPLIT_TOKENS = 3  # tokens of the reshape figure (the code block below it too)
@@ -140,47 +137,6 @@ def _one_vs_many(layer: MultiHeadAttention, x: np.ndarray) -> _Contrast:
     return _Contrast(query=query, heads=weights[:, query], wide=wide[0, query])
 
 
-# The whole layer at the base Transformer's shape, on the cat sentence.
-_BASE = published.model("Transformer base")
-
-
-@dataclass(frozen=True)
-class _WholeLayer:
-    """Every array of one forward pass, step by step, through the layer's weights."""
-
-    layer: MultiHeadAttention
-    tokens: tuple[str, ...]
-    x: np.ndarray  # (n, d_model) token embeddings + positions
-    q: np.ndarray  # (n, d_model) X W_Q, and likewise k, v
-    k: np.ndarray
-    v: np.ndarray
-    q_heads: np.ndarray  # (h, n, d_k) split_heads(q)
-    weights: np.ndarray  # (h, n, n) one attention map per head
-    heads: np.ndarray  # (h, n, d_k) each head's output
-    concat: np.ndarray  # (n, h d_k)
-    out: np.ndarray  # (n, d_model) concat W_O
-    sizes: dict[str, int]  # n, d_model, h, d_k, read off the arrays
-
-
-def whole_layer() -> _WholeLayer:
-    """One seeded ``MultiHeadAttention`` at the base Transformer's shape on the cat
-    sentence (a random embedding per word plus the sinusoidal position encoding):
-    each step of its forward pass, from the layer's public weights.
-    """
-    rng, d_model, h = np.random.default_rng(_SEED), _BASE.d_model, _BASE.n_heads
-    layer = MultiHeadAttention(d_model, h, rng=rng)
-    words = {word: rng.standard_normal(d_model) for word in cat_mat.VOCAB}
-    n = len(cat_mat.TOKENS)  # + the base Transformer's sinusoidal position encodings
-    x = np.stack([words[t] for t in cat_mat.TOKENS]) + sinusoidal(n, d_model)
-    q, k, v = x @ layer.w_q, x @ layer.w_k, x @ layer.w_v
-    q_heads, k_heads, v_heads = (split_heads(a, h) for a in (q, k, v))
-    heads, weights = scaled_dot_product_attention(q_heads, k_heads, v_heads)
-    concat = merge_heads(heads)
-    arrays = (x, q, k, v, q_heads, weights, heads, concat, concat @ layer.w_o)
-    sizes = {"n": n, "d_model": d_model, "h": h, "d_k": q_heads.shape[-1]}
-    return _WholeLayer(layer, cat_mat.TOKENS, *arrays, sizes)
-
-
 def column_block(w: np.ndarray, i: int, n_heads: int) -> np.ndarray:
     """``W^(i)``: the columns ``i*d_k:(i+1)*d_k`` of ``w (d_model, h*d_k)``, head i's."""
     if not 0 <= i < n_heads:
@@ -217,7 +173,7 @@ def _facts(
     mixed: _Dependence,
     wide: MultiHeadAttention,
     contrast: _Contrast,
-    whole: _WholeLayer,
+    whole: WholeLayer,
     params_one: int,
     cross_gap: float,  # largest |layer(x, kv=x) - layer(x)| of the outputs
 ) -> dict[str, Fact]:
@@ -267,7 +223,7 @@ def _facts(
 
 
 def _figures(
-    bare: _Dependence, mixed: _Dependence, contrast: _Contrast, whole: _WholeLayer
+    bare: _Dependence, mixed: _Dependence, contrast: _Contrast, whole: WholeLayer
 ) -> dict[str, Figure]:
     """The page's four figures (the home page shows ``whole_layer`` too); their alt
     texts state what the facts check and the shapes of the arrays drawn.

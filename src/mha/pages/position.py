@@ -18,14 +18,16 @@ import numpy as np
 
 from mha import positions
 from mha.attention import causal_mask, scaled_dot_product_attention, softmax
+from mha.experiments import repeated_tokens
 from mha.experiments.corpus import sentences
-from mha.pages import multi_head, real_gqa_model, real_heads
-from mha.pages.depth import repeated_tokens
+from mha.experiments.head_atlas import atlas
+from mha.pages import real_gqa_model
 from mha.positions import sinusoidal
 from mha.pretrained import minilm, smollm2
 from mha.rope import RotaryEmbedding
 from mha.support.cache import cached
 from mha.support.page import Fact, Figure, Page
+from mha.worked.base_layer import whole_layer
 
 _SEED = 25
 _N_POSITIONS = 64  # positions drawn in the similarity maps
@@ -45,8 +47,10 @@ _ALIBI_HEADS = 8  # Press et al.'s slopes for 8 heads: 2**-1 ... 2**-8
 _ALIBI_KEYS = 16
 _NOPE_TOKENS = 8
 _EXTENSION = 4  # context extension: this many times the trained context
-PAIR = 3  # the pair drawn turning (about a third of a radian a token at SmolLM2's base)
-PAIR_SHIFT = 3  # ... at positions M, N and both moved by this
+_PAIR = (
+    3  # the pair drawn turning (about a third of a radian a token at SmolLM2's base)
+)
+_PAIR_SHIFT = 3  # ... at positions M, N and both moved by this
 
 
 # --- 1. absolute positions ------------------------------------------------------------
@@ -96,7 +100,7 @@ def _absolute() -> _Absolute:
     d_model = learned_vectors.shape[1]
     sin = _cosine_similarity(sinusoidal(_N_POSITIONS, d_model))
     learned = _cosine_similarity(learned_vectors[:_N_POSITIONS].astype(np.float64))
-    whole = multi_head.whole_layer()
+    whole = whole_layer()
     layer, tokens = whole.layer, whole.tokens
     x = whole.x  # words + positions
     words = x - sinusoidal(len(tokens), x.shape[1])
@@ -184,7 +188,7 @@ def _rope() -> _Rope:
     for r in (half, rotate):  # q at M, k at N under each pairing
         q_m, k_n = r(np.stack([q, k]), np.array([_M, _N]))
         scores.append(float(q_m @ k_n))
-    study = real_gqa_model.results()
+    study = real_gqa_model.page().study  # the perplexities that page publishes
     return _Rope(
         d_k=d_k,
         base=base,
@@ -206,8 +210,8 @@ def _rope() -> _Rope:
 
 
 @dataclass(frozen=True)
-class Placed:
-    """Pair ``PAIR`` of the query at ``m`` and the key at ``n``, rotated."""
+class _Placed:
+    """Pair ``_PAIR`` of the query at ``m`` and the key at ``n``, rotated."""
 
     m: int
     n: int
@@ -217,29 +221,29 @@ class Placed:
 
 
 @dataclass(frozen=True)
-class Pair:
+class _Pair:
     """One RoPE pair of the shift test's query and key, at two placements."""
 
     index: int
     theta: float  # radians a token
     q: np.ndarray  # (2,) unrotated (position 0)
     k: np.ndarray
-    placed: tuple[Placed, Placed]  # at (M, N), and both moved by PAIR_SHIFT
+    placed: tuple[_Placed, _Placed]  # at (M, N), and both moved by _PAIR_SHIFT
 
 
-def _pair(d_k: int, base: float) -> Pair:
-    """Pair ``PAIR`` of the shift test's random query and key (the same draw), turned
-    by ``mha.rope.RotaryEmbedding`` at (M, N) and at (M, N) + PAIR_SHIFT."""
+def _pair(d_k: int, base: float) -> _Pair:
+    """Pair ``_PAIR`` of the shift test's random query and key (the same draw), turned
+    by ``mha.rope.RotaryEmbedding`` at (M, N) and at (M, N) + _PAIR_SHIFT."""
     rotate = RotaryEmbedding(d_k, base, interleaved=True)
     q, k = np.random.default_rng(_SEED).standard_normal((2, d_k))
-    pair = slice(2 * PAIR, 2 * PAIR + 2)  # interleaved: coordinates 2j and 2j + 1
+    pair = slice(2 * _PAIR, 2 * _PAIR + 2)  # interleaved: coordinates 2j and 2j + 1
     placed = []
-    for m, n in ((_M, _N), (_M + PAIR_SHIFT, _N + PAIR_SHIFT)):
+    for m, n in ((_M, _N), (_M + _PAIR_SHIFT, _N + _PAIR_SHIFT)):
         q_m = rotate(q[None], np.array([m]))[0, pair]
         k_n = rotate(k[None], np.array([n]))[0, pair]
-        placed.append(Placed(m, n, q_m, k_n, float(q_m @ k_n)))
-    theta = float(rotate.inv_freq[PAIR])
-    return Pair(PAIR, theta, q[pair], k[pair], (placed[0], placed[1]))
+        placed.append(_Placed(m, n, q_m, k_n, float(q_m @ k_n)))
+    theta = float(rotate.inv_freq[_PAIR])
+    return _Pair(_PAIR, theta, q[pair], k[pair], (placed[0], placed[1]))
 
 
 # --- 3. position in real heads -------------------------------------------------------
@@ -291,7 +295,7 @@ def _real(digest: str) -> _RealHeads:
     """The study behind ``real()`` (``digest`` names SmolLM2's model file)."""
     if smollm2.gguf_digest() != digest:
         raise ValueError(f"digest: expected {smollm2.gguf_digest()}, got {digest}")
-    m_layer, m_head = real_heads.atlas().typical("previous token")
+    m_layer, m_head = atlas().typical("previous token")
     texts = sentences()
     back = range(_OFFSETS - 1, -_OFFSETS, -1)  # d tokens back, then ahead
     previous = repeated_tokens.scan().previous
@@ -432,7 +436,7 @@ def _angle(v: np.ndarray) -> float:
     return float(np.arctan2(v[1], v[0]))
 
 
-def _pair_facts(pair: Pair) -> dict[str, Fact]:
+def _pair_facts(pair: _Pair) -> dict[str, Fact]:
     """The drawn pair: each vector turned by its position times θ, and the pair's
     dot product unchanged when both move."""
     turned = all(
@@ -460,7 +464,7 @@ def _pair_facts(pair: Pair) -> dict[str, Fact]:
     }
 
 
-def _pair_figure(pair: Pair) -> dict[str, Figure]:
+def _pair_figure(pair: _Pair) -> dict[str, Figure]:
     """The pair drawn at its two placements."""
     (a, b), j = pair.placed, pair.index
     return {
@@ -470,7 +474,7 @@ def _pair_figure(pair: Pair) -> dict[str, Figure]:
             alt=f"Two panels of one rotation pair (pair {j}) in the plane. Left: the "
             f"query's pair turned by {a.m} θ and the key's by {a.n} θ, with θ = "
             f"{pair.theta:.3f} radians, dot product {a.dot:.3f}. Right: both moved "
-            f"by {PAIR_SHIFT} positions, turned by {b.m} θ and {b.n} θ; the angle "
+            f"by {_PAIR_SHIFT} positions, turned by {b.m} θ and {b.n} θ; the angle "
             f"between them is the same and so is the dot product, {b.dot:.3f}.",
             caption="The dashed arrows are the pair before rotation (position 0), the "
             "solid ones the pair at its position; each arc is the angle it turned. "

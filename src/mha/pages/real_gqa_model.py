@@ -1,6 +1,6 @@
 """Grouped-query attention in a real model: what ``docs/real-gqa-model.md`` prints.
 
-SmolLM2-135M-Instruct shares 3 K/V heads among 9 query heads. The study (``results()``,
+SmolLM2-135M-Instruct shares 3 K/V heads among 9 query heads. The study (``_results()``,
 cached by content hash of the code and the model file) measures, on the model in
 NumPy, the bytes its KV cache holds while it answers, against the formula; that
 repeating each K/V head 3 times (multi-head attention) gives the same logits with 3
@@ -199,7 +199,7 @@ class _Study:
 
 
 def _study(text: str, question: str, new_tokens: int, model_digest: str) -> _Study:
-    """Run the whole study (tens of seconds of computing); ``results()`` caches it.
+    """Run the whole study (tens of seconds of computing); ``_results()`` caches it.
 
     ``model_digest`` (``smollm2.gguf_digest()``) names the model file, so that a new
     file gives a new cache entry.
@@ -239,7 +239,7 @@ def _study(text: str, question: str, new_tokens: int, model_digest: str) -> _Stu
     )
 
 
-def results() -> _Study:
+def _results() -> _Study:
     """The study on ``_PARAGRAPH`` and ``_QUESTION``, computed once per code and model."""
     return cached(_study, _PARAGRAPH, _QUESTION, _NEW_TOKENS, smollm2.gguf_digest())
 
@@ -284,7 +284,7 @@ def _ranking(r: _Study) -> dict:
 @functools.cache
 def page() -> Page:
     """What the page prints: the study, the published sizes, the benchmark, the widget."""
-    r, bench = results(), measured.load("smollm2")
+    r, bench = _results(), measured.load("smollm2")
     paper = {row.model: row for row in published.GQA_TABLE_1}  # the GQA paper's
     decode_bench = measured.load("decode")
     decoded = _decoding(

@@ -15,6 +15,7 @@ import numpy as np
 from mha.attention import softmax
 from mha.data import published
 from mha.heads import split_heads
+from mha.support.page import Fact
 
 TOKENS = ("Kohli", "his", "century")
 QUERY = "his"
@@ -152,3 +153,41 @@ def solve_extended(
     """
     queries = {"his": Q_HIS, "century": q_century}
     return {token: solve(q=queries[token], k=k, v=v) for token in EXTENDED_QUERIES}
+
+
+def tripling_facts(example: Cricket, tripled: Cricket) -> dict[str, Fact]:
+    """What tripling v(century) does to the example (``tripled``, solved with
+    ``V_TRIPLED``), as facts a page states: no weight of any run moves, head A's output
+    stays exactly, head B's is tripled. The cricket page and the recall answers state
+    them both.
+
+    ```python
+    from mha.worked.cricket import V_TRIPLED, solve, tripling_facts
+
+    example = solve()
+    assert all(f.holds for f in tripling_facts(example, solve(v=V_TRIPLED)).values())
+    assert not tripling_facts(example, example)["b_tripled"].holds  # nothing tripled
+    ```
+    """
+    runs = ("full", "head_a", "head_b")
+    return {
+        "no_weight_moves": Fact(
+            all(
+                np.allclose(getattr(tripled, r).weights, getattr(example, r).weights)
+                for r in runs
+            ),
+            "weights before and after tripling v(century)",
+            says="tripling v(century) leaves every weight of the single head and of both heads unchanged",
+            qualitative="an identity over every weight of three runs (np.allclose); the weights after are printed beside it",
+        ),
+        "a_unmoved": Fact(
+            np.array_equal(tripled.head_a.output, example.head_a.output),
+            f"head A output {tripled.head_a.output.tolist()}",
+            says="tripling v(century) leaves head A's output exactly equal",
+        ),
+        "b_tripled": Fact(
+            np.allclose(tripled.head_b.output, 3 * example.head_b.output),
+            f"head B output {tripled.head_b.output.tolist()}",
+            says="tripling v(century) multiplies head B's output by exactly three",
+        ),
+    }

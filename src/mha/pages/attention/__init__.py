@@ -165,7 +165,7 @@ def _widths(d_ks: tuple[int, ...]) -> np.ndarray:
 
 
 _SEEDS = (0, 1, 2, 3)  # the seeds over which the gradient ratio's spread is reported
-TYPICAL_SEEDS = tuple(range(20))  # the seeds of the d_k = 64 medians and their range
+_TYPICAL_SEEDS = tuple(range(20))  # the seeds of the d_k = 64 medians and their range
 # The head width of the base Transformer (and of BERT-base): d_k = 64.
 _TYPICAL_D_K = published.model("Transformer base").d_k
 # With W_K = W_Q a token need not score itself highest: two queries along one axis.
@@ -248,8 +248,8 @@ def page() -> Page:
         counter_q=_SELF_COUNTER_Q,
         shuffled_tokens=[cat_sat.TOKENS[i] for i in _SHUFFLE],
         typical=s.index(_TYPICAL_D_K),
-        typical_seeds=len(TYPICAL_SEEDS),
-        at_typical=_typical(TYPICAL_SEEDS),
+        typical_seeds=len(_TYPICAL_SEEDS),
+        at_typical=_typical(_TYPICAL_SEEDS),
         variance_rows=np.column_stack(columns),
         saturation_rows=np.column_stack(
             (s.d_k, u.max_weight, sc.max_weight, u.entropy, sc.entropy)

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from mha.experiments import repeated_tokens
+from mha.experiments.repeated_tokens import N_ABLATED, Scan, strongest
 from mha.pages.circuits import weights as w
 from mha.pages.circuits.sequences import (
     _first_value_losses,
@@ -29,8 +31,6 @@ from mha.pages.circuits.sequences import (
     _run,
 )
 from mha.pages.circuits.streaming import _Streaming, _streaming, _Variants, _variants
-from mha.pages.depth import repeated_tokens
-from mha.pages.depth.repeated_tokens import N_ABLATED, Scan, strongest
 from mha.pretrained import smollm2
 from mha.pretrained.smollm2 import rms_norm
 from mha.support.cache import cached
@@ -172,7 +172,7 @@ def _sequences(
     model = smollm2.load()
     p = _run(model, repeated_tokens.passes())  # the depth page's passes, read again
     rng = np.random.default_rng([_SEED, 3])
-    fresh = repeated_tokens._repeated_sequences(model, rng)[:_N_FRESH]
+    fresh = repeated_tokens.repeated_sequences(model, rng)[:_N_FRESH]
     last = max(layer for layer, _ in top)
     paths = _path_patched_losses(model, p, top)  # its every-path row: mean ablation
     return _Sequences(
@@ -242,7 +242,7 @@ def _controls(
 
 
 @functools.cache
-def studies() -> _Studies:
+def _studies() -> _Studies:
     """Every study of the page, from the cache (the depth page's scan picks the heads)."""
     scan = repeated_tokens.scan()
     top = tuple(strongest(scan.induction, N_ABLATED))
@@ -273,7 +273,7 @@ def studies() -> _Studies:
 @functools.cache
 def page() -> Page:
     """What the page prints: the studies, facts and figures."""
-    s = studies()
+    s = _studies()
     top, q, c = s.top, s.sequences, s.weights.composition
     randoms = s.weights.heads[len(top) :]
     n = len(top)

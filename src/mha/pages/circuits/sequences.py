@@ -19,10 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from mha.attention import attend, causal_mask
+from mha.experiments.repeated_tokens import Passes, induction_scores
 from mha.experiments.value_norms import value_norms, weighted_by_norm
 from mha.heads import merge_heads, repeat_kv, split_heads
 from mha.layer import MultiHeadAttention
-from mha.pages.depth.repeated_tokens import Passes, induction_scores
 from mha.pretrained import smollm2
 from mha.pretrained.smollm2 import rms_norm
 

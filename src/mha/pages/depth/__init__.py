@@ -2,7 +2,8 @@
 
 The induction task (``induction``), its circuit built by hand and the models trained
 on it (``induction_training``); SmolLM2 on repeated random sequences
-(``repeated_tokens``): its residual stream, induction heads and attention sinks.
+(``mha.experiments.repeated_tokens``, which the circuits and position
+pages read too): its residual stream, induction heads and attention sinks.
 Layers and heads are numbered from 0: ``L17H3`` is head 3 of layer 17.
 """
 
@@ -13,7 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha.pages.depth import induction, repeated_tokens
+from mha.experiments import repeated_tokens
+from mha.experiments.repeated_tokens import N_ABLATED, Scan, strongest
+from mha.pages.depth import induction
 from mha.pages.depth.induction_training import (
     _D_K,
     _D_MODEL,
@@ -21,7 +24,6 @@ from mha.pages.depth.induction_training import (
     _train_and_score,
     _Trained,
 )
-from mha.pages.depth.repeated_tokens import N_ABLATED, Scan, strongest
 from mha.support.cache import cached
 from mha.support.formatting import percent, words
 from mha.support.page import Fact, Figure, Page
@@ -77,7 +79,7 @@ def page() -> Page:
         built_heads=words([str(h) for h in _BUILT_HEADS]),
         n_offsets=len(t.offsets),
         reach=_REACH,
-        half=r._HALF,
+        half=r.HALF,
         sequences=r.N_SEQUENCES,
         ablated=N_ABLATED,
         random_sets=r._N_RANDOM_SETS,

@@ -1,24 +1,23 @@
 """What all-MiniLM-L6-v2's 72 heads look at, and how many can go: ``docs/real-heads.md``.
 
-Each head's statistics are averaged over the corpus's word tokens as queries; the
-heads are named by ``head_grid.classify`` with ``KINDS``; the pruning studies are in
-``pruning``.
+The head atlas (each head's statistics over the corpus, and its kind) is the library's,
+``mha.experiments.head_atlas``, which the position page reads too; the pruning studies
+are in ``pruning``.
 """
 
 from __future__ import annotations
 
 import functools
-import string
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from mha.data import clark2019, michel2019, voita2019
 from mha.experiments import head_grid
-from mha.experiments.corpus import SEEDS, sentences
-from mha.experiments.head_grid import BROAD, MAJORITY, Sentence
+from mha.experiments.corpus import sentences
+from mha.experiments.head_atlas import KINDS, TARGETS, Atlas, atlas
+from mha.experiments.head_grid import BROAD, MAJORITY
 from mha.experiments.value_norms import value_norms, weighted_by_norm
 from mha.pages.real_heads import pruning
 from mha.pages.real_heads.pruning import _STEP, _literature_counts, _Pruning
@@ -30,139 +29,12 @@ from mha.support.page import Fact, Figure, Page
 
 _CRICKET, _CAT = range(2)  # positions in Atlas.examples (SEEDS order)
 
-# kind -> the statistic that defines it, in the order the page lists them
-_KINDS: dict[str, str] = {
-    "previous token": "previous",
-    "next token": "next",
-    "[CLS]": "cls",
-    "[SEP]": "sep",
-    "punctuation": "punctuation",
-    "same word": "same_word",
-    "broad": "spread",
-    "mixed": "",  # no statistic: none of the rules above applies
-}
-_TARGETS = ("previous", "next", "cls", "sep", "punctuation", "same_word")
-_STATISTICS = (*_TARGETS, "entropy", "spread")
-
-
-def _head_statistics(
-    tokens: Sequence[Sequence[str]], weights: Sequence[np.ndarray]
-) -> dict[str, np.ndarray]:
-    """Each of ``STATISTICS`` per head, ``(layers, heads)``, averaged over the word
-    queries: ``tokens[s]`` ([CLS] ... [SEP]) and ``weights[s] (layers, heads, n, n)``;
-    ``spread`` is the entropy as a fraction of log n.
-    """
-    if len(tokens) != len(weights) or not tokens:
-        raise ValueError(
-            f"tokens, weights: expected one weight array per sentence, got "
-            f"{len(tokens)} token lists and {len(weights)} arrays"
-        )
-    sums = {name: np.zeros(weights[0].shape[:-2]) for name in _STATISTICS}
-    n_queries = n_repeated = 0
-    for s, (toks, w) in enumerate(zip(tokens, weights, strict=True)):
-        n = len(toks)
-        if w.shape != (*sums["cls"].shape, n, n) or n < 3:
-            raise ValueError(
-                f"weights[{s}]: expected shape {(*sums['cls'].shape, n, n)} for "
-                f"{n} tokens ([CLS], at least one word, [SEP]), got {w.shape}"
-            )
-        w = np.asarray(w, dtype=np.float64)
-        q = np.arange(1, n - 1)  # word tokens as queries
-        rows = w[..., q, :]  # (layers, heads, queries, n)
-        punctuation = [j for j in q if set(toks[j]) <= set(string.punctuation)]
-        entropy = -(rows * np.log(np.where(rows > 0, rows, 1))).sum(-1)
-        sums["previous"] += w[..., q, q - 1].sum(-1)
-        sums["next"] += w[..., q, q + 1].sum(-1)
-        sums["cls"] += rows[..., 0].sum(-1)
-        sums["sep"] += rows[..., n - 1].sum(-1)
-        sums["punctuation"] += rows[..., punctuation].sum((-1, -2))
-        sums["entropy"] += entropy.sum(-1)
-        sums["spread"] += entropy.sum(-1) / np.log(n)
-        for i in q:
-            same = [j for j in q if j != i and toks[j] == toks[i]]
-            if same:
-                sums["same_word"] += w[..., i, same].sum(-1)
-                n_repeated += 1
-        n_queries += len(q)
-    means = {name: total / n_queries for name, total in sums.items()}
-    means["same_word"] = sums["same_word"] / max(n_repeated, 1)
-    return means
-
-
-@dataclass(frozen=True)
-class _Atlas:
-    """The statistics and kinds of every head, and its attention on the seeds."""
-
-    statistics: dict[str, np.ndarray]  # name -> (layers, heads)
-    kinds: np.ndarray  # (layers, heads) of str
-    examples: tuple[Sentence, ...]  # the seed sentences
-    n_sentences: int
-    n_queries: int  # word tokens over the corpus
-
-    def count(self, kind: str) -> int:
-        """How many heads are of ``kind``."""
-        if kind not in _KINDS:
-            raise ValueError(f"kind: expected one of {list(_KINDS)}, got {kind!r}")
-        return int((self.kinds == kind).sum())
-
-    def count_in_layer(self, kind: str, layer: int) -> int:
-        """How many of ``layer``'s heads are of ``kind``."""
-        return int((self.kinds[layer] == kind).sum())
-
-    def parked(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per layer, the mean weight on [CLS] and on [SEP] and punctuation together."""
-        mean = {
-            s: self.statistics[s].mean(axis=1) for s in ("cls", "sep", "punctuation")
-        }
-        return mean["cls"], mean["sep"] + mean["punctuation"]
-
-    def layers(self, kind: str) -> list[int]:
-        """The layers that have at least one head of ``kind``, in order."""
-        return [int(i) for i in np.flatnonzero((self.kinds == kind).any(axis=1))]
-
-    def present(self) -> list[str]:
-        """The kinds that at least one head has, in the order of ``KINDS``."""
-        return [kind for kind in _KINDS if self.count(kind)]
-
-    def typical(self, kind: str) -> tuple[int, int]:
-        """The head of ``kind`` highest in its statistic (``mixed``: lowest spread)."""
-        heads = [(int(i), int(j)) for i, j in np.argwhere(self.kinds == kind)]
-        if not heads:
-            raise ValueError(f"kind: no head is of kind {kind!r}")
-        score = self.statistics[_KINDS[kind] or "spread"]
-        sign = 1 if _KINDS[kind] else -1
-        return max(heads, key=lambda head: sign * score[head])
-
-    def strongest(self, statistic: str) -> tuple[int, int]:
-        """``(layer, head)`` with the highest mean of ``statistic``."""
-        values = self.statistics[statistic]
-        return tuple(int(i) for i in np.unravel_index(values.argmax(), values.shape))
-
-    def value(self, kind: str) -> float:
-        """The defining statistic (``mixed``: spread) of ``kind``'s typical head."""
-        return float(self.statistics[_KINDS[kind] or "spread"][self.typical(kind)])
-
-
-def _compute(texts: Sequence[str], seeds: Sequence[str]) -> _Atlas:
-    """The atlas of ``texts``, keeping ``seeds`` (among them) whole for the heatmaps."""
-    found = head_grid.minilm_sentences(texts)
-    stats = _head_statistics([s.tokens for s in found], [s.weights for s in found])
-    examples = tuple(found[list(texts).index(text)] for text in seeds)
-    n_queries = sum(len(s.tokens) - 2 for s in found)
-    kinds = head_grid.classify(stats, _KINDS)
-    return _Atlas(stats, kinds, examples, len(texts), n_queries)
-
-
-def atlas() -> _Atlas:
-    """The atlas of the project's corpus (cached)."""
-    return cached(_compute, sentences(), SEEDS)
-
 
 def _payload(texts: Sequence[str], kinds: tuple) -> dict:
     """The heads-grid widget's data on ``texts``, with the atlas's ``kinds``."""
     grid = np.array(kinds, dtype=object)
     found = head_grid.minilm_sentences(texts)
-    return head_grid.payload("all-MiniLM-L6-v2", found, grid, tuple(_KINDS), False)
+    return head_grid.payload("all-MiniLM-L6-v2", found, grid, tuple(KINDS), False)
 
 
 def _name(layer: int, head: int) -> str:
@@ -213,7 +85,7 @@ def page() -> Page:
         broad=BROAD,
         step=_STEP,
         total_heads=a.kinds.size,
-        counts={kind: a.count(kind) for kind in _KINDS},
+        counts={kind: a.count(kind) for kind in KINDS},
         typical=typical,
         previous_clark=f"{layer + 1}-{head + 1}",  # as Clark et al. count, from 1
         broad_in_first=a.count_in_layer("broad", 0),
@@ -278,17 +150,17 @@ def _cls_shares(
     return weight / count, moved / count
 
 
-def _cls_moved(a: _Atlas) -> tuple[float, float]:
+def _cls_moved(a: Atlas) -> tuple[float, float]:
     """``cls_shares`` of the atlas's [CLS] heads over the corpus, cached."""
     heads = tuple((int(i), int(j)) for i, j in np.argwhere(a.kinds == "[CLS]"))
     return cached(_cls_shares, sentences(), heads)
 
 
 def _facts(
-    a: _Atlas, p: _Pruning, cls: tuple[float, float] | None = None
+    a: Atlas, p: _Pruning, cls: tuple[float, float] | None = None
 ) -> dict[str, Fact]:
     """The facts the page's sentences state about the atlas and the pruning studies."""
-    counts = {kind: a.count(kind) for kind in _KINDS}
+    counts = {kind: a.count(kind) for kind in KINDS}
     cls_weight, cls_move = _cls_moved(a) if cls is None else cls
     shift = a.value("previous token") if counts["previous token"] else 0.0
     positional = a.layers("previous token") + a.layers("next token")
@@ -380,7 +252,7 @@ def _facts(
     }
 
 
-def _figures(a: _Atlas, p: _Pruning) -> dict[str, Figure]:
+def _figures(a: Atlas, p: _Pruning) -> dict[str, Figure]:
     """The page's figures; their alt texts state what the facts check."""
     layers, heads = a.kinds.shape
     per_layer = [  # each layer's kinds, the most common first, ties by name
@@ -388,7 +260,7 @@ def _figures(a: _Atlas, p: _Pruning) -> dict[str, Figure]:
         + ", ".join(f"{n} {k}" for k, n in Counter(sorted(row)).most_common())
         for i, row in enumerate(a.kinds)
     ]
-    brightest = "; ".join(f"{s} {_name(*a.strongest(s))}" for s in _TARGETS)
+    brightest = "; ".join(f"{s} {_name(*a.strongest(s))}" for s in TARGETS)
     papers = (
         (michel2019.BERT_PRUNABLE, michel2019.SHORT),
         (voita2019.pruned_share(), voita2019.SHORT),

@@ -1,13 +1,25 @@
 """Induction heads in a real model: SmolLM2 on random token sequences repeated once.
 
+The depth page reports the scan; the circuits page reads its heads and its passes
+again, the position page its strongest previous-token head.
+
 The probe of Olsson et al. (2022): ``N_SEQUENCES`` sequences of ``HALF`` random
 non-control token ids, each followed by itself (no BOS). Per head, the induction
 score (attention on the token after the previous occurrence) and the previous-token
 score; the loss on each copy; the second copy's loss on every sequence with the
-strongest induction heads removed, against random sets of as many (``ablated_loss``,
-all sequences in one batched pass per set of heads); the residual stream's norms and
-the attention on the first token. The unchanged passes are cached on their own
-(``passes``): the circuits page reads them again.
+strongest induction heads removed, against random sets of as many (all sequences
+in one batched pass per set of heads); the residual stream's norms and the attention
+on the first token. The unchanged passes are cached on their own (``passes``). A
+head is ``(layer, head)``, both numbered from 0.
+
+```python
+from mha.experiments.repeated_tokens import N_ABLATED, scan, strongest
+
+s = scan()  # SmolLM2's 30 layers by 9 heads
+top = strongest(s.induction, N_ABLATED)  # the induction heads the depth page removes
+assert s.loss_second < s.loss_first  # the copy is predicted ...
+assert s.loss_top > s.loss_second  # ... less so without the induction heads
+```
 """
 
 from __future__ import annotations
@@ -21,7 +33,7 @@ from mha.pretrained import smollm2
 from mha.pretrained.smollm2 import rms_norm
 from mha.support.cache import cached
 
-_HALF = 50  # T: tokens in each copy of a repeated sequence
+HALF = 50  # T: tokens in each copy of a repeated sequence
 N_SEQUENCES = 8  # repeated sequences the scores average over
 N_ABLATED = 5  # heads removed at once
 _N_RANDOM_SETS = 10  # random sets of N_ABLATED heads to compare with
@@ -29,24 +41,45 @@ _N_MATCHED = 5  # random sets matched by layer: one other head of each induction
 _SEED = 18
 
 
-def _repeated_sequences(
+def repeated_sequences(
     model: smollm2.SmolLM2, rng: np.random.Generator | None = None
 ) -> np.ndarray:
-    """``(N_SEQUENCES, 2 HALF)`` ids: HALF non-control ids drawn uniformly by ``rng``
-    (``None``: the page's seed), then the same HALF again.
+    """``(N_SEQUENCES, 2 HALF)`` ids: ``HALF`` non-control ids drawn uniformly by
+    ``rng`` (``None``: the study's seed), then the same ``HALF`` again.
+
+    ```python
+    from mha.experiments.repeated_tokens import HALF, N_SEQUENCES, repeated_sequences
+    from mha.pretrained import smollm2
+
+    ids = repeated_sequences(smollm2.load())
+    assert ids.shape == (N_SEQUENCES, 2 * HALF)
+    assert (ids[:, :HALF] == ids[:, HALF:]).all()  # each sequence, then itself again
+    ```
     """
     control = set(model.tokenizer.get_added_tokens_decoder())
     allowed = np.array([i for i in range(model.config.vocab_size) if i not in control])
     rng = np.random.default_rng([_SEED, 3]) if rng is None else rng
-    first = rng.choice(allowed, size=(N_SEQUENCES, _HALF))
+    first = rng.choice(allowed, size=(N_SEQUENCES, HALF))
     return np.concatenate([first, first], axis=1)
 
 
-def induction_scores(weights: np.ndarray, half: int = _HALF) -> np.ndarray:
+def induction_scores(weights: np.ndarray, half: int = HALF) -> np.ndarray:
     """Mean attention of each query t in [T, 2T - 1] on key t - T + 1, per head.
 
     ``weights (..., 2T, 2T)``; the key t - T + 1 holds the token that came after the
     previous occurrence of the query's token. Returns ``weights.shape[:-2]``.
+
+    ```python
+    import numpy as np
+    from mha.experiments.repeated_tokens import induction_scores
+
+    half = 3
+    weights = np.eye(2 * half)  # every query on itself: no induction
+    assert induction_scores(weights, half) == 0
+    for t in range(half, 2 * half):  # each query of the copy on the token after its twin
+        weights[t] = np.eye(2 * half)[t - half + 1]
+    assert induction_scores(weights, half) == 1
+    ```
     """
     _check_square(weights, 2 * half)
     queries = np.arange(half, 2 * half)
@@ -73,7 +106,7 @@ def _copy_losses(
     """Each sequence's mean next-token loss (nats) on copy 0 (queries 0 .. T - 2) and
     copy 1 (T .. 2T - 2), ``(2, B)``, from the residual streams ``final (B, n,
     d_model)`` after the last block: the head runs once, on the rows the loss reads."""
-    queries = np.concatenate([np.arange(_HALF - 1), np.arange(_HALF, 2 * _HALF - 1)])
+    queries = np.concatenate([np.arange(HALF - 1), np.arange(HALF, 2 * HALF - 1)])
     rows = final[:, queries]  # (B, 2 (T - 1), d_model)
     # one 2-D product (measured: a 3-D one, a product per sequence, takes about
     # twice the CPU time, each reading the whole 49152-token head)
@@ -84,7 +117,7 @@ def _copy_losses(
             for scores, ids in zip(logits, sequences, strict=True)
         ]
     )  # (B, 2 (T - 1))
-    return losses.reshape(len(sequences), 2, _HALF - 1).mean(axis=-1).T
+    return losses.reshape(len(sequences), 2, HALF - 1).mean(axis=-1).T
 
 
 @dataclass(frozen=True)
@@ -120,13 +153,22 @@ def _traced(ids: np.ndarray) -> Passes:
 
 
 def passes() -> Passes:
-    """``traced`` on the ``repeated_sequences``, from the cache."""
-    return cached(_traced, _repeated_sequences(smollm2.load()))
+    """SmolLM2 unchanged on each of the ``repeated_sequences``, from the cache.
+
+    ```python
+    from mha.experiments.repeated_tokens import HALF, N_SEQUENCES, passes
+
+    p = passes()  # SmolLM2's 30 layers, 9 heads a layer
+    assert p.ids.shape == (N_SEQUENCES, 2 * HALF)
+    assert p.weights.shape == (30, N_SEQUENCES, 9, 2 * HALF, 2 * HALF)
+    ```
+    """
+    return cached(_traced, repeated_sequences(smollm2.load()))
 
 
 @dataclass(frozen=True)
 class Scan:
-    """Everything the page measures on SmolLM2's repeated sequences (means over them;
+    """Everything the study measures on SmolLM2's repeated sequences (means over them;
     norms and shares over the tokens t >= 1)."""
 
     induction: np.ndarray  # (layers, heads)
@@ -151,7 +193,7 @@ class Scan:
 
 def _scan() -> Scan:
     model = smollm2.load()
-    sequences = _repeated_sequences(model)
+    sequences = repeated_sequences(model)
     p = passes()
 
     def over_layers(score) -> np.ndarray:
@@ -278,7 +320,16 @@ def _ablated_losses(
 
 
 def strongest(scores: np.ndarray, k: int) -> list[tuple[int, int]]:
-    """The ``k`` heads with the highest ``scores (layers, heads)``, strongest first."""
+    """The ``k`` heads with the highest ``scores (layers, heads)``, strongest first.
+
+    ```python
+    import numpy as np
+    from mha.experiments.repeated_tokens import strongest
+
+    scores = np.array([[0.1, 0.9], [0.5, 0.2]])  # 2 layers, 2 heads
+    assert strongest(scores, 2) == [(0, 1), (1, 0)]
+    ```
+    """
     order = np.argsort(-scores, axis=None, kind="stable")[:k]
     return [tuple(int(i) for i in np.unravel_index(j, scores.shape)) for j in order]
 
@@ -286,5 +337,13 @@ def strongest(scores: np.ndarray, k: int) -> list[tuple[int, int]]:
 def scan() -> Scan:
     """SmolLM2 on the repeated sequences, from the cache (N_SEQUENCES passes, then
     1 + N_RANDOM_SETS batched passes over all of them with heads removed).
+
+    ```python
+    from mha.experiments.repeated_tokens import scan
+
+    s = scan()
+    assert s.induction.shape == s.previous.shape == (30, 9)  # (layers, heads)
+    assert 0 < s.first_token.min() and s.first_token.max() <= 1
+    ```
     """
     return cached(_scan)
