@@ -92,7 +92,7 @@ class Traced:
     comparisons, truth, length, arithmetic and printing act on the value itself.
     """
 
-    __slots__ = ("_v", "_p")
+    __slots__ = ("_p", "_v")
 
     def __init__(self, value: Any, path: str) -> None:
         self._v, self._p = value, path
