@@ -6,7 +6,10 @@ HTML, as the browser decodes it). One page, in depth: the popover opens on keybo
 focus and on a tap, its link is reachable by Tab, Escape closes it and
 ``aria-expanded`` follows; the button is named and described; axe finds nothing
 serious in it, open, in either scheme; opening it shifts no layout; it stays out of
-print and out of the search index.
+print and out of the search index. A printed number, the same way: hovering or
+tapping it shows the attribute it was read from, the function that computed it and,
+for a study's value, its cache entry's content hash and sealed CPU seconds; it is no
+tab stop, and the page's foot lists the same for the keyboard.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from mha.support import progress
+from mha.support.cache import cache_dir
 from mha_site.facts import STATED
 from tests.browser.accessibility import blocking_violations
 from tests.browser.conftest import NEW_PAGE
@@ -195,3 +200,94 @@ def test_the_foot_of_a_page_counts_what_the_build_checked(built_site: Path) -> N
         foot[0],
     )
     assert "tests/pages/test&#95;cricket.py" in foot[0]
+
+
+# A number of the real-heads page read from a cached study (the atlas of heads).
+STUDIED = 'article p m-n[p="atlas.n_queries"]'
+
+
+def _number_popover(page) -> str:
+    return page.evaluate(
+        """() => { const p = document.getElementById("mha-ev-number");
+        return p && p.matches(":popover-open") ? p.innerText : ""; }"""
+    )
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_hovering_a_number_shows_its_attribute_function_and_study(
+    new_page: NEW_PAGE, scheme: str
+) -> None:
+    recorded = new_page(color_scheme=scheme)
+    recorded.goto("real-heads/")
+    page = recorded.page
+    page.evaluate(
+        """() => { window.mhaShifts = [];
+        new PerformanceObserver((list) => { for (const e of list.getEntries())
+          window.mhaShifts.push(e.value); }).observe({type: "layout-shift"}); }"""
+    )
+    number = page.locator(STUDIED).first
+    number.scroll_into_view_if_needed()
+    number.hover()
+    page.wait_for_timeout(200)
+    shown = _number_popover(page)
+    assert "Read at build from page.atlas.n_queries" in shown
+    assert "computed by mha.pages.real_heads.atlas" in shown
+    entry = re.search(
+        r"study mha\.pages\.real_heads\._compute, entry ([0-9a-f]{10})", shown
+    )
+    assert entry, shown
+    assert list(cache_dir().glob(f"{entry[1]}*.pickle")), "no such cache entry"
+    sealed = progress.sealed()["mha.pages.real_heads._compute"]["cpu"]
+    assert f"{sealed:.2f} CPU-s" in shown and "sealed them at" in shown
+    link = page.locator("#mha-ev-number a").first.get_attribute("href")
+    assert link and link.endswith(
+        "/src/mha/pages/real_heads/__init__.py#L" + link.split("#L")[1]
+    )
+    assert page.evaluate("window.mhaShifts") == []
+    assert blocking_violations(page, within="#mha-ev-number") == []
+    assert blocking_violations(page, within="article p:has(m-n)") == []
+    page.mouse.move(0, 0)
+    page.wait_for_timeout(500)
+    assert _number_popover(page) == ""
+    assert not recorded.problems()
+
+
+def test_a_number_is_no_tab_stop_and_the_foot_lists_its_source_for_the_keyboard(
+    new_page: NEW_PAGE,
+) -> None:
+    recorded = new_page()
+    recorded.goto("real-heads/")
+    page = recorded.page
+    assert page.evaluate("document.querySelector('m-n').tabIndex") == -1
+    summary = page.locator(".mha-sources summary")
+    summary.focus()
+    assert page.evaluate("document.activeElement.tagName") == "SUMMARY"
+    page.keyboard.press("Enter")
+    item = page.locator('.mha-sources li[data-f~="atlas"]')
+    assert item.is_visible()
+    assert "computed by mha.pages.real_heads.atlas" in item.inner_text()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.closest('.mha-sources') !== null")
+
+
+def test_a_tap_on_a_number_opens_its_source_inside_a_phone_screen(
+    browser, site_url: str
+) -> None:
+    context = browser.new_context(
+        viewport={"width": 375, "height": 700}, has_touch=True, is_mobile=True
+    )
+    try:
+        page = context.new_page()
+        page.goto(site_url + "real-heads/")
+        number = page.locator(STUDIED).first
+        number.scroll_into_view_if_needed()
+        number.tap()
+        assert "page.atlas.n_queries" in _number_popover(page)
+        box = page.locator("#mha-ev-number").bounding_box()
+        assert box and box["x"] >= 0 and box["x"] + box["width"] <= 375
+        number.tap()
+        assert _number_popover(page) == ""
+        page.emulate_media(media="print")
+        assert number.evaluate("e => getComputedStyle(e).textDecorationLine") == "none"
+    finally:
+        context.close()
