@@ -111,6 +111,8 @@ class _Undefined(jinja2.StrictUndefined):
     Markdown line that reads it."""
 
     def _fail_with_undefined_error(self, *args, **kwargs):
+        traced = importlib.import_module("mha_site.traced")
+        self._undefined_obj = traced.unwrap(self._undefined_obj)  # named by its type
         try:
             return super()._fail_with_undefined_error(*args, **kwargs)
         except jinja2.UndefinedError as undefined:

@@ -223,7 +223,26 @@ _VOID = {
     "meta",
     "link",
 }
+_ROW = re.compile(r"<tr>(.*?)</tr>", re.S)
+_IN_ROW = re.compile(r'<m-n p="([^"]*)">')
 _MATH = re.compile(r"""class=["'][^"']*\barithmatex\b""")
+
+
+def _shared(row: re.Match) -> str:
+    """A table row whose numbers' paths share a beginning (``parts[16]``), with it
+    once on the row (``<tr p="parts[16]">``) and the rest on each number
+    (``<m-n p=".ffn_m">``): a table of hundreds of numbers weighs less."""
+    paths = _IN_ROW.findall(row[1])
+    first = min(paths, key=len) if len(paths) > 1 else ""
+    cut = next(
+        (i for i, c in enumerate(first) if any(p[i] != c for p in paths)), len(first)
+    )
+    while cut and not all(len(p) > cut and p[cut] in ".[" for p in paths):
+        cut -= 1
+    if cut < 3:
+        return row[0]
+    cells = _IN_ROW.sub(lambda m: f'<m-n p="{m[1][cut:]}">', row[1])
+    return f'<tr p="{paths[0][:cut]}">{cells}</tr>'
 
 
 class Sources:
@@ -242,7 +261,7 @@ class Sources:
             return value
         text = "" if value._v is None else str(value._v)
         if not re.search(r"\d", text) or "<" in text or "://" in text:
-            return text  # no number, markup, or an address (Markdown reads it whole)
+            return value._v  # no number, markup, or an address (read whole)
         index = self._keys.setdefault(value._p, len(self.paths))
         if index == len(self.paths):
             self.paths.append(value._p)
@@ -256,7 +275,7 @@ class Sources:
 
     def place(self, page_html: str) -> str:
         """``page_html`` with each marked number in text as an ``<m-n p>`` naming
-        its path, and the marks of every other number dropped."""
+        its path (in a table row, the part its row's numbers share on the row), and the marks of every other number dropped."""
         out, bare, at = [], [], 0  # bare: the elements open inside one it cannot go in
         for tag in _TAG.finditer(page_html):
             text = page_html[at : tag.start()]
@@ -275,4 +294,4 @@ class Sources:
             at = tag.end()
         tail = page_html[at:]
         out.append(strip(tail) if bare else MARKED.sub(self._element, tail))
-        return "".join(out)
+        return _ROW.sub(_shared, "".join(out))

@@ -114,14 +114,20 @@ def _html(template: str) -> tuple[str, Sources]:
 def test_a_number_in_text_or_a_table_cell_becomes_an_element_naming_its_path() -> None:
     page, sources = _html(
         "Head A gives {{ page.by_token['Kohli'] }} to Kohli.\n\n"
-        "| token | weight |\n|---|---|\n"
-        "{% for name, w in page.rows %}| {{ name }} | {{ w | dec }} |\n{% endfor %}"
+        "| token | weight | again |\n|---|---|---|\n"
+        "{% for name, w in page.rows %}| {{ name }} | {{ w | dec }} | {{ w }} |\n"
+        "{% endfor %}"
     )
     assert "<p>Head A gives <m-n p=\"by_token['Kohli']\">0.768</m-n> to Kohli.</p>" in (
         page
     )
-    assert '<td><m-n p="rows[1][1]">0.187</m-n></td>' in page
-    assert sources.placed == ["by_token['Kohli']", "rows[0][1]", "rows[1][1]"]
+    assert '<tr p="rows[1]">\n<td>his</td>\n<td><m-n p="[1]">0.187</m-n></td>' in page
+    # a row's numbers share the beginning of their paths: it is written on the row
+    assert sources.placed == [
+        "by_token['Kohli']",
+        *["rows[0][1]"] * 2,
+        *["rows[1][1]"] * 2,
+    ]
     assert OPEN not in page and CLOSE not in page
 
 
@@ -182,6 +188,7 @@ class _Prose(html.parser.HTMLParser):
     def __init__(self) -> None:
         super().__init__()
         self.inside, self.skipping, self.text, self.numbers = 0, [], [], []
+        self.row = ""
 
     def handle_starttag(self, tag: str, attrs: list) -> None:
         a = dict(attrs)
@@ -199,8 +206,11 @@ class _Prose(html.parser.HTMLParser):
         )
         if skip:
             self.skipping.append(tag)
+        if tag == "tr":
+            self.row = a.get("p", "")
         if tag == "m-n" and len(self.skipping) == 1:
-            self.numbers.append(a["p"])
+            relative = a["p"][:1] in (".", "[")  # the row holds the shared part
+            self.numbers.append(self.row + a["p"] if relative else a["p"])
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "article":

@@ -76,7 +76,8 @@
       popover.dataset.searchExclude = "";
     }
     (at.closest(".md-typeset") || document.body).append(popover);
-    const path = at.getAttribute("p");
+    let path = at.getAttribute("p"); // in a table row, the part all its numbers share is the row's
+    if (/^[.[]/.test(path)) path = (at.closest("tr[p]")?.getAttribute("p") ?? "") + path;
     const field = path.match(/^[^.[(]+/)[0];
     const item = document.querySelector(`.mha-sources li[data-f~="${CSS.escape(field)}"]`);
     const read = document.createElement("span");
