@@ -9,12 +9,9 @@
 // navigation work too. Without JavaScript, aria-describedby still reads a popover's
 // text to a screen reader.
 //
-// A printed number (<m-n p="…">, mha_site.traced) opens one shared popover the same
-// way, on hover or tap: the attribute of the page object it was read from, and the
-// item of the page's foot list "Where this page's numbers come from" for that value
-// (the function that computed it, linked; the cached studies it read, their content
-// hash and sealed CPU seconds). A number is not a tab stop (a page prints hundreds):
-// the foot's list, a <details>, gives the same to keyboard and screen reader.
+// A printed number (<m-n p>, mha_site.traced) opens one shared popover on hover or
+// tap: the attribute it was read from and its value's item of the foot's list of
+// sources. Not a tab stop (a page prints hundreds): that list serves the keyboard.
 (() => {
   const MARK = "button.mha-mark";
   const NUMBER = "m-n[p]";
