@@ -6,7 +6,8 @@
 names it uses (``a = atlas()``, ``rows, ranks = cached(_sweep), cached(_ranks)``)
 to the first function of ``mha`` it calls (the function ``cached`` is handed, for a
 cached study), or the module constant it reads. ``studies(function)`` is each cached
-result that function computed or asked for (``mha.support.cache.asked``): its name,
+result of that function or of those its code asks the cache for, as the build asked
+for it (``mha.support.cache.asked``): its name,
 its key (the content hash its entry is stored under) and the CPU seconds it took in
 the sealed cold build (``mha/data/bench/studies.json``, written by ``make bench``).
 Nothing is timed at build: two builds of one commit say the same.
@@ -29,6 +30,7 @@ import importlib
 import inspect
 import json
 import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -247,16 +249,61 @@ def sealed_commit() -> str:
     return _sealed()[1]
 
 
+def _named(name: str) -> Any:
+    """The object a qualified name of ``mha`` denotes, or None."""
+    parts = name.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for part in parts[cut:]:
+            obj = getattr(obj, part, None)
+        return obj
+    return None
+
+
+_FOLLOWED = 3  # how deep ``_asks`` follows the functions a function calls
+
+
+@functools.cache
+def _asks(name: str, depth: int = 0) -> frozenset[str]:
+    """The functions whose results function ``name`` asks the cache for, read from
+    its code and that of the ``mha`` functions it calls (not from a run: a warm and
+    a cold build ask in other orders, and a cold one also inside the studies)."""
+    obj = _named(name)
+    inner = inspect.unwrap(obj) if callable(obj) else None
+    if not inspect.isfunction(inner):
+        return frozenset()
+    module = importlib.import_module(inner.__module__)
+    reader = _Reader(module, {})
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(inner)))):
+        if not isinstance(node, ast.Call):
+            continue
+        callee = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+        at = _CACHED.get(callee)
+        target = node.args[at - 1] if at and len(node.args) >= at else node.func
+        denoted = reader._object(target)
+        origin = _origin(*denoted, module) if denoted else None
+        if origin is None or origin.kind != "function" or origin.name == name:
+            continue
+        if target is not node.func:
+            found.add(origin.name)
+        elif depth < _FOLLOWED:
+            found |= _asks(origin.name, depth + 1)
+    return frozenset(found)
+
+
 def studies(function: str) -> list[Study]:
-    """The cached results that ``function`` (a qualified name) computed or asked
-    for in this process, each once, in order; figures and code blocks aside."""
-    seen, found = set(), []
+    """The cached results of ``function`` (a qualified name) and of the functions
+    it asks the cache for (``_asks``), as this process asked for them (computed or
+    read), each once, by name; figures and code blocks aside."""
+    names = {function} | _asks(function)
     times = _sealed()[0]
-    for name, key, functions in cache.asked():
-        if function not in functions or key in seen:
-            continue
-        if name.startswith(("figure ", "code block", "notebook ")):
-            continue
-        seen.add(key)
-        found.append(Study(name, key, times.get(_public(name))))
-    return found
+    found = {
+        key: Study(name, key, times.get(_public(name)))
+        for name, key, computes in cache.asked()
+        if computes in names and not name.startswith(("figure ", "code block"))
+    }
+    return sorted(found.values(), key=lambda s: (s.name, s.key))

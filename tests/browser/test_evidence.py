@@ -14,10 +14,12 @@ tab stop, and the page's foot lists the same for the keyboard.
 
 from __future__ import annotations
 
+import contextlib
 import html.parser
 import importlib
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -99,6 +101,37 @@ def test_the_evidence_is_not_in_the_search_index(built_site: Path) -> None:
     assert "Checked at build" not in text and says not in text
 
 
+def _watch_shifts(page) -> None:
+    """Record every layout shift from now on, in ``window.mhaShifts``."""
+    page.evaluate(
+        """() => { window.mhaShifts = [];
+        new PerformanceObserver((list) => { for (const e of list.getEntries())
+          window.mhaShifts.push(e.value); }).observe({type: "layout-shift"}); }"""
+    )
+
+
+@contextlib.contextmanager
+def _phone(browser, url: str) -> Iterator:
+    """A page at ``url`` on a touch screen 375 px wide."""
+    context = browser.new_context(
+        viewport={"width": 375, "height": 700}, has_touch=True, is_mobile=True
+    )
+    try:
+        page = context.new_page()
+        page.goto(url)
+        yield page
+    finally:
+        context.close()
+
+
+def _tap_open_inside(page, target, popover: str) -> None:
+    """Tap ``target``: ``popover`` (a selector) opens inside the screen's width."""
+    target.scroll_into_view_if_needed()
+    target.tap()
+    box = page.locator(popover).bounding_box()
+    assert box and box["x"] >= 0 and box["x"] + box["width"] <= 375
+
+
 def _open(page) -> list[str]:
     return page.eval_on_selector_all(
         ".mha-evidence:popover-open", "els => els.map(e => e.dataset.fact)"
@@ -141,11 +174,7 @@ def test_an_open_popover_is_axe_clean_and_shifts_no_layout(
     recorded = new_page(color_scheme=scheme)
     recorded.goto("cricket/")
     page = recorded.page
-    page.evaluate(
-        """() => { window.mhaShifts = [];
-        new PerformanceObserver((list) => { for (const e of list.getEntries())
-          window.mhaShifts.push(e.value); }).observe({type: "layout-shift"}); }"""
-    )
+    _watch_shifts(page)
     mark = page.locator(MARK).nth(2)
     mark.scroll_into_view_if_needed()
     mark.hover()  # a pointer that hovers opens it, no click: no input to excuse a shift
@@ -164,18 +193,10 @@ def test_an_open_popover_is_axe_clean_and_shifts_no_layout(
 def test_a_tap_opens_it_inside_a_phone_screen_and_print_leaves_it_out(
     browser, site_url: str
 ) -> None:
-    context = browser.new_context(
-        viewport={"width": 375, "height": 700}, has_touch=True, is_mobile=True
-    )
-    try:
-        page = context.new_page()
-        page.goto(site_url + "cricket/")
+    with _phone(browser, site_url + "cricket/") as page:
         mark = page.locator(MARK).first
-        mark.scroll_into_view_if_needed()
-        mark.tap()
+        _tap_open_inside(page, mark, ".mha-evidence:popover-open")
         assert _open(page) == ["tie"]
-        box = page.locator(".mha-evidence:popover-open").bounding_box()
-        assert box and box["x"] >= 0 and box["x"] + box["width"] <= 375
         mark.tap()
         assert _open(page) == []
         page.emulate_media(media="print")
@@ -184,8 +205,6 @@ def test_a_tap_opens_it_inside_a_phone_screen_and_print_leaves_it_out(
             "els => els.map(e => getComputedStyle(e).display)",
         )
         assert hidden and set(hidden) == {"none"}
-    finally:
-        context.close()
 
 
 def test_the_foot_of_a_page_counts_what_the_build_checked(built_site: Path) -> None:
@@ -220,11 +239,7 @@ def test_hovering_a_number_shows_its_attribute_function_and_study(
     recorded = new_page(color_scheme=scheme)
     recorded.goto("real-heads/")
     page = recorded.page
-    page.evaluate(
-        """() => { window.mhaShifts = [];
-        new PerformanceObserver((list) => { for (const e of list.getEntries())
-          window.mhaShifts.push(e.value); }).observe({type: "layout-shift"}); }"""
-    )
+    _watch_shifts(page)
     number = page.locator(STUDIED).first
     number.scroll_into_view_if_needed()
     number.hover()
@@ -273,21 +288,11 @@ def test_a_number_is_no_tab_stop_and_the_foot_lists_its_source_for_the_keyboard(
 def test_a_tap_on_a_number_opens_its_source_inside_a_phone_screen(
     browser, site_url: str
 ) -> None:
-    context = browser.new_context(
-        viewport={"width": 375, "height": 700}, has_touch=True, is_mobile=True
-    )
-    try:
-        page = context.new_page()
-        page.goto(site_url + "real-heads/")
+    with _phone(browser, site_url + "real-heads/") as page:
         number = page.locator(STUDIED).first
-        number.scroll_into_view_if_needed()
-        number.tap()
+        _tap_open_inside(page, number, "#mha-ev-number")
         assert "page.atlas.n_queries" in _number_popover(page)
-        box = page.locator("#mha-ev-number").bounding_box()
-        assert box and box["x"] >= 0 and box["x"] + box["width"] <= 375
         number.tap()
         assert _number_popover(page) == ""
         page.emulate_media(media="print")
         assert number.evaluate("e => getComputedStyle(e).textDecorationLine") == "none"
-    finally:
-        context.close()

@@ -359,17 +359,16 @@ def cached_as(name: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     return _cached(name, fn, args, kwargs)
 
 
-# Every result this process asked the cache for: its name, its key, the function
-# that computes it and the ``mha`` functions on the stack that asked, so that a build can say which
-# cached study a printed number came from (``asked``).
-_ASKED: list[tuple[str, str, tuple[str, ...]]] = []
+# Every result this process asked the cache for, computed or read: its name, its key
+# and the function that computes it, so that a build can say which cached study a
+# printed number came from (``asked``).
+_ASKED: list[tuple[str, str, str]] = []
 
 
-def asked() -> list[tuple[str, str, tuple[str, ...]]]:
+def asked() -> list[tuple[str, str, str]]:
     """The results this process asked the cache for, in order: ``(name, key,
-    functions)``, ``functions`` the qualified name of the function that computes it,
-    then those of the ``mha`` functions on the stack that asked for it, innermost
-    first (the same whether the result was computed or read).
+    function)``, ``function`` the qualified name of the function that computes it
+    (the same whether the result was computed or read).
 
     ```python
     import os, tempfile
@@ -381,8 +380,8 @@ def asked() -> list[tuple[str, str, tuple[str, ...]]]:
         return 2 * x
 
     cached(double, 3)
-    name, key, functions = asked()[-1]
-    assert name.endswith("double(3)") and functions[0].endswith("double")
+    name, key, function = asked()[-1]
+    assert name.endswith("double(3)") and function.endswith("double")
     assert len(key) == 64
     del os.environ["MHA_CACHE_DIR"]
     ```
@@ -390,20 +389,9 @@ def asked() -> list[tuple[str, str, tuple[str, ...]]]:
     return list(_ASKED)
 
 
-def _callers() -> tuple[str, ...]:
-    """The ``mha`` functions on the stack above the cache's own frames."""
-    names, frame = [], sys._getframe(1)
-    while frame is not None:
-        module = frame.f_globals.get("__name__", "")
-        if module.split(".")[0] == "mha" and module != __name__:
-            names.append(f"{module}.{frame.f_code.co_qualname}")
-        frame = frame.f_back
-    return tuple(names)
-
-
 def _cached(name: str, fn: Callable[..., T], args: tuple, kwargs: dict) -> T:
     key = cache_key(fn, *args, **kwargs)
-    _ASKED.append((name, key, (f"{fn.__module__}.{fn.__qualname__}", *_callers())))
+    _ASKED.append((name, key, f"{fn.__module__}.{fn.__qualname__}"))
     path = cache_dir() / f"{key}.pickle"
     if path.exists():
         _mark_read(path)
