@@ -65,6 +65,7 @@ _PAGE: dict = {
     "markdown": "",
     "module": None,
     "checked": None,
+    "sources": None,
     "errors": [],
 }
 # Whether errors are shown in their page (`make serve`: docs/_glue/serve.py turns
@@ -91,13 +92,18 @@ def _fail(error: Exception, line: int | None = None, kind: str = "value") -> Non
 
 class _Template:
     """The page object as its template reads it, carrying the front matter (``meta``)
-    that mkdocs-macros reads from whatever is called ``page``."""
+    that mkdocs-macros reads from whatever is called ``page``. Each value it hands out
+    is traced (``mha_site.traced``): a number it prints names the attribute it came
+    from."""
 
     def __init__(self, page, meta: dict) -> None:
         self._page, self.meta = page, meta
 
     def __getattr__(self, name: str):
-        return getattr(self._page, name)
+        value = getattr(self._page, name)
+        if name in ("facts", "figures") or name.startswith("_"):
+            return value
+        return importlib.import_module("mha_site.traced").Traced(value, name)
 
 
 class _Undefined(jinja2.StrictUndefined):
@@ -105,6 +111,8 @@ class _Undefined(jinja2.StrictUndefined):
     Markdown line that reads it."""
 
     def _fail_with_undefined_error(self, *args, **kwargs):
+        traced = importlib.import_module("mha_site.traced")
+        self._undefined_obj = traced.unwrap(self._undefined_obj)  # named by its type
         try:
             return super()._fail_with_undefined_error(*args, **kwargs)
         except jinja2.UndefinedError as undefined:
@@ -148,6 +156,7 @@ def _page_object(env):
         figures=0, where=where, markdown=markdown, facts=None, errors=[], module=module
     )
     _PAGE["checked"] = checked
+    _PAGE["sources"] = importlib.import_module("mha_site.traced").Sources()
     try:
         page = (
             importlib.import_module(module).page()
@@ -188,6 +197,7 @@ def on_pre_page_macros(env) -> None:
         _PAGE.update(facts=None, errors=[])
         return
     env.env.finalize = _count_printed  # every printed value, counted at the page's foot
+    _tracing_filters(env.env)
     _SERVING["on"] = not getattr(env, "config", {}).get("on_error_fail", True)
     try:
         page = _page_object(env)
@@ -248,7 +258,9 @@ def on_post_page_macros(env) -> None:
     if failed:
         return
     facts = importlib.import_module("mha_site.facts")
-    for name in facts.unshown(env.markdown, _PAGE["facts"].page.facts):
+    traced = importlib.import_module("mha_site.traced")
+    shown = traced.strip(env.markdown)
+    for name in facts.unshown(shown, _PAGE["facts"].page.facts):
         line = _PAGE["facts"].lines.get(name, [0])[0]
         fact = _PAGE["facts"].page.facts[name]
         log.error(
@@ -287,7 +299,33 @@ def on_post_page_macros(env) -> None:
         src not in ("index.md",) and not src.endswith("/index.md")
     )
     index = "../" * depth + "evidence/"
-    env.markdown += checked.footer(module, test, index)
+    env.page.mha_sources = _PAGE["sources"]  # placed in the HTML: docs/_glue/numbers.py
+    env.markdown += checked.footer(module, test, index, _sources_list())
+
+
+def _sources_list() -> str:
+    """The foot's list of where the page's printed numbers come from: each value of
+    the page object they were read from, the function that computed it, linked, and
+    the cached studies it read (``mha_site.origins``)."""
+    evidence = importlib.import_module("mha_site.evidence")
+    origins = importlib.import_module("mha_site.origins")
+    traced = importlib.import_module("mha_site.traced")
+    module = _PAGE["module"]
+    fields = origins.fields(module) if module else {}
+    grouped: dict[tuple, list[str]] = {}  # fields by what computed them
+    for field in traced.fields(_PAGE["sources"].paths):
+        origin = fields.get(field)
+        if origin is None:
+            grouped.setdefault(("", "", None, ()), []).append(field)
+            continue
+        found = origin.path.is_relative_to(ROOT)
+        url = _code().url(origin.path, origin.line) if found else None
+        inline = origin.name == f"{module}.page"  # computed in page() itself
+        function = origin.kind == "function" and not inline
+        studies = tuple(origins.studies(origin.name)) if function else ()
+        grouped.setdefault((origin.name, origin.kind, url, studies), []).append(field)
+    rows = [evidence.Source(tuple(f), *key) for key, f in grouped.items()]
+    return evidence.sources_list(rows, origins.sealed_commit())
 
 
 def _module_files(module: str) -> list[Path]:
@@ -345,12 +383,28 @@ def _evidence_marker(name: str) -> str:
 
 def _count_printed(value):
     """Every value a ``{{ }}`` prints passes here (Jinja's ``finalize``): one that
-    holds a digit and no markup is a computed number the page's foot counts."""
-    printed = str(value) if value is not None else ""
+    holds a digit and no markup is a computed number the page's foot counts; read
+    from the page object, it is marked with the attribute it came from
+    (``mha_site.traced``)."""
+    traced = importlib.import_module("mha_site.traced")
+    bare = traced.unwrap(value)
+    printed = str(bare) if bare is not None else ""
     checked = _PAGE["checked"]
     if checked is not None and re.search(r"\d", printed) and "<" not in printed:
         checked.numbers += 1
-    return value
+    sources = _PAGE["sources"]
+    return sources.mark(value) if sources is not None else bare
+
+
+def _tracing_filters(jinja: jinja2.Environment) -> None:
+    """Every filter and test of the page's Jinja environment given the values its
+    traced arguments stand for, its result traced in turn (once per environment)."""
+    traced = importlib.import_module("mha_site.traced")
+    for table in (jinja.filters, jinja.tests):
+        for name, function in table.items():
+            if not getattr(function, "mha_traced", False):
+                table[name] = traced.tracing(function)
+                table[name].mha_traced = True
 
 
 def define_env(env):
@@ -379,8 +433,11 @@ def define_env(env):
     @env.macro
     def fact(name: str, caller) -> str:
         """The sentence inside ``{% call fact(name) %}…{% endcall %}``, if it holds."""
-        try:
-            sentence = _PAGE["facts"].state(name, caller())
+        sentence = caller()
+        try:  # checked on the words as the reader reads them (numbers unmarked)
+            _PAGE["facts"].state(
+                name, importlib.import_module("mha_site.traced").strip(sentence)
+            )
         except ValueError as error:  # FactError: the message names file and line
             _fail(error, kind="fact")
         return sentence + _evidence_marker(name)

@@ -164,10 +164,12 @@ class Checked:
         module: tuple[str, str] | None,
         test: tuple[str, str] | None,
         index: str,
+        sources: str = "",
     ) -> str:
         """The foot of the page: the counts, links to its module and its test
         (``(url, path)`` each, or None), and to the evidence index (``index``, a
-        URL relative to the page).
+        URL relative to the page); then ``sources``, the list of where its numbers
+        come from (``sources_list``).
 
         ```python
         from mha_site.evidence import Checked
@@ -195,8 +197,84 @@ class Checked:
             '\n\n<aside class="mha-checked" aria-label="How this page is checked" '
             "data-search-exclude><p><strong>How this page is checked."
             f"</strong> {text(counts)}{tail}. "
-            f'<a href="{html.escape(index)}">Every check of the site</a>.</p></aside>\n'
+            f'<a href="{html.escape(index)}">Every check of the site</a>.</p>'
+            f"{sources}</aside>\n"
         )
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where the numbers read from some values of a page object come from: the
+    values (``fields``), what computed them (``name``, of ``kind`` "function",
+    "class", "constant" or "module"; empty if unknown), its code's address (``url``),
+    and the cached studies it read (``mha_site.origins.Study``)."""
+
+    fields: tuple[str, ...]
+    name: str = ""
+    kind: str = ""
+    url: str | None = None
+    studies: tuple | list = ()
+
+
+_KINDS = {
+    "function": "computed by",
+    "class": "built by",
+    "constant": "the constant",
+    "module": "from the module",
+}
+
+
+def sources_list(sources: list[Source], sealed: str = "") -> str:
+    """The collapsible list, at a page's foot, of where its printed numbers come
+    from, one item per function (or constant) and the values of the page object it
+    computed (``data-f``, which a number's popover reads); CPU seconds as ``make
+    bench`` sealed them at commit ``sealed``.
+
+    ```python
+    from mha_site.evidence import Source, sources_list
+    from mha_site.origins import Study
+
+    rows = [Source(("rows", "n"), "mha.pages.cost._sweep", "function", "u#L3",
+                   [Study("mha.pages.cost._sweep", "0a1b2c3d4e5f", 0.22)])]
+    html = sources_list(rows, "a032fe2")
+    assert ('<li data-f="rows n"><code>page.rows</code>, <code>page.n</code>: '
+            '<span>computed by <a href="u#L3">') in html
+    assert "entry <code>0a1b2c3d4e</code>, 0.22 CPU-s" in html and "a032fe2" in html
+    assert sources_list([]) == ""
+    ```
+    """
+    if not sources:
+        return ""
+    items = []
+    for source in sources:
+        what = _KINDS.get(source.kind, "computed by")
+        name = f"<code>{text(source.name or 'page()')}</code>"
+        linked = (
+            f'<a href="{html.escape(source.url)}">{name}</a>' if source.url else name
+        )
+        studies = "".join(
+            f"; cached study <code>{text(study.name)}</code>, entry "
+            f"<code>{study.key[:10]}</code>"
+            + (f", {study.cpu:.2f} CPU-s" if study.cpu is not None else ", not timed")
+            for study in source.studies
+        )
+        named = ", ".join(f"<code>page.{text(f)}</code>" for f in source.fields)
+        items.append(
+            f'<li data-f="{html.escape(" ".join(source.fields))}">{named}: '
+            f"<span>{what} {linked}{studies}</span></li>"
+        )
+    timed = any(s.cpu is not None for source in sources for s in source.studies)
+    seal = (
+        "<p>An entry is the content hash a study's result is cached under; CPU "
+        f"seconds as <code>make bench</code> sealed them at {text(sealed)}.</p>"
+        if timed and sealed
+        else ""
+    )
+    return (
+        '<details class="mha-sources"><summary>Where '
+        "this page's numbers come "
+        f"from</summary><ul>{''.join(items)}</ul>{seal}</details>"
+    )
 
 
 EXECUTED = re.compile(r"^\s*(`{3,}|~{3,})\s*\{?\.?python\b[^\n]*\bexec=.on.", re.M)

@@ -7,19 +7,26 @@ saying whether the fact holds), and each popover holds its fact's ``says`` and
 focus and on a tap, its link is reachable by Tab, Escape closes it and
 ``aria-expanded`` follows; the button is named and described; axe finds nothing
 serious in it, open, in either scheme; opening it shifts no layout; it stays out of
-print and out of the search index.
+print and out of the search index. A printed number, the same way: hovering or
+tapping it shows the attribute it was read from, the function that computed it and,
+for a study's value, its cache entry's content hash and sealed CPU seconds; it is no
+tab stop, and the page's foot lists the same for the keyboard.
 """
 
 from __future__ import annotations
 
+import contextlib
 import html.parser
 import importlib
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from mha.support import progress
+from mha.support.cache import cache_dir
 from mha_site.facts import STATED, choosing
 from tests.browser.accessibility import blocking_violations
 from tests.browser.conftest import NEW_PAGE
@@ -98,6 +105,37 @@ def test_the_evidence_is_not_in_the_search_index(built_site: Path) -> None:
     assert "Checked at build" not in text and says not in text
 
 
+def _watch_shifts(page) -> None:
+    """Record every layout shift from now on, in ``window.mhaShifts``."""
+    page.evaluate(
+        """() => { window.mhaShifts = [];
+        new PerformanceObserver((list) => { for (const e of list.getEntries())
+          window.mhaShifts.push(e.value); }).observe({type: "layout-shift"}); }"""
+    )
+
+
+@contextlib.contextmanager
+def _phone(browser, url: str) -> Iterator:
+    """A page at ``url`` on a touch screen 375 px wide."""
+    context = browser.new_context(
+        viewport={"width": 375, "height": 700}, has_touch=True, is_mobile=True
+    )
+    try:
+        page = context.new_page()
+        page.goto(url)
+        yield page
+    finally:
+        context.close()
+
+
+def _tap_open_inside(page, target, popover: str) -> None:
+    """Tap ``target``: ``popover`` (a selector) opens inside the screen's width."""
+    target.scroll_into_view_if_needed()
+    target.tap()
+    box = page.locator(popover).bounding_box()
+    assert box and box["x"] >= 0 and box["x"] + box["width"] <= 375
+
+
 def _open(page) -> list[str]:
     return page.eval_on_selector_all(
         ".mha-evidence:popover-open", "els => els.map(e => e.dataset.fact)"
@@ -140,11 +178,7 @@ def test_an_open_popover_is_axe_clean_and_shifts_no_layout(
     recorded = new_page(color_scheme=scheme)
     recorded.goto("cricket/")
     page = recorded.page
-    page.evaluate(
-        """() => { window.mhaShifts = [];
-        new PerformanceObserver((list) => { for (const e of list.getEntries())
-          window.mhaShifts.push(e.value); }).observe({type: "layout-shift"}); }"""
-    )
+    _watch_shifts(page)
     mark = page.locator(MARK).nth(2)
     mark.scroll_into_view_if_needed()
     mark.hover()  # a pointer that hovers opens it, no click: no input to excuse a shift
@@ -163,18 +197,10 @@ def test_an_open_popover_is_axe_clean_and_shifts_no_layout(
 def test_a_tap_opens_it_inside_a_phone_screen_and_print_leaves_it_out(
     browser, site_url: str
 ) -> None:
-    context = browser.new_context(
-        viewport={"width": 375, "height": 700}, has_touch=True, is_mobile=True
-    )
-    try:
-        page = context.new_page()
-        page.goto(site_url + "cricket/")
+    with _phone(browser, site_url + "cricket/") as page:
         mark = page.locator(MARK).first
-        mark.scroll_into_view_if_needed()
-        mark.tap()
+        _tap_open_inside(page, mark, ".mha-evidence:popover-open")
         assert _open(page) == ["tie"]
-        box = page.locator(".mha-evidence:popover-open").bounding_box()
-        assert box and box["x"] >= 0 and box["x"] + box["width"] <= 375
         mark.tap()
         assert _open(page) == []
         page.emulate_media(media="print")
@@ -183,8 +209,6 @@ def test_a_tap_opens_it_inside_a_phone_screen_and_print_leaves_it_out(
             "els => els.map(e => getComputedStyle(e).display)",
         )
         assert hidden and set(hidden) == {"none"}
-    finally:
-        context.close()
 
 
 def test_the_foot_of_a_page_counts_what_the_build_checked(built_site: Path) -> None:
@@ -199,3 +223,80 @@ def test_the_foot_of_a_page_counts_what_the_build_checked(built_site: Path) -> N
         foot[0],
     )
     assert "tests/pages/test&#95;cricket.py" in foot[0]
+
+
+# A number of the real-heads page read from a cached study (the atlas of heads).
+STUDIED = 'article p m-n[p="atlas.n_queries"]'
+
+
+def _number_popover(page) -> str:
+    return page.evaluate(
+        """() => { const p = document.getElementById("mha-ev-number");
+        return p && p.matches(":popover-open") ? p.innerText : ""; }"""
+    )
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_hovering_a_number_shows_its_attribute_function_and_study(
+    new_page: NEW_PAGE, scheme: str
+) -> None:
+    recorded = new_page(color_scheme=scheme)
+    recorded.goto("real-heads/")
+    page = recorded.page
+    _watch_shifts(page)
+    number = page.locator(STUDIED).first
+    number.scroll_into_view_if_needed()
+    number.hover()
+    page.wait_for_timeout(200)
+    shown = _number_popover(page)
+    assert "Read at build from page.atlas.n_queries" in shown
+    assert "computed by mha.pages.real_heads.atlas" in shown
+    entry = re.search(
+        r"study mha\.pages\.real_heads\._compute, entry ([0-9a-f]{10})", shown
+    )
+    assert entry, shown
+    assert list(cache_dir().glob(f"{entry[1]}*.pickle")), "no such cache entry"
+    sealed = progress.sealed()["mha.pages.real_heads._compute"]["cpu"]
+    assert f"{sealed:.2f} CPU-s" in shown and "sealed them at" in shown
+    link = page.locator("#mha-ev-number a").first.get_attribute("href")
+    assert link and link.endswith(
+        "/src/mha/pages/real_heads/__init__.py#L" + link.split("#L")[1]
+    )
+    assert page.evaluate("window.mhaShifts") == []
+    assert blocking_violations(page, within="#mha-ev-number") == []
+    assert blocking_violations(page, within="article p:has(m-n)") == []
+    page.mouse.move(0, 0)
+    page.wait_for_timeout(500)
+    assert _number_popover(page) == ""
+    assert not recorded.problems()
+
+
+def test_a_number_is_no_tab_stop_and_the_foot_lists_its_source_for_the_keyboard(
+    new_page: NEW_PAGE,
+) -> None:
+    recorded = new_page()
+    recorded.goto("real-heads/")
+    page = recorded.page
+    assert page.evaluate("document.querySelector('m-n').tabIndex") == -1
+    summary = page.locator(".mha-sources summary")
+    summary.focus()
+    assert page.evaluate("document.activeElement.tagName") == "SUMMARY"
+    page.keyboard.press("Enter")
+    item = page.locator('.mha-sources li[data-f~="atlas"]')
+    assert item.is_visible()
+    assert "computed by mha.pages.real_heads.atlas" in item.inner_text()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.closest('.mha-sources') !== null")
+
+
+def test_a_tap_on_a_number_opens_its_source_inside_a_phone_screen(
+    browser, site_url: str
+) -> None:
+    with _phone(browser, site_url + "real-heads/") as page:
+        number = page.locator(STUDIED).first
+        _tap_open_inside(page, number, "#mha-ev-number")
+        assert "page.atlas.n_queries" in _number_popover(page)
+        number.tap()
+        assert _number_popover(page) == ""
+        page.emulate_media(media="print")
+        assert number.evaluate("e => getComputedStyle(e).textDecorationLine") == "none"

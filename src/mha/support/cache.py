@@ -359,8 +359,40 @@ def cached_as(name: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     return _cached(name, fn, args, kwargs)
 
 
+# Every result this process asked the cache for, computed or read: its name, its key
+# and the function that computes it, so that a build can say which cached study a
+# printed number came from (``asked``).
+_ASKED: list[tuple[str, str, str]] = []
+
+
+def asked() -> list[tuple[str, str, str]]:
+    """The results this process asked the cache for, in order: ``(name, key,
+    function)``, ``function`` the qualified name of the function that computes it
+    (the same whether the result was computed or read).
+
+    ```python
+    import os, tempfile
+    from mha.support.cache import asked, cached
+
+    os.environ["MHA_CACHE_DIR"] = tempfile.mkdtemp()
+
+    def double(x):
+        return 2 * x
+
+    cached(double, 3)
+    name, key, function = asked()[-1]
+    assert name.endswith("double(3)") and function.endswith("double")
+    assert len(key) == 64
+    del os.environ["MHA_CACHE_DIR"]
+    ```
+    """
+    return list(_ASKED)
+
+
 def _cached(name: str, fn: Callable[..., T], args: tuple, kwargs: dict) -> T:
-    path = cache_dir() / f"{cache_key(fn, *args, **kwargs)}.pickle"
+    key = cache_key(fn, *args, **kwargs)
+    _ASKED.append((name, key, f"{fn.__module__}.{fn.__qualname__}"))
+    path = cache_dir() / f"{key}.pickle"
     if path.exists():
         _mark_read(path)
         return pickle.loads(path.read_bytes())
