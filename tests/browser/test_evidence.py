@@ -250,17 +250,20 @@ def test_hovering_a_number_shows_its_attribute_function_and_study(
     page.wait_for_timeout(200)
     shown = _number_popover(page)
     assert "Read at build from page.atlas.n_queries" in shown
-    assert "computed by mha.pages.real_heads.atlas" in shown
+    assert "computed by mha.experiments.head_atlas.atlas" in shown
     entry = re.search(
-        r"study mha\.pages\.real_heads\._compute, entry ([0-9a-f]{10})", shown
+        r"study mha\.experiments\.head_atlas\._compute, entry ([0-9a-f]{10})", shown
     )
     assert entry, shown
     assert list(cache_dir().glob(f"{entry[1]}*.pickle")), "no such cache entry"
-    sealed = progress.sealed()["mha.pages.real_heads._compute"]["cpu"]
-    assert f"{sealed:.2f} CPU-s" in shown and "sealed them at" in shown
+    sealed = progress.sealed().get("mha.experiments.head_atlas._compute")
+    if sealed:  # timed by the last `make bench`: its CPU seconds, and when
+        assert f"{sealed['cpu']:.2f} CPU-s" in shown and "sealed them at" in shown
+    else:  # a study the bench has not timed yet says so
+        assert shown.endswith("not timed")
     link = page.locator("#mha-ev-number a").first.get_attribute("href")
     assert link and link.endswith(
-        "/src/mha/pages/real_heads/__init__.py#L" + link.split("#L")[1]
+        "/src/mha/experiments/head_atlas.py#L" + link.split("#L")[1]
     )
     assert page.evaluate("window.mhaShifts") == []
     assert blocking_violations(page, within="#mha-ev-number") == []
@@ -284,7 +287,7 @@ def test_a_number_is_no_tab_stop_and_the_foot_lists_its_source_for_the_keyboard(
     page.keyboard.press("Enter")
     item = page.locator('.mha-sources li[data-f~="atlas"]')
     assert item.is_visible()
-    assert "computed by mha.pages.real_heads.atlas" in item.inner_text()
+    assert "computed by mha.experiments.head_atlas.atlas" in item.inner_text()
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.closest('.mha-sources') !== null")
 

@@ -251,7 +251,7 @@ def test_a_value_lists_the_same_studies_whether_they_were_computed_or_read(
     # position's real() asks for one study, which, computed, asks for two more
     # (the atlas and the scan): a cold build asks for those inside it, a warm one
     # reads the study and asks for nothing else; both list the study alone
-    real, inner = "mha.pages.position._real", "mha.pages.real_heads._compute"
+    real, inner = "mha.pages.position._real", "mha.experiments.head_atlas._compute"
     assert origins._asks("mha.pages.position.real") == {real}
     cold = [(real, "b" * 64, real), (inner, "a" * 64, inner), (real, "b" * 64, real)]
     warm = [(real, "b" * 64, real)]
@@ -261,7 +261,7 @@ def test_a_value_lists_the_same_studies_whether_they_were_computed_or_read(
         listed.append(origins.studies("mha.pages.position.real"))
     assert listed[0] == listed[1] and [s.key for s in listed[0]] == ["b" * 64]
     # a helper that hands several functions to the cache lists each, by name
-    assert origins._asks("mha.pages.circuits.studies") >= {
+    assert origins._asks("mha.pages.circuits._studies") >= {
         "mha.pages.circuits._weights",
-        "mha.pages.depth.repeated_tokens._scan",
+        "mha.experiments.repeated_tokens._scan",
     }
