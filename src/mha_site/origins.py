@@ -154,6 +154,24 @@ class _Reader:
             return self.read(node.value, depth + 1)
         return self._first(list(ast.iter_child_nodes(node)), depth)
 
+    def every(self, node: ast.expr, seen: frozenset[str] = frozenset()) -> list:
+        """Every function the expression ``node`` calls or hands to the cache,
+        through the local names it reads, in reading order: ``(origin, cached)``."""
+        found = []
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Call):
+                name = getattr(sub.func, "id", None) or getattr(sub.func, "attr", None)
+                at = _CACHED.get(name)
+                handed = at and len(sub.args) >= at
+                target = sub.args[at - 1] if handed else sub.func
+                denoted = self._object(target)
+                origin = _origin(*denoted, self.module) if denoted else None
+                if origin is not None:
+                    found.append((origin, bool(handed)))
+            elif isinstance(sub, ast.Name) and sub.id in self.bindings.keys() - seen:
+                found += self.every(self.bindings[sub.id], seen | {sub.id})
+        return found
+
     def _first(self, nodes: list[ast.AST], depth: int) -> Origin | None:
         """The first of ``nodes`` (calls before names) that leads to an origin."""
         ordered = [n for n in nodes if isinstance(n, ast.expr)]
@@ -202,6 +220,28 @@ def _assigned(call: ast.Call, bound: dict[str, ast.expr]) -> dict[str, ast.expr]
     return found
 
 
+# Functions that derive or format what a study computed: named as a value's origin
+# only when no study stands behind it
+_HELPERS = ("mha.pages.", "mha.support.formatting.")
+
+
+def _studied(reader: _Reader, value: ast.expr) -> Origin | None:
+    """What computed ``value``: the first function it leads to, unless that is a
+    page's helper or a formatter beside a study (``[(_name(h), s.copying[i]) ...]``
+    with ``s = _studies()``): then the first function it reads that is a cached
+    study or asks the cache for one."""
+    first = reader.read(value)
+    every = reader.every(value)
+    handed = {origin.name for origin, cached in every if cached}
+
+    def studies(origin: Origin) -> bool:
+        return origin.name in handed or bool(_asks(origin.name))
+
+    if first is None or studies(first) or not first.name.startswith(_HELPERS):
+        return first
+    return next((o for o, _ in every if studies(o)), first)
+
+
 @functools.cache
 def fields(module_name: str) -> dict[str, Origin]:
     """For each value of page module ``module_name``'s page object, what computed it
@@ -223,7 +263,7 @@ def fields(module_name: str) -> dict[str, Origin]:
         name = getattr(getattr(node, "func", None), "id", None)
         if isinstance(node, ast.Call) and name == "Page":
             for field, value in _assigned(node, bound).items():
-                origins.setdefault(field, reader.read(value) or itself)
+                origins.setdefault(field, _studied(reader, value) or itself)
     return origins
 
 

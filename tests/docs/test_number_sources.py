@@ -162,6 +162,20 @@ def test_the_function_that_computed_each_value_is_read_from_page() -> None:
     assert cricket["cost"].name == "mha.pages.cricket._cost"
 
 
+def test_a_value_beside_a_label_names_its_study_not_the_label_helper() -> None:
+    # copying=[(_name(h), float(s.weights.copying[i]), ...)] with s = _studies():
+    # the scores come from the study, not from the helper that names the heads
+    circuits = origins.fields("mha.pages.circuits")
+    assert circuits["copying"].name == "mha.pages.circuits._studies"
+    depth = origins.fields("mha.pages.depth")  # massive=_norm_ratio(scan)
+    assert origins.studies(depth["massive"].name) or origins._asks(
+        depth["massive"].name
+    )
+    # a library function that reads data stays the origin (speed reads the bench)
+    gqa = origins.fields("mha.pages.real_gqa_model")
+    assert gqa["speed"].name == "mha.support.measured.load"
+
+
 def test_a_study_names_the_key_its_result_is_cached_under(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
