@@ -762,9 +762,12 @@ def chat_prompt(question: str) -> str:
 
 
 def token_losses(logits: np.ndarray, targets: Sequence[int]) -> np.ndarray:
-    """Each target's negative log-likelihood (nats) under ``logits (n, vocab)``, in
-    float64 with the log-sum-exp trick (subtracting the peak converts: no float64
-    copy of ``logits``). Their mean is the log of the perplexity.
+    """Each target's negative log-likelihood (nats) under ``logits (n, vocab)``, as
+    float64, with the log-sum-exp trick: the exponentials in the logits' dtype
+    (float32 ones cost less CPU time than float64 copies), their sum and log in
+    float64, which keeps each loss far inside the precision any page prints
+    (tests/test_smollm2.py bounds its difference from an all-float64 computation).
+    Their mean is the log of the perplexity.
 
     ```python
     import numpy as np
@@ -780,9 +783,10 @@ def token_losses(logits: np.ndarray, targets: Sequence[int]) -> np.ndarray:
             f"logits: expected shape ({len(targets)}, vocab), one row per target, "
             f"got {logits.shape}"
         )
-    peak = logits.max(axis=-1, keepdims=True).astype(np.float64)
-    shifted = np.subtract(logits, peak, dtype=np.float64)
-    log_z = peak[:, 0] + np.log(np.exp(shifted, out=shifted).sum(axis=-1))  # (n,)
+    peak = logits.max(axis=-1, keepdims=True)
+    shifted = logits - peak
+    total = np.exp(shifted, out=shifted).sum(axis=-1, dtype=np.float64)  # (n,)
+    log_z = peak[:, 0].astype(np.float64) + np.log(total)
     return log_z - logits[np.arange(len(targets)), np.asarray(targets)]
 
 
