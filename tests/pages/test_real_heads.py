@@ -15,7 +15,7 @@ import pytest
 
 from mha.experiments import head_grid
 from mha.experiments.corpus import CAT, CRICKET, TRIPLES, retrieval_queries
-from mha.experiments.value_norms import value_norms
+from mha.experiments.value_norms import value_norms, weighted_by_norm
 from mha.figures.plotted import plotted
 from mha.figures.real_heads import KIND_STYLE, STAT_TITLES
 from mha.pages import real_heads as head_atlas
@@ -307,6 +307,27 @@ def test_the_cls_heads_move_little_of_what_they_weigh(atlas, pruned):
     assert not equal["cls_moves_little"].holds
     with pytest.raises(ValueError, match="heads"):
         _cls_shares([text], [])
+
+
+def test_the_cls_shares_from_the_atlas_pass_are_each_sentence_alone():
+    # sentences of three lengths in one padded pass (minilm_corpus.runs): the shares
+    # equal those summed over each sentence run alone, to float32 rounding
+    model = minilm.load()
+    texts = ("The cat sat.", "A dog ran across the wide green field.", "Hello there.")
+    heads = [(1, 4), (3, 0)]
+    weight = moved = count = 0
+    for text in texts:
+        forward = model.forward(model.batch([text]))
+        n = forward.hidden.shape[2]
+        for layer, head in heads:
+            w = forward.weights[layer]
+            norms = value_norms(model.layers[layer].attention, forward.hidden[layer])
+            weight += w[0, head, 1 : n - 1, 0].sum()
+            moved += weighted_by_norm(w, norms)[0, head, 1 : n - 1, 0].sum()
+            count += n - 2
+    shares = _cls_shares(texts, heads)
+    assert np.allclose(shares, (weight / count, moved / count), rtol=0, atol=1e-7)
+    assert shares[1] != shares[0] > 0
 
 
 # --- its figures --------------------------------------------------------------

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mha.data import clark2019, michel2019, voita2019
-from mha.experiments import head_grid
+from mha.experiments import head_grid, minilm_corpus
 from mha.experiments.corpus import SEEDS, sentences
 from mha.experiments.head_grid import BROAD, MAJORITY, Sentence
 from mha.experiments.value_norms import value_norms, weighted_by_norm
@@ -145,7 +145,11 @@ class _Atlas:
 
 def _compute(texts: Sequence[str], seeds: Sequence[str]) -> _Atlas:
     """The atlas of ``texts``, keeping ``seeds`` (among them) whole for the heatmaps."""
-    found = head_grid.minilm_sentences(texts)
+    runs = minilm_corpus.runs(texts)  # the pass the [CLS] shares read too
+    found = tuple(
+        Sentence(text, run.tokens, run.weights)
+        for text, run in zip(texts, runs, strict=True)
+    )
     stats = _head_statistics([s.tokens for s in found], [s.weights for s in found])
     examples = tuple(found[list(texts).index(text)] for text in seeds)
     n_queries = sum(len(s.tokens) - 2 for s in found)
@@ -265,12 +269,11 @@ def _cls_shares(
         raise ValueError("heads: expected at least one (layer, head), got none")
     model = minilm.load()
     weight = moved = count = 0
-    for text in texts:
-        run = model.forward(model.batch([text]))
-        n = run.hidden.shape[2]
+    for run in minilm_corpus.runs(texts):  # the atlas's pass
+        n = len(run.tokens)
         for layer, head in heads:
-            w = run.weights[layer]  # (1, h, n, n)
-            norms = value_norms(model.layers[layer].attention, run.hidden[layer])
+            w = run.weights[layer][None]  # (1, h, n, n)
+            norms = value_norms(model.layers[layer].attention, run.hidden[layer][None])
             weight += float(w[0, head, 1 : n - 1, 0].sum())
             moved += float(weighted_by_norm(w, norms)[0, head, 1 : n - 1, 0].sum())
             count += n - 2
