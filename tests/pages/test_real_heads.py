@@ -157,6 +157,19 @@ def test_pruning_result_helpers():
         result.at(3)
 
 
+@pytest.mark.parametrize("layer", [4, 5])
+def test_each_head_of_a_layer_removed_alone_as_quality_measures_it(layer):
+    # the layer's projections computed once for its heads: the same bits as one
+    # pruned pass per head (the last layer: nothing runs after it)
+    texts = TRIPLES[0] + TRIPLES[2]
+    evaluator = pruning._Evaluator(minilm.load(), texts, [(0, 1), (3, 4)])
+    masks = np.ones((12, 6, 12), dtype=np.float32)
+    masks[np.arange(12), layer, np.arange(12)] = 0
+    alone = [evaluator.quality(mask) for mask in masks]
+    assert evaluator.without_each_head(layer) == alone
+    assert len(set(alone)) > 1  # the heads differ: not one result repeated
+
+
 def test_literature_counts_are_the_papers_shares_of_the_heads():
     assert pruning._literature_counts(72) == (29, 57)
     assert pruning._literature_counts(144) == (58, 114)
