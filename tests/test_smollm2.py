@@ -278,3 +278,6 @@ def test_token_losses_equal_float64_ones_within_5e_8(model):
     losses = smollm2.token_losses(logits, ids[1:])
     assert losses.dtype == np.float64
     assert np.abs(losses - exact).max() < 5e-8
+    # float64 logits stay float64 throughout (the attention page's prefixes compare
+    # two passes' losses at 1e-5 nats): the all-float64 losses, bit for bit
+    assert np.array_equal(smollm2.token_losses(wide, ids[1:]), exact)
