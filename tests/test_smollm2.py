@@ -281,3 +281,13 @@ def test_token_losses_equal_float64_ones_within_5e_8(model):
     # float64 logits stay float64 throughout (the attention page's prefixes compare
     # two passes' losses at 1e-5 nats): the all-float64 losses, bit for bit
     assert np.array_equal(smollm2.token_losses(wide, ids[1:]), exact)
+
+
+def test_silu_in_place_is_the_formula_bit_for_bit():
+    # each step in place on one new array: the same operations as x / (1 + exp(-x)),
+    # on the strided half of a wider array as the feed-forward hands it
+    wide = np.random.default_rng(0).normal(scale=8, size=(6, 20)).astype(np.float32)
+    for x in (wide[:, :10], wide.astype(np.float64)):
+        assert np.array_equal(smollm2.silu(x), x / (1 + np.exp(-x)))
+        assert smollm2.silu(x).dtype == x.dtype
+    assert smollm2.silu(np.arange(3)).dtype == np.float64  # integers as before
