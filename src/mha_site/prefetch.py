@@ -9,8 +9,8 @@ and card, and each notebook, ``work``), from the last page back. Whichever proce
 reaches a study first computes it (``mha.support.cache.cached`` locks each entry), so
 nothing is computed twice. The build, which needs a study to go on, waits for the
 child's; the child does not wait for the build's (pages read one another's studies:
-the position page reads the depth page's scan): it puts that page aside, goes on with
-the next, and comes back to it as soon as the study is stored (``main``). When the
+the position page reads the depth page's scan): it puts that page aside until the
+study is stored and goes on with the next (``main``). When the
 child has computed everything, it leaves a marker named by the code it ran (``mha``'s
 code hash, the versions the cache keys hold, the notebooks and the pages): a later
 build of the same code is warm and starts no child, which would only read the cache
@@ -243,9 +243,8 @@ def compute(argument: str) -> None:
 def main(arguments: list[str]) -> None:
     """Compute each argument (after an optional ``--done=<marker>``, written when
     every one succeeded); a failure is left for the build to report. An argument that
-    reads a study the build is computing is put aside until that study is stored,
-    then comes next (``_next``); only when every argument left is put aside does the
-    child wait for the build."""
+    reads a study the build is computing is put aside until that study is stored;
+    only when every argument left is put aside does the child wait for the build."""
     finished = None
     if arguments and arguments[0].startswith("--done="):
         finished = Path(arguments[0].removeprefix("--done="))
@@ -257,29 +256,20 @@ def main(arguments: list[str]) -> None:
     stopped: list[str] = []
     awaited: dict[str, Path | None] = dict.fromkeys(arguments)  # argument -> entry
     while awaited:
-        argument = _next(awaited)
-        if argument is None:  # nothing else to do: wait for the build
+        ready = [a for a, entry in awaited.items() if entry is None or entry.exists()]
+        if not ready:  # nothing else to do: wait for the build
             argument = next(iter(awaited))
             awaited.pop(argument)
             _attempt(argument, stopped, say)
             continue
-        with cache.not_waiting():
-            awaited[argument] = _attempt(argument, stopped, say)
-        if awaited[argument] is None:
-            awaited.pop(argument)
+        for argument in ready:
+            with cache.not_waiting():
+                awaited[argument] = _attempt(argument, stopped, say)
+            if awaited[argument] is None:
+                awaited.pop(argument)
     if finished is not None and not stopped:
         finished.parent.mkdir(parents=True, exist_ok=True)
         finished.touch()
-
-
-def _next(awaited: dict[str, Path | None]) -> str | None:
-    """The argument to compute next: first one put aside whose study is now stored
-    (the circuits page, say, right after the depth page's scan, which the build
-    computed meanwhile), else the next one not tried yet; None when every one left
-    waits for the build."""
-    stored = (a for a, entry in awaited.items() if entry is not None and entry.exists())
-    untried = (a for a, entry in awaited.items() if entry is None)
-    return next(stored, next(untried, None))
 
 
 def _attempt(argument: str, stopped: list[str], say: bool = False) -> Path | None:

@@ -124,28 +124,6 @@ def test_the_child_turns_to_other_work_while_the_build_computes_a_study(
     assert entry[held].with_suffix(".pickle").exists()
 
 
-def test_a_page_put_aside_comes_next_once_its_study_is_stored(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The circuits page waits for the scan the build computes; once it is stored
-    (while the child computed another page), the circuits page comes before the
-    pages not tried yet."""
-    scan = tmp_path / "scan.pickle"
-    order = []
-
-    def attempt(argument: str, stopped: list[str], say: bool = False) -> Path | None:
-        order.append(argument)
-        if argument == "circuits" and not scan.exists():
-            return scan  # cache.Busy: the build holds the scan
-        if argument == "heads-explorer":
-            scan.touch()  # meanwhile the build stored the scan
-        return None
-
-    monkeypatch.setattr(prefetch, "_attempt", attempt)
-    prefetch.main(["circuits", "heads-explorer", "exercises", "cost"])
-    assert order == ["circuits", "heads-explorer", "circuits", "exercises", "cost"]
-
-
 def test_a_child_that_failed_leaves_no_marker(tmp_path: Path) -> None:
     done = tmp_path / "done"
     pages = ["mha.pages.notation", "mha.pages.no_such_page"]
