@@ -264,3 +264,30 @@ def test_attentions_and_head_mask(model):
         model.logits(ids, np.ones((30, 8)))
     with pytest.raises(ValueError, match="head_mask"):
         model.logits(ids, np.full((30, 9), "a"))
+
+
+def test_token_losses_equal_float64_ones_within_5e_8(model):
+    # the exponentials in float32, their sum in float64: within 5e-8 nats of the
+    # float64 log-sum-exp on the model's logits (a float32 sum is 2.7e-7 away)
+    ids = model.encode(_PARAGRAPH)
+    logits = model.logits(ids[:-1])
+    wide = logits.astype(np.float64)
+    peak = wide.max(axis=-1, keepdims=True)
+    log_z = peak[:, 0] + np.log(np.exp(wide - peak).sum(axis=-1))
+    exact = log_z - wide[np.arange(len(ids) - 1), ids[1:]]
+    losses = smollm2.token_losses(logits, ids[1:])
+    assert losses.dtype == np.float64
+    assert np.abs(losses - exact).max() < 5e-8
+    # float64 logits stay float64 throughout (the attention page's prefixes compare
+    # two passes' losses at 1e-5 nats): the all-float64 losses, bit for bit
+    assert np.array_equal(smollm2.token_losses(wide, ids[1:]), exact)
+
+
+def test_silu_in_place_is_the_formula_bit_for_bit():
+    # each step in place on one new array: the same operations as x / (1 + exp(-x)),
+    # on the strided half of a wider array as the feed-forward hands it
+    wide = np.random.default_rng(0).normal(scale=8, size=(6, 20)).astype(np.float32)
+    for x in (wide[:, :10], wide.astype(np.float64)):
+        assert np.array_equal(smollm2.silu(x), x / (1 + np.exp(-x)))
+        assert smollm2.silu(x).dtype == x.dtype
+    assert smollm2.silu(np.arange(3)).dtype == np.float64  # integers as before

@@ -17,12 +17,14 @@ from mha.pages.exercises import page as exercises_page
 from mha.pages.position import (
     _NOPE_TOKENS,
     TOLERANCE,
+    _diagonal_means,
     _facts,
+    _minilm_offsets,
     page,
     real,
 )
 from mha.positions import sinusoidal
-from mha.pretrained import smollm2
+from mha.pretrained import minilm, smollm2
 from mha.rope import RotaryEmbedding
 from tests.pages.drawn import draw
 
@@ -110,6 +112,21 @@ def test_the_previous_token_heads(p):
     assert h.minilm_offsets.shape == (2 * p.offsets - 1,)
     assert h.smollm2_offsets.shape == (p.offsets,)
     assert np.all(h.smollm2_offsets <= 1) and h.smollm2_offsets.sum() <= 1 + 1e-6
+
+
+def test_minilm_offsets_from_the_atlas_pass_are_each_sentence_alone():
+    # sentences of three lengths in one padded pass (minilm_corpus.runs): the offsets
+    # equal those of each sentence run alone, to float32 rounding
+    texts = ("The cat sat down.", "A dog ran across the wide green field.", "Hi, you.")
+    model, back = minilm.load(), range(3, -4, -1)
+    alone = []
+    for text in texts:
+        forward = model.forward(model.batch([text]))
+        w = forward.weights[0][0, 2, 1:-1, 1:-1].astype(np.float64)
+        alone.append(_diagonal_means(w, back))
+    offsets = _minilm_offsets(texts, 0, 2, back)
+    assert np.allclose(offsets, np.mean(alone, axis=0), rtol=0, atol=1e-7)
+    assert offsets.max() > 0.1  # not all zero
 
 
 def test_smollm2_shifted_by_100_positions_attends_the_same():

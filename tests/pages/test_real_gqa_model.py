@@ -17,6 +17,7 @@ from mha import MultiHeadAttention, causal_mask
 from mha.figures.plotted import plotted
 from mha.pages import real_gqa_model as gqa
 from mha.pages.real_gqa_model import _swap_rope_pairing
+from mha.pretrained import smollm2
 from mha.rope import RotaryEmbedding
 from mha_site.facts import choosing, stated
 from tests.conftest import ROOT
@@ -95,6 +96,27 @@ def test_one_paragraph_cannot_rank_the_kindest_layers(page):
     assert not gqa._facts(blurred, page.bench, page.every.counts, page.paper)[
         "worst_is_not"
     ].holds
+
+
+def test_the_stacked_variants_lose_what_each_variant_alone_loses():
+    # each layer converted alone, run as its own model on a short text (the first 4
+    # blocks, to be quick): the study's one unchanged pass and stacked variants give
+    # the same per-token losses
+    full = smollm2.load()
+    model = dataclasses.replace(full, blocks=full.blocks[:4])
+    ids = model.encode("The cat sat on the warm mat, and then it slept.")
+    tokens, targets = ids[:-1], ids[1:]
+    alone = [
+        smollm2.token_losses(
+            model.map_attention(gqa._to_mqa, layers=[layer]).logits(tokens), targets
+        )
+        for layer in range(4)
+    ]
+    entering = [x[:, :-1] for x in gqa._streams(model, ids)[:-1]]
+    stacked = gqa._one_layer_at_a_time(model, gqa._to_mqa, entering, targets)
+    assert stacked.shape == (4, len(targets))
+    assert np.allclose(stacked, alone, rtol=0, atol=1e-5)
+    assert np.ptp(stacked.mean(axis=1)) > 1e-3  # the layers differ: not one copied
 
 
 def test_expand_kv_heads_keeps_a_biased_layers_outputs():

@@ -23,7 +23,7 @@ from mha.experiments.head_atlas import (
     head_statistics,
 )
 from mha.experiments.head_atlas import atlas as corpus_atlas
-from mha.experiments.value_norms import value_norms
+from mha.experiments.value_norms import value_norms, weighted_by_norm
 from mha.figures.plotted import plotted
 from mha.figures.real_heads import KIND_STYLE, STAT_TITLES
 from mha.pages import real_heads as head_atlas
@@ -158,6 +158,19 @@ def test_pruning_result_helpers():
     assert result.largest_retrieval_move() == 1
     with pytest.raises(ValueError, match="count: expected one of"):
         result.at(3)
+
+
+@pytest.mark.parametrize("layer", [4, 5])
+def test_each_head_of_a_layer_removed_alone_as_quality_measures_it(layer):
+    # the layer's projections computed once for its heads: the same bits as one
+    # pruned pass per head (the last layer: nothing runs after it)
+    texts = TRIPLES[0] + TRIPLES[2]
+    evaluator = pruning._Evaluator(minilm.load(), texts, [(0, 1), (3, 4)])
+    masks = np.ones((12, 6, 12), dtype=np.float32)
+    masks[np.arange(12), layer, np.arange(12)] = 0
+    alone = [evaluator.quality(mask) for mask in masks]
+    assert evaluator.without_each_head(layer) == alone
+    assert len(set(alone)) > 1  # the heads differ: not one result repeated
 
 
 def test_literature_counts_are_the_papers_shares_of_the_heads():
@@ -310,6 +323,27 @@ def test_the_cls_heads_move_little_of_what_they_weigh(atlas, pruned):
     assert not equal["cls_moves_little"].holds
     with pytest.raises(ValueError, match="heads"):
         _cls_shares([text], [])
+
+
+def test_the_cls_shares_from_the_atlas_pass_are_each_sentence_alone():
+    # sentences of three lengths in one padded pass (minilm_corpus.runs): the shares
+    # equal those summed over each sentence run alone, to float32 rounding
+    model = minilm.load()
+    texts = ("The cat sat.", "A dog ran across the wide green field.", "Hello there.")
+    heads = [(1, 4), (3, 0)]
+    weight = moved = count = 0
+    for text in texts:
+        forward = model.forward(model.batch([text]))
+        n = forward.hidden.shape[2]
+        for layer, head in heads:
+            w = forward.weights[layer]
+            norms = value_norms(model.layers[layer].attention, forward.hidden[layer])
+            weight += w[0, head, 1 : n - 1, 0].sum()
+            moved += weighted_by_norm(w, norms)[0, head, 1 : n - 1, 0].sum()
+            count += n - 2
+    shares = _cls_shares(texts, heads)
+    assert np.allclose(shares, (weight / count, moved / count), rtol=0, atol=1e-7)
+    assert shares[1] != shares[0] > 0
 
 
 # --- its figures --------------------------------------------------------------

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha.experiments import head_grid
+from mha.experiments import head_grid, minilm_corpus
 from mha.experiments.corpus import SEEDS, sentences
 from mha.experiments.head_grid import Sentence
 from mha.support.cache import cached
@@ -153,7 +153,11 @@ class Atlas:
 
 def _compute(texts: Sequence[str], seeds: Sequence[str]) -> Atlas:
     """The atlas of ``texts``, keeping ``seeds`` (among them) whole for the heatmaps."""
-    found = head_grid.minilm_sentences(texts)
+    runs = minilm_corpus.runs(texts)  # the pass the [CLS] shares read too
+    found = tuple(
+        Sentence(text, run.tokens, run.weights)
+        for text, run in zip(texts, runs, strict=True)
+    )
     stats = head_statistics([s.tokens for s in found], [s.weights for s in found])
     examples = tuple(found[list(texts).index(text)] for text in seeds)
     n_queries = sum(len(s.tokens) - 2 for s in found)

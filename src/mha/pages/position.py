@@ -18,7 +18,7 @@ import numpy as np
 
 from mha import positions
 from mha.attention import causal_mask, scaled_dot_product_attention, softmax
-from mha.experiments import repeated_tokens
+from mha.experiments import minilm_corpus, repeated_tokens
 from mha.experiments.corpus import sentences
 from mha.experiments.head_atlas import atlas
 from mha.pages import real_gqa_model
@@ -271,15 +271,11 @@ def _minilm_offsets(
     texts: tuple[str, ...], layer: int, head: int, offsets: range
 ) -> np.ndarray:
     """MiniLM head ``(layer, head)``'s mean weight on the token d back, for d in
-    ``offsets``, over the word tokens of ``texts``. The encoder runs up to ``layer``
-    only: the layers above it do not change its weights."""
-    model, sums = minilm.load(), np.zeros(len(offsets))
-    for text in texts:
-        batch = model.batch([text])
-        x = model.embed_tokens(batch)
-        for block in model.layers[: layer + 1]:
-            x, weights = block(x, batch.valid, None)
-        w = weights[0, head, 1:-1, 1:-1].astype(np.float64)  # words only
+    ``offsets``, over the word tokens of ``texts``, from the real-heads atlas's pass
+    (``minilm_corpus.runs``)."""
+    sums = np.zeros(len(offsets))
+    for run in minilm_corpus.runs(texts):
+        w = run.weights[layer, head, 1:-1, 1:-1].astype(np.float64)  # words only
         sums += _diagonal_means(w, offsets)
     return sums / len(texts)
 

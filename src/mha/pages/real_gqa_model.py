@@ -14,17 +14,19 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from mha.accounting import kv_cache_bytes
+from mha.attention import causal_mask
 from mha.data import published
 from mha.experiments import head_grid
 from mha.heads import repeat_kv
 from mha.layer import MultiHeadAttention
 from mha.pretrained import smollm2
+from mha.pretrained.smollm2 import rms_norm
 from mha.rope import RotaryEmbedding
 from mha.support import measured
 from mha.support.cache import cached
@@ -135,36 +137,53 @@ def _trace_cache(
     )
 
 
+def _streams(model: smollm2.SmolLM2, ids: Sequence[int]) -> list[np.ndarray]:
+    """The unchanged model's residual stream entering each block on ``ids``, then
+    after the last: ``layers + 1`` arrays ``(1, len(ids), d_model)``."""
+    x = model.embed(ids)
+    streams = [x]
+    for block, cache in zip(model.blocks, model.new_caches(len(ids)), strict=True):
+        x = block(x, cache)
+        streams.append(x)
+    return streams
+
+
+def _through(block: smollm2.Block, x: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``block`` on the whole sequences ``x (B, n, d_model)`` at once (no cache)."""
+    normed = rms_norm(x, block.attention_norm, block.eps)
+    x = x + block.attention(normed, mask=mask)[0]
+    # token by token: one matrix product over every sequence's rows
+    return x + block.feed_forward(x.reshape(-1, x.shape[-1])).reshape(x.shape)
+
+
 def _one_layer_at_a_time(
     model: smollm2.SmolLM2,
     change: Callable[[MultiHeadAttention], MultiHeadAttention],
-    text: str,
+    entering: Sequence[np.ndarray],
+    targets: Sequence[int],
 ) -> np.ndarray:
-    """Per-token losses ``(layers, tokens - 1)`` of ``text`` (nats, each token after the
-    first) with ``change`` applied to layer 0 only, then 1 only, ...
+    """Per-token losses ``(layers, len(targets))`` (nats) with ``change`` applied to
+    layer 0 only, then 1 only, ...; ``entering[layer] (1, n, d_model)`` is the
+    unchanged model's stream entering each block (``_streams``), row t predicting
+    ``targets[t]``.
 
-    The blocks before the changed one compute what they always do, so the residual
-    stream entering each block is computed once, and each variant runs from its
-    changed block on.
+    The blocks before the changed one compute what they always do, so each variant
+    starts from its changed block. The variants past their changed block then run
+    stacked, ``(variants, n, d_model)``, through each later block: one pass per block,
+    not one per variant.
     """
-    ids = model.encode(text)
-    tokens, targets = ids[:-1], ids[1:]
-    x = model.embed(tokens)  # (1, n, d_model)
-    entering = []  # the residual stream entering each block
-    losses = []
-    with one_blas_thread():
-        for block, cache in zip(
-            model.blocks, model.new_caches(len(tokens)), strict=True
-        ):
-            entering.append(x)
-            x = block(x, cache)
-        for layer, x in enumerate(entering):
-            variant = model.map_attention(change, layers=[layer])
-            caches = variant.new_caches(len(tokens))[layer:]
-            for block, cache in zip(variant.blocks[layer:], caches, strict=True):
-                x = block(x, cache)
-            losses.append(smollm2.token_losses(variant.head(x[0]), targets))
-    return np.array(losses)
+    mask = causal_mask(entering[0].shape[1])
+    stacked = None
+    for layer, x in enumerate(entering):
+        changed = model.map_attention(change, layers=[layer]).blocks[layer]
+        new = _through(changed, x, mask)
+        if stacked is None:
+            stacked = new
+        else:
+            stacked = np.concatenate(
+                [_through(model.blocks[layer], stacked, mask), new]
+            )
+    return np.array([smollm2.token_losses(model.head(x), targets) for x in stacked])
 
 
 @dataclass(frozen=True)
@@ -214,10 +233,14 @@ def _study(text: str, question: str, new_tokens: int, model_digest: str) -> _Stu
     mqa_model = model.map_attention(_to_mqa)
     prompt = smollm2.chat_prompt(question)
     ids = model.encode(text)
-    logits = model.logits(ids)  # (n, vocab); row i predicts token i + 1
+    with one_blas_thread():
+        streams = _streams(model, ids)  # the unchanged pass, once
+        logits = model.head(streams[-1][0])  # (n, vocab); row i predicts token i + 1
+        # the variants on every token but the last, which predicts none
+        entering = [x[:, :-1] for x in streams[:-1]]
+        layer_loss = _one_layer_at_a_time(model, _to_mqa, entering, ids[1:])
     mha_logits = mha_model.logits(ids)
     token_loss = smollm2.token_losses(logits[:-1], ids[1:])
-    layer_loss = _one_layer_at_a_time(model, _to_mqa, text)
     return _Study(
         config=model.config,
         param_count=model.param_count,

@@ -176,14 +176,51 @@ class EncoderLayer:
         attended, weights = self.attention(
             x, mask=valid[:, None, None, :], head_mask=head_mask
         )
+        return self._after_attention(x, attended, valid, head_mask is not None), weights
+
+    def each_head_mask(
+        self, x: np.ndarray, valid: np.ndarray, head_masks: Sequence[np.ndarray]
+    ) -> list[np.ndarray]:
+        """The layer's output ``(B, n, d_model)`` under each of ``head_masks`` (each
+        ``(h,)``) in turn, as ``self(x, valid, head_mask)[0]`` computes it, with Q, K
+        and V projected once for them all (pruning one head at a time).
+
+        ```python
+        import numpy as np
+        from mha.pretrained import minilm
+
+        model = minilm.load()
+        batch = model.batch(["the cat sat on the mat ."])
+        x, layer = model.embed_tokens(batch), model.layers[0]
+        masks = [np.ones(12), np.eye(12)[3] == 0]
+        each = layer.each_head_mask(x, batch.valid, masks)
+        assert all(np.array_equal(o, layer(x, batch.valid, m)[0]) for o, m in zip(each, masks))
+        ```
+        """
+        attention = self.attention
+        checked, _, _, mask, _ = attention._check_call(
+            x, None, 0, valid[:, None, None, :], None
+        )
+        q, k, v = attention._project(checked, checked, 0)
+        outputs = []
+        for head_mask in head_masks:
+            head_mask = attention._check_head_mask(head_mask, x.dtype)
+            attended, _ = attention._attend(q, k, v, mask, head_mask)
+            outputs.append(self._after_attention(x, attended, valid, True))
+        return outputs
+
+    def _after_attention(
+        self, x: np.ndarray, attended: np.ndarray, valid: np.ndarray, masked: bool
+    ) -> np.ndarray:
+        """Add & norm, the feed-forward, add & norm, after the attention."""
         x = x + attended
-        if head_mask is not None:  # a huge factor would overflow inside the norm
+        if masked:  # a huge factor would overflow inside the norm
             stream_fits(x)
         x = self.attention_norm(x)
         rows = x[valid]  # (real tokens, d_model): one matrix product, no padding
         feed_forward = gelu(rows @ self.w_in + self.b_in) @ self.w_out + self.b_out
         x[valid] = rows + feed_forward
-        return self.output_norm(x), weights
+        return self.output_norm(x)
 
 
 @dataclass(frozen=True)

@@ -227,7 +227,9 @@ class Block:
         """
         gate_up = rms_norm(x, self.mlp_norm, self.eps) @ self.w_gate_up
         d_ff = self.w_down.shape[1]
-        return (silu(gate_up[..., :d_ff]) * gate_up[..., d_ff:]) @ self.w_down.T
+        hidden = silu(gate_up[..., :d_ff])
+        hidden *= gate_up[..., d_ff:]  # in place: no third array of the width d_ff
+        return hidden @ self.w_down.T
 
 
 @dataclass(frozen=True)
@@ -762,9 +764,12 @@ def chat_prompt(question: str) -> str:
 
 
 def token_losses(logits: np.ndarray, targets: Sequence[int]) -> np.ndarray:
-    """Each target's negative log-likelihood (nats) under ``logits (n, vocab)``, in
-    float64 with the log-sum-exp trick (subtracting the peak converts: no float64
-    copy of ``logits``). Their mean is the log of the perplexity.
+    """Each target's negative log-likelihood (nats) under ``logits (n, vocab)``, as
+    float64, with the log-sum-exp trick: the exponentials in the logits' dtype
+    (float32 ones cost less CPU time than float64 copies), their sum and log in
+    float64, which keeps each loss far inside the precision any page prints
+    (tests/test_smollm2.py bounds its difference from an all-float64 computation).
+    Their mean is the log of the perplexity.
 
     ```python
     import numpy as np
@@ -780,9 +785,10 @@ def token_losses(logits: np.ndarray, targets: Sequence[int]) -> np.ndarray:
             f"logits: expected shape ({len(targets)}, vocab), one row per target, "
             f"got {logits.shape}"
         )
-    peak = logits.max(axis=-1, keepdims=True).astype(np.float64)
-    shifted = np.subtract(logits, peak, dtype=np.float64)
-    log_z = peak[:, 0] + np.log(np.exp(shifted, out=shifted).sum(axis=-1))  # (n,)
+    peak = logits.max(axis=-1, keepdims=True)
+    shifted = logits - peak
+    total = np.exp(shifted, out=shifted).sum(axis=-1, dtype=np.float64)  # (n,)
+    log_z = peak[:, 0].astype(np.float64) + np.log(total)
     return log_z - logits[np.arange(len(targets)), np.asarray(targets)]
 
 
@@ -817,7 +823,9 @@ def rms_norm(x: np.ndarray, weight: np.ndarray, eps: np.float32) -> np.ndarray:
 
 
 def silu(x: np.ndarray) -> np.ndarray:
-    """SiLU (swish): ``x * sigmoid(x)``, in x's dtype.
+    """SiLU (swish): ``x * sigmoid(x)``, computed as ``x / (1 + exp(-x))`` in one new
+    array (each step in place: the feed-forward's halves of its products are strided,
+    and every new array of them costs as much as a step), in x's dtype.
 
     ```python
     import numpy as np
@@ -826,7 +834,11 @@ def silu(x: np.ndarray) -> np.ndarray:
     assert silu(np.array([0.0]))[0] == 0.0 and abs(silu(np.array([20.0]))[0] - 20) < 1e-6
     ```
     """
-    return x / (1 + np.exp(-x))
+    x = np.asarray(x)
+    out = np.negative(x, out=np.empty(x.shape, np.result_type(x, np.float32)))
+    np.exp(out, out=out)
+    out += 1
+    return np.divide(x, out, out=out)
 
 
 def byte_level_bpe(

@@ -64,10 +64,12 @@ def _compute(text: str, digest: str) -> _PrefixLosses:
             for i in range(len(inputs))
         ]
     )  # a new pass per prefix, its last row only
+    # the page prints how far apart two float32 passes' losses are (1e-5 nats): the
+    # losses in float64 throughout, so that only the passes differ
     return _PrefixLosses(
         tokens=tuple(model.decode([i]) for i in ids),
-        one_pass=smollm2.token_losses(one_pass, targets),
-        separate=smollm2.token_losses(separate, targets),
+        one_pass=smollm2.token_losses(one_pass.astype(np.float64), targets),
+        separate=smollm2.token_losses(separate.astype(np.float64), targets),
         tolerance=_TOLERANCE,
     )
 

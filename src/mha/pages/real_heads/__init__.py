@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from mha.data import clark2019, michel2019, voita2019
-from mha.experiments import head_grid
+from mha.experiments import head_grid, minilm_corpus
 from mha.experiments.corpus import sentences
 from mha.experiments.head_atlas import KINDS, TARGETS, Atlas, atlas
 from mha.experiments.head_grid import BROAD, MAJORITY
@@ -138,12 +138,11 @@ def _cls_shares(
         raise ValueError("heads: expected at least one (layer, head), got none")
     model = minilm.load()
     weight = moved = count = 0
-    for text in texts:
-        run = model.forward(model.batch([text]))
-        n = run.hidden.shape[2]
+    for run in minilm_corpus.runs(texts):  # the atlas's pass
+        n = len(run.tokens)
         for layer, head in heads:
-            w = run.weights[layer]  # (1, h, n, n)
-            norms = value_norms(model.layers[layer].attention, run.hidden[layer])
+            w = run.weights[layer][None]  # (1, h, n, n)
+            norms = value_norms(model.layers[layer].attention, run.hidden[layer][None])
             weight += float(w[0, head, 1 : n - 1, 0].sum())
             moved += float(weighted_by_norm(w, norms)[0, head, 1 : n - 1, 0].sum())
             count += n - 2

@@ -64,9 +64,42 @@ class _Evaluator:
         ]
         return self._pool(last)
 
+    def without_each_head(self, layer: int) -> list[tuple[float, float]]:
+        """``quality`` with each head of ``layer`` removed alone, head by head: the
+        layer's Q, K and V projected once for all its heads
+        (``EncoderLayer.each_head_mask``), the same products as ``quality``'s."""
+        n_layers, n_heads = self.model.n_layers, self.model.n_heads
+        masks = np.ones((n_heads, n_layers, n_heads), dtype=np.float32)
+        masks[np.arange(n_heads), layer, np.arange(n_heads)] = 0
+        outputs = [  # (groups, heads): the pruned layer's outputs
+            self.model.layers[layer].each_head_mask(
+                run.hidden[layer], batch.valid, masks[:, layer]
+            )
+            for batch, run in zip(self.batches, self.passes, strict=True)
+        ]
+        found = []
+        for head, mask in enumerate(masks):
+            last = [
+                self._resume(batch, mask, layer + 1, out[head])
+                for batch, out in zip(self.batches, outputs, strict=True)
+            ]
+            found.append(self._score(self._pool(last)))
+        return found
+
+    def _resume(
+        self, batch, head_mask: np.ndarray, start: int, x: np.ndarray
+    ) -> np.ndarray:
+        """The last layer's output from ``x`` entering layer ``start``."""
+        if start == self.model.n_layers:
+            return x
+        return self.model.forward(batch, head_mask, start, x).hidden[-1]
+
     def quality(self, head_mask: np.ndarray) -> tuple[float, float]:
         """``(cosine to the unpruned embeddings, retrieval accuracy)`` under ``head_mask``."""
-        embeddings = self.embed(head_mask)
+        return self._score(self.embed(head_mask))
+
+    def _score(self, embeddings: np.ndarray) -> tuple[float, float]:
+        """``(cosine to the unpruned embeddings, retrieval accuracy)`` of ``embeddings``."""
         products = np.sum(embeddings * self.reference, axis=-1, dtype=np.float64)
         cosine = float(np.mean(products))  # the rows are unit vectors
         return cosine, _retrieval_accuracy(embeddings, self.queries)
@@ -136,7 +169,7 @@ def _study(texts: Sequence[str], queries: Sequence[tuple[int, int]]) -> _Pruning
         return evaluator.quality(mask)
 
     all_heads = [(layer, head) for layer in range(shape[0]) for head in range(shape[1])]
-    single = np.array([without([lh]) for lh in all_heads]).reshape(*shape, 2)
+    single = np.array([evaluator.without_each_head(layer) for layer in range(shape[0])])
     layers = np.array(
         [without([(layer, h) for h in range(shape[1])]) for layer in range(shape[0])]
     )
