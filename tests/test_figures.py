@@ -68,7 +68,7 @@ def _figure_macro(page: str):
     root = Path(__file__).resolve().parents[1]
     file = SimpleNamespace(src_uri=page, abs_src_path=str(root / "docs" / page))
     env = SimpleNamespace(macros={}, variables={}, page=None)  # as MkDocs starts
-    env.env = SimpleNamespace()  # mkdocs-macros' Jinja environment
+    env.env = SimpleNamespace(filters={}, tests={})  # mkdocs-macros' Jinja's
     env.filter = lambda fn, name: None
     env.macro = lambda fn: env.macros.setdefault(fn.__name__, fn)
     modules = dict(sys.modules)
