@@ -191,3 +191,19 @@ def test_the_readme_gives_the_cold_build_as_the_last_bench_measured_it():
         f"{cold['cold_build_s']} s and {cold['cold_build_cpu_s']} CPU-s"
     )
     assert " ".join(sentence.split()) in " ".join(readme.split())
+
+
+def test_a_result_the_run_wrote_is_not_an_uncommitted_change(tmp_path, monkeypatch):
+    """Each result written made every later one of `make bench` say "uncommitted
+    changes" (eight results sealed at b998843: seven said so)."""
+    import tests.bench.__main__ as bench
+
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    monkeypatch.setattr(bench, "ROOT", clone)
+    monkeypatch.setattr(bench, "OUT", clone / "src" / "mha" / "data" / "bench")
+    (bench.OUT / "decode.json").write_text("{}\n")  # as the run's first result
+    assert bench.provenance("layer")["uncommitted_changes"] is False
+    with (clone / "src" / "mha" / "attention.py").open("a") as code:
+        code.write("# an edit\n")
+    assert bench.provenance("layer")["uncommitted_changes"] is True

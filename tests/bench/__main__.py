@@ -43,8 +43,16 @@ def _git(*args: str) -> str:
 
 def provenance(name: str) -> dict:
     """What produced a result: command, commit (and uncommitted changes), machine."""
+    # the code's changes: not the results this run has written already (each result
+    # written made every later one of the run say "uncommitted changes")
     changed = _git(
-        "status", "--porcelain", "--untracked-files=no", "--", "src", "tests"
+        "status",
+        "--porcelain",
+        "--untracked-files=no",
+        "--",
+        "src",
+        "tests",
+        f":(exclude){OUT.relative_to(ROOT)}",
     )
     return {
         "command": f"python -m tests.bench {shlex.quote(name)}",
