@@ -134,7 +134,7 @@ def test_the_shipped_table_names_the_studies_of_a_cold_build():
     progress.sealed.cache_clear()
     table = progress.sealed()
     assert table, "src/mha/data/bench/studies.json is missing or does not match"
-    assert "mha.pages.depth.repeated_tokens._scan" in table
+    assert "mha.experiments.repeated_tokens._scan" in table
     assert all(
         re.match(r"^[\w.]+|^(figure|card|notebook|code block) ", n) for n in table
     )

@@ -283,8 +283,13 @@ def test_mqa_by_layer_draws_each_layers_perplexity_and_the_two_references():
 def test_a_step_at_its_bound_breaks_the_far_from_bound_fact(page):
     """Steps that ran at their bound: the byte ratio would predict their times, and
     the sentence that says they ran far from it goes false."""
-    d = page.decoding
-    assert gqa._decoding_facts(d)["far_from_bound"].holds
+    d = page.decoding  # as measured: either way, the sentence chooses its words by it
+    far = [{**row, "bound_fraction": 0.1} for row in d["grouped"]]
+    assert gqa._decoding_facts({**d, "grouped": far})["far_from_bound"].holds
+    assert d["fractions"] == (
+        min(r["bound_fraction"] for r in d["grouped"]),
+        max(r["bound_fraction"] for r in d["grouped"]),
+    )
     at_bound = [{**row, "bound_fraction": 1.0} for row in d["grouped"]]
     assert not gqa._decoding_facts({**d, "grouped": at_bound})["far_from_bound"].holds
     for row in d["grouped"]:  # at the bound the two predictions agree

@@ -631,6 +631,10 @@ def _decoding(
     return {
         "recompute": data["cache_or_recompute"],
         "grouped": grouped,
+        "fractions": (  # the slowest and the fastest grouped step, of their bound
+            min(r["bound_fraction"] for r in grouped),
+            max(r["bound_fraction"] for r in grouped),
+        ),
         "overhead": data["overhead"],
         "profile": profile,
         "rounds": data["rounds"],
