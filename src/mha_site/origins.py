@@ -160,20 +160,24 @@ class _Reader:
             return self.read(node.value, depth + 1)
         return self._first(list(ast.iter_child_nodes(node)), depth)
 
+    def called(self, call: ast.Call) -> tuple[Origin | None, bool]:
+        """The ``mha`` function ``call`` runs, or hands to the cache (``cached(f,
+        ...)``), and whether it was handed to the cache."""
+        name = getattr(call.func, "id", None) or getattr(call.func, "attr", None)
+        at = _CACHED.get(name)
+        handed = bool(at) and len(call.args) >= at
+        denoted = self._object(call.args[at - 1] if handed else call.func)
+        return (_origin(*denoted, self.module) if denoted else None), handed
+
     def every(self, node: ast.expr, seen: frozenset[str] = frozenset()) -> list:
         """Every function the expression ``node`` calls or hands to the cache,
         through the local names it reads, in reading order: ``(origin, cached)``."""
         found = []
         for sub in ast.walk(node):
             if isinstance(sub, ast.Call):
-                name = getattr(sub.func, "id", None) or getattr(sub.func, "attr", None)
-                at = _CACHED.get(name)
-                handed = at and len(sub.args) >= at
-                target = sub.args[at - 1] if handed else sub.func
-                denoted = self._object(target)
-                origin = _origin(*denoted, self.module) if denoted else None
+                origin, handed = self.called(sub)
                 if origin is not None:
-                    found.append((origin, bool(handed)))
+                    found.append((origin, handed))
             elif isinstance(sub, ast.Name) and sub.id in self.bindings.keys() - seen:
                 found += self.every(self.bindings[sub.id], seen | {sub.id})
         return found
@@ -327,14 +331,10 @@ def _asks(name: str, depth: int = 0) -> frozenset[str]:
     for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(inner)))):
         if not isinstance(node, ast.Call):
             continue
-        callee = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
-        at = _CACHED.get(callee)
-        target = node.args[at - 1] if at and len(node.args) >= at else node.func
-        denoted = reader._object(target)
-        origin = _origin(*denoted, module) if denoted else None
+        origin, handed = reader.called(node)
         if origin is None or origin.kind != "function" or origin.name == name:
             continue
-        if target is not node.func:
+        if handed:
             found.add(origin.name)
         elif depth < _FOLLOWED:
             found |= _asks(origin.name, depth + 1)
