@@ -25,7 +25,15 @@ if str(ROOT / "src") not in sys.path:
         0, str(ROOT / "src")
     )  # mha_site: the build's tooling, not installed
 
-_BUILD = {"dirty": False, "serving": False, "started": 0.0, "builds": 0, "ahead": []}
+_BUILD = {
+    "dirty": False,
+    "serving": False,
+    "started": 0.0,
+    "builds": 0,
+    "ahead": [],  # the processes computing studies ahead of the pages
+    "code": None,  # the code they compute for (``mha_site.prefetch.marker``)
+    "edited": 0.0,  # when the code or a notebook they compute was last modified
+}
 
 
 def on_startup(command, dirty, **kwargs):
@@ -49,7 +57,8 @@ def on_files(files, config, **kwargs):
     computes their studies on two cores: a second process works from the last of
     these pages back while this one renders from the first. While serving, this
     process computes no study (``mha_site.waiting``): a second process works from the
-    cheapest page by the sealed timings, and a third from the costliest."""
+    cheapest page by the sealed timings, and a third from the costliest; and after an
+    edit of the code or of a notebook, they start again for the edited code."""
     prefetch = importlib.import_module("mha_site.prefetch")
     nav = _nav_files(config["nav"])
     # the notebooks too, which are pages only once mkdocs-jupyter's on_files has run
@@ -58,21 +67,44 @@ def on_files(files, config, **kwargs):
     }
     order = prefetch.build_order(list(pages), nav)
     others = [file for file in files if file.src_uri not in pages]
-    if _BUILD["builds"] == 1:
-        docs = config["docs_dir"]
+    docs = Path(config["docs_dir"])
+    edited = _newest([ROOT / "src" / "mha", docs])
+    if _BUILD["builds"] == 1 or (_BUILD["serving"] and edited > _BUILD["edited"]):
+        _BUILD["edited"] = edited
         ahead = [prefetch.work(page, docs) for page in reversed(order)]
-        progress = importlib.import_module("mha.support.progress")
-        progress.begin()  # one count of the studies, shared with the second process
-        ahead = [a for a in ahead if a is not None]
-        orders = [ahead]
-        if _BUILD["serving"]:  # the cheapest pages first, and the costliest
-            table = progress.sealed()
-            cheapest = sorted(ahead, key=lambda a: prefetch.cost(a, table))
-            orders = [cheapest, cheapest[::-1]]
-        started = [prefetch.start(order, _BUILD["serving"]) for order in orders]
-        _BUILD["ahead"] = [child for child in started if child is not None]
-        progress.set_processes(min(2, len(_BUILD["ahead"]) + 1))
+        _compute_ahead([a for a in ahead if a is not None])
     return Files([*(pages[page] for page in order), *others])
+
+
+def _compute_ahead(ahead: list[str]) -> None:
+    """Start the processes computing ``ahead`` (what ``mha_site.prefetch.work``
+    returns, from the last page back), unless some already compute it for this very
+    code; those that compute it for code edited since are stopped."""
+    prefetch = importlib.import_module("mha_site.prefetch")
+    code = prefetch.marker(ahead)  # named by the code, the notebooks and ``ahead``
+    if code == _BUILD["code"]:
+        return
+    on_shutdown()
+    _BUILD["code"] = code
+    progress = importlib.import_module("mha.support.progress")
+    progress.begin()  # one count of the studies, shared with the second process
+    orders = [ahead]
+    if _BUILD["serving"]:  # the cheapest pages first, and the costliest
+        table = progress.sealed()
+        cheapest = sorted(ahead, key=lambda a: prefetch.cost(a, table))
+        orders = [cheapest, cheapest[::-1]]
+    started = [prefetch.start(order, _BUILD["serving"]) for order in orders]
+    _BUILD["ahead"] = [child for child in started if child is not None]
+    progress.set_processes(min(2, len(_BUILD["ahead"]) + 1))
+
+
+def _newest(folders: list[Path]) -> float:
+    """When the newest Python file under ``folders`` was modified (the code, and the
+    notebooks' sources among the docs)."""
+    return max(
+        (p.stat().st_mtime for folder in folders for p in folder.rglob("*.py")),
+        default=0.0,
+    )
 
 
 def on_post_build(config, **kwargs):

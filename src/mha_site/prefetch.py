@@ -104,6 +104,8 @@ def start(arguments: list[str], ready: bool = False) -> subprocess.Popen | None:
     finished = marker(arguments)
     if finished.exists():
         return None  # computed ahead for this very code: the cache holds it all
+    for argument in arguments if ready else []:  # said of code edited since
+        failed(argument).unlink(missing_ok=True)
     path = os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])
     env = {**os.environ, **ONE_THREAD, "PYTHONPATH": path}
     flags = [f"--done={finished}", *(["--ready"] if ready else [])]

@@ -50,7 +50,8 @@ def cheap(name: str) -> bool:
 def missing(argument: str) -> cache.Missing | None:
     """The study that ``argument``'s page (what ``prefetch.work`` returns) waits for,
     or None when it is ready: its page object, figures and card are stored or cheap,
-    or its computation failed in the second process (the build then shows why)."""
+    or its computation failed, here or in the second process (the build then shows
+    why, in the page)."""
     if prefetch.failed(argument).exists():
         return None
     with cache.only_cheap(cheap):
@@ -58,6 +59,8 @@ def missing(argument: str) -> cache.Missing | None:
             prefetch.compute(argument)
         except cache.Missing as waiting:
             return waiting
+        except Exception:  # the page's own error, which its rendering shows
+            return None
     return None
 
 

@@ -8,6 +8,7 @@ holds the cost page's study as the process computing it does (its entry's lock).
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -26,13 +27,14 @@ from mha.support import cache
 from tests.docs.glue import glue
 
 ROOT = Path(__file__).resolve().parents[2]
-GLUE = ROOT / "docs" / "_glue"
 
 
-def _site(tmp_path: Path) -> Path:
-    """A two-page site (about, cost) with the glue that computes and serves studies."""
+def _site(tmp_path: Path, root: Path = ROOT) -> Path:
+    """A two-page site (about, cost) with the glue that computes and serves studies:
+    ``root``'s, and its code, watched."""
+    glue = root / "docs" / "_glue"
     docs = tmp_path / "docs"
-    docs.mkdir()
+    docs.mkdir(exist_ok=True)
     (docs / "about.md").write_text("# About\n\nNothing computed here.\n")
     (docs / "cost.md").write_text((ROOT / "docs" / "cost.md").read_text())
     config = {
@@ -40,11 +42,14 @@ def _site(tmp_path: Path) -> Path:
         "docs_dir": str(docs),
         "site_dir": str(tmp_path / "site"),
         "nav": [{"About": "about.md"}, {"Cost": "cost.md"}],
-        "hooks": [str(GLUE / f"{hook}.py") for hook in ("hooks", "serve", "waiting")],
+        "hooks": [
+            str(glue / f"{hook}.py") for hook in ("errors", "hooks", "serve", "waiting")
+        ],
+        "watch": [str(root / "src")],
         "plugins": [
             {
                 "macros": {
-                    "module_name": str(GLUE / "macros"),
+                    "module_name": str(glue / "macros"),
                     "on_undefined": "strict",
                     "on_error_fail": True,
                 }
@@ -89,25 +94,40 @@ def _until(found, timeout: float) -> str:
     raise TimeoutError
 
 
+def _serve(config: Path, tmp_path: Path) -> tuple[subprocess.Popen, str]:
+    """`make serve`'s `mkdocs serve` of ``config``, and its address."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    serve = ["serve", "--dirty", "--no-strict", "-a", f"127.0.0.1:{port}"]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "mkdocs", *serve, "-f", str(config)],
+        cwd=config.parent,
+        env=_env(tmp_path),
+        stdout=subprocess.DEVNULL,
+        stderr=(tmp_path / "serve.log").open("w"),
+        start_new_session=True,  # the server and the processes it starts, stopped together
+    )
+    return server, f"http://127.0.0.1:{port}/"
+
+
+def _stop(server: subprocess.Popen) -> None:
+    os.killpg(server.pid, signal.SIGKILL)
+    server.wait(30)
+
+
+def _whole(url: str) -> str:
+    """The page at ``url`` once it no longer waits (within three minutes)."""
+    return _until(lambda: (t := _fetch(url)) and "mha-waiting" not in t and t, 180)
+
+
 def test_a_page_waits_for_its_study_while_served_then_shows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     config = _site(tmp_path)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    base = f"http://127.0.0.1:{port}/"
     lock = _held(tmp_path, monkeypatch)
     lock.acquire()
-    serve = ["serve", "--dirty", "--no-strict", "-a", f"127.0.0.1:{port}"]
-    server = subprocess.Popen(
-        [sys.executable, "-m", "mkdocs", *serve, "-f", str(config)],
-        cwd=ROOT,
-        env=_env(tmp_path),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,  # the server and the processes it starts, stopped together
-    )
+    server, base = _serve(config, tmp_path)
     try:
         first = _until(lambda: _fetch(base + "about/"), 180)
         assert "Nothing computed here" in first
@@ -115,15 +135,48 @@ def test_a_page_waits_for_its_study_while_served_then_shows(
         assert "mha-waiting" in waiting and "mha.pages.cost._sweep" in waiting
         assert "It reloads itself when the study is ready" in waiting
         lock.release()  # the study is computed: the page is built again, whole
-        whole = _until(
-            lambda: (t := _fetch(base + "cost/")) and "mha-waiting" not in t and t, 180
-        )
-        assert "Figure 1." in whole
+        assert "Figure 1." in _whole(base + "cost/")
     finally:
         if lock.is_locked:
             lock.release()
-        os.killpg(server.pid, signal.SIGKILL)
-        server.wait(30)
+        _stop(server)
+
+
+def test_an_edit_of_a_study_while_served_is_computed_and_its_error_shown(
+    tmp_path: Path,
+) -> None:
+    """An edit of the cost page's study, in a copy of the code: the study is computed
+    again for the edited code (it waited for ever when only the first build started
+    the processes computing studies), its error shown in the page; the edit undone,
+    the page is whole again."""
+    tree = tmp_path / "tree"
+    for part in ("src/mha", "src/mha_site", "docs/_glue"):
+        shutil.copytree(ROOT / part, tree / part)  # compiled files too: still valid
+    config = _site(tree, root=tree)
+    module = tree / "src" / "mha" / "pages" / "cost.py"
+    text = module.read_text()
+    study = '    """Instantiate a layer for every head count and count what it holds and does."""\n'
+    assert study in text
+    planted = text.replace(
+        study, study + '    raise ValueError("planted in the study")\n'
+    )
+    server, base = _serve(config, tmp_path)
+    try:
+        assert "Figure 1." in _whole(base + "cost/")
+        time.sleep(1)  # a modification time the server tells from its first build's
+        module.write_text(planted)
+        shown = _until(
+            lambda: (t := _fetch(base + "cost/")) and "planted in the study" in t and t,
+            120,
+        )
+        assert "mha-build-error" in shown and "src/mha/pages/cost.py:" in shown
+        module.write_text(text)
+        whole = _until(
+            lambda: (t := _fetch(base + "cost/")) and "planted" not in t and t, 120
+        )
+        assert "Figure 1." in whole and "mha-build-error" not in whole
+    finally:
+        _stop(server)
 
 
 def test_a_strict_build_waits_for_the_study_and_never_publishes_a_waiting_page(
