@@ -6,7 +6,7 @@ studies are stored (or cheap: ``CHEAP_SECONDS`` by the sealed timings), and in i
 place, for a page whose study is still to come, a notice naming that study and
 about how long it takes (``notice``). Two processes compute the studies meanwhile
 (``mha_site.prefetch``, one from the cheapest page by the sealed timings, one from
-the costliest); after
+the costliest; started again for the edited code after an edit of the code); after
 each page's work one of them touches a file in ``prefetch.ready_folder()``, which the server
 watches, so the build runs again, renders the pages that waited, and the browser
 reloads them (mkdocs' live reload). `make build` never waits: it computes every

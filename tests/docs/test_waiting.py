@@ -24,6 +24,7 @@ from mkdocs.exceptions import PluginError
 
 from mha.pages import cost
 from mha.support import cache
+from mha_site import prefetch, waiting
 from tests.docs.glue import glue
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -145,20 +146,20 @@ def test_a_page_waits_for_its_study_while_served_then_shows(
 def test_an_edit_of_a_study_while_served_is_computed_and_its_error_shown(
     tmp_path: Path,
 ) -> None:
-    """An edit of the cost page's study, in a copy of the code: the study is computed
-    again for the edited code (it waited for ever when only the first build started
-    the processes computing studies), its error shown in the page; the edit undone,
-    the page is whole again."""
+    """An edit of the cost page's module, in a copy of the code, that asks for a
+    study never timed: the page waits, the study is computed for the edited code (the
+    page waited for ever when only the first build started the processes computing
+    studies), and its error is shown in the page; the edit undone, the page is whole
+    again."""
     tree = tmp_path / "tree"
     for part in ("src/mha", "src/mha_site", "docs/_glue"):
         shutil.copytree(ROOT / part, tree / part)  # compiled files too: still valid
     config = _site(tree, root=tree)
     module = tree / "src" / "mha" / "pages" / "cost.py"
     text = module.read_text()
-    study = '    """Instantiate a layer for every head count and count what it holds and does."""\n'
-    assert study in text
-    planted = text.replace(
-        study, study + '    raise ValueError("planted in the study")\n'
+    assert text.count("cached(_sweep)") == 1
+    planted = text.replace("cached(_sweep)", "cached(_planted)") + (
+        '\n\ndef _planted():\n    raise ValueError("planted in the study")\n'
     )
     server, base = _serve(config, tmp_path)
     try:
@@ -209,3 +210,17 @@ def test_a_build_refuses_a_page_that_waits() -> None:
         hook.on_post_page('<div class="admonition info mha-waiting">', page, {})
     hook.on_startup(command="serve", dirty=True)
     assert hook.on_post_page('<div class="mha-waiting">', page, {}).startswith("<div")
+
+
+def test_a_page_module_that_raises_does_not_wait_and_stops_no_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Asking whether its page waits raised out of the server's build (a traceback
+    in place of the site); its rendering shows the error in the page."""
+
+    def raising(argument: str) -> None:
+        raise ValueError("planted in the page module")
+
+    monkeypatch.setenv("MHA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(prefetch, "compute", raising)
+    assert waiting.missing("mha.pages.cost") is None
