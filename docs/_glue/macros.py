@@ -308,9 +308,10 @@ def on_post_page_macros(env) -> None:
 
 
 def _sources_list() -> str:
-    """The foot's list of where the page's printed numbers come from: each value of
-    the page object they were read from, the function that computed it, linked, and
-    the cached studies it read (``mha_site.origins``)."""
+    """The list of where the page's printed numbers come from, which the foot shows
+    from the page's evidence file: each value of the page object they were read
+    from, the function that computed it, linked, and the cached studies it read
+    (``mha_site.origins``)."""
     evidence = importlib.import_module("mha_site.evidence")
     origins = importlib.import_module("mha_site.origins")
     traced = importlib.import_module("mha_site.traced")

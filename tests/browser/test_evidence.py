@@ -301,6 +301,14 @@ def test_hovering_a_number_shows_its_attribute_function_and_study(
     )
     page = recorded.page
     assert number.evaluate("e => !!e.closest('article p')")
+    # the browser reads the numbers in the order the build wrote them: as many
+    # without a key as the file has entries
+    keys, data = read(built_site, "real-heads")
+    counted = "s => [...s].map(s => document.querySelectorAll(s).length)"
+    assert page.evaluate(counted, ["m-n:not([p])", "m-n"]) == [
+        len(data["n"]),
+        len(keys.numbers),
+    ]
     shown = _number_popover(page)
     assert "Read at build from page.atlas.n_queries" in shown
     assert "computed by mha.experiments.head_atlas.atlas" in shown
