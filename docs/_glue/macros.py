@@ -155,6 +155,7 @@ def _page_object(env):
     _PAGE.update(
         figures=0, where=where, markdown=markdown, facts=None, errors=[], module=module
     )
+    _PAGE["popovers"] = {}  # what each marker's popover holds, by fact
     _PAGE["checked"] = checked
     _PAGE["sources"] = importlib.import_module("mha_site.traced").Sources()
     try:
@@ -300,13 +301,17 @@ def on_post_page_macros(env) -> None:
     )
     index = "../" * depth + "evidence/"
     env.page.mha_sources = _PAGE["sources"]  # placed in the HTML: docs/_glue/numbers.py
-    env.markdown += checked.footer(module, test, index, _sources_list())
+    listed = _sources_list()
+    # the page's evidence file, written beside it by docs/_glue/numbers.py
+    env.page.mha_evidence = {"f": _PAGE["popovers"], "s": listed}
+    env.markdown += checked.footer(module, test, index, bool(listed))
 
 
 def _sources_list() -> str:
-    """The foot's list of where the page's printed numbers come from: each value of
-    the page object they were read from, the function that computed it, linked, and
-    the cached studies it read (``mha_site.origins``)."""
+    """The list of where the page's printed numbers come from, which the foot shows
+    from the page's evidence file: each value of the page object they were read
+    from, the function that computed it, linked, and the cached studies it read
+    (``mha_site.origins``)."""
     evidence = importlib.import_module("mha_site.evidence")
     origins = importlib.import_module("mha_site.origins")
     traced = importlib.import_module("mha_site.traced")
@@ -362,7 +367,8 @@ def _code():
 
 
 def _evidence_marker(name: str) -> str:
-    """The button and popover after fact ``name``'s sentence."""
+    """The button after fact ``name``'s sentence; what its popover holds is kept
+    for the page's evidence file."""
     evidence = importlib.import_module("mha_site.evidence")
     fact = _PAGE["facts"].page.facts[name]
     _PAGE["checked"].sentences += 1
@@ -372,13 +378,14 @@ def _evidence_marker(name: str) -> str:
         line = evidence.fact_line(path, name)
         if line:
             where = f"{path.relative_to(ROOT).as_posix()}, line {line}"
-            chooses = name in _PAGE["facts"].choosing
-            url = _code().url(path, line)
-            return evidence.marker(name, fact, url, where, chooses)
-    path = _module_files(_PAGE["module"])[0]
-    where = path.relative_to(ROOT).as_posix()
+            break
+    else:
+        path, line = _module_files(_PAGE["module"])[0], None
+        where = path.relative_to(ROOT).as_posix()
     chooses = name in _PAGE["facts"].choosing
-    return evidence.marker(name, fact, _code().url(path), where, chooses)
+    url = _code().url(path, line)
+    _PAGE["popovers"][name] = evidence.popover(fact, url, name, where, chooses)
+    return evidence.marker(name)
 
 
 def _count_printed(value):

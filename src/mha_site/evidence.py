@@ -2,22 +2,25 @@
 popover, and the foot of each page that counts what the build checked.
 
 A guarded sentence (``{% call fact("tie") %}…{% endcall %}``) is printed with a small
-button after it; the button opens a popover holding the fact's ``says``, the values
-that made it true at build time, and a link to the line of the page module that
-decides it (``code_link``). Everything is generated at build from the page object
-and the sources, so two builds of one commit are byte-identical. The markup is
-inline (it sits inside a paragraph or a table cell), escaped for Markdown as well
-as HTML, excluded from the search index (``data-search-exclude``) and hidden in print
-(``docs/assets/css/site.css``); ``docs/assets/js/evidence.js`` opens it on hover,
-keyboard focus or tap.
+button after it (``marker``), keyed by its fact's name. What its popover holds (the
+fact's ``says``, the values that made it true at build time, and a link to the line
+of the page module that decides it: ``popover``) is not in the page: it goes, with
+where each printed number comes from, in the page's evidence file written beside it
+(``docs/_glue/numbers.py``), which ``docs/assets/js/evidence.js`` fetches on the
+first hover, focus or tap of a marker or a number. A page that prints hundreds of
+numbers weighs that much less, and neither the search index nor print reads it.
+Everything is generated at build from the page object and the sources, so two
+builds of one commit are byte-identical.
 
 ```python
 from mha.support.page import Fact
-from mha_site.evidence import marker
+from mha_site.evidence import marker, popover
 
-html = marker("tie", Fact(True, "0.5 | 0.5", "a and b tie"), "https://x/y.py#L3")
-assert 'aria-describedby="mha-ev-tie"' in html and "&#124;" in html
-assert "\\n" not in html and "|" not in html  # safe inside a table row
+assert marker("tie") == (
+    '<button type="button" class="mha-mark" data-f="tie" aria-expanded="false" '
+    'aria-label="How this sentence is checked"></button>')
+inside = popover(Fact(True, "0.5 | 0.5", "a and b tie"), "https://x/y.py#L3", "tie")
+assert "a and b tie" in inside and "<code>0.5 | 0.5</code>" in inside
 ```
 """
 
@@ -119,35 +122,56 @@ class Code:
         return f'<a href="{html.escape(self.repo_url.rstrip("/"))}/commit/{sha}">{short}</a>'
 
 
-def marker(
-    name: str, fact: Fact, url: str, where: str = "", chooses: bool = False
-) -> str:
-    """The button after fact ``name``'s sentence and its popover, on one line.
+def marker(name: str) -> str:
+    """The button after fact ``name``'s sentence, on one line: its popover is
+    fetched from the page's evidence file (``popover``) when it first opens."""
+    return (
+        f'<button type="button" class="mha-mark" data-f="{html.escape(name)}" '
+        'aria-expanded="false" aria-label="How this sentence is checked"></button>'
+    )
 
-    ``url`` links the fact's code; ``where`` names it (``src/mha/pages/x.py:12``).
-    ``chooses``: the sentence picks its words by the fact (``holds``), so the popover
-    says whether it holds in this build.
+
+def popover(
+    fact: Fact, url: str, name: str, where: str = "", chooses: bool = False
+) -> str:
+    """What the popover of fact ``name``'s marker holds, as HTML: its ``says``, its
+    values at build time, and ``url``, its code, named by ``where``
+    (``src/mha/pages/x.py, line 12``). ``chooses``: the sentence picks its words
+    by the fact (``holds``), so the popover says whether it holds in this build.
+
+    ```python
+    from mha.support.page import Fact
+    from mha_site.evidence import popover
+
+    inside = popover(Fact(False, "a < b", "b wins"), "u", "win", "x.py", True)
+    assert inside == (
+        '<span class="mha-says">Checked at build: b wins: false, and the words '
+        'follow it.</span><span class="mha-values">Values: <code>a &lt; b</code>'
+        '</span><a class="mha-code" href="u">fact &#x27;win&#x27; in x.py</a>')
+    ```
     """
-    target = f"mha-ev-{name}"
-    verdict = (
-        f": {'true' if fact.holds else 'false'}, and the words follow it" * chooses
+    verdict = f": {'true' if fact.holds else 'false'}, and the words follow it" * (
+        chooses
     )
     kind = f" Stated without a printed value: {fact.qualitative}." * bool(
         fact.qualitative
     )
+    said = " ".join(f"Checked at build: {fact.says}{verdict}.{kind}".split())
     return (
-        f'<button type="button" class="mha-mark" aria-controls="{target}" '
-        'aria-expanded="false" aria-label="How this sentence is checked" '
-        f'aria-describedby="{target}" data-search-exclude></button>'
-        f'<span class="mha-evidence" id="{target}" popover="manual" role="dialog" '
-        f'aria-label="How this sentence is checked" data-search-exclude '
-        f'data-fact="{html.escape(name)}">'
-        f'<span class="mha-says">Checked at build: {text(fact.says)}{text(verdict)}.'
-        f"{text(kind)}</span>"
-        f'<span class="mha-values">Values: <code>{text(fact.values)}</code></span>'
-        f'<a class="mha-code" href="{html.escape(url)}">fact {text(repr(name))} in '
-        f"{text(where or 'the page module')}</a></span>"
+        f'<span class="mha-says">{html.escape(said)}</span>'
+        '<span class="mha-values">Values: '
+        f"<code>{html.escape(' '.join(fact.values.split()))}</code></span>"
+        f'<a class="mha-code" href="{html.escape(url)}">fact '
+        f"{html.escape(repr(name))} in {html.escape(where or 'the page module')}</a>"
     )
+
+
+# The page's evidence file, beside it; what the foot shows without JavaScript.
+EVIDENCE = "evidence.json"
+_LISTED = (
+    '<details class="mha-sources"><summary>Where this page\'s numbers come from'
+    f'</summary><p>Listed in <a href="{EVIDENCE}">{EVIDENCE}</a>.</p></details>'
+)
 
 
 @dataclass
@@ -164,12 +188,13 @@ class Checked:
         module: tuple[str, str] | None,
         test: tuple[str, str] | None,
         index: str,
-        sources: str = "",
+        listed: bool = False,
     ) -> str:
         """The foot of the page: the counts, links to its module and its test
         (``(url, path)`` each, or None), and to the evidence index (``index``, a
-        URL relative to the page); then ``sources``, the list of where its numbers
-        come from (``sources_list``).
+        URL relative to the page); then, if ``listed``, the place of the list of
+        where its numbers come from (``sources_list``), which evidence.js fills
+        from the page's evidence file, ``EVIDENCE``, when it is opened.
 
         ```python
         from mha_site.evidence import Checked
@@ -177,6 +202,8 @@ class Checked:
         foot = Checked(numbers=3, sentences=1).footer(("u", "m.py"), None, "e/")
         assert "3 numbers computed, 1 sentence guarded" in foot
         assert 'href="u"' in foot and "tested by" not in foot
+        assert "mha-sources" not in foot and "mha-sources" in Checked().footer(
+            None, None, "e/", listed=True)
         ```
         """
         counts = (
@@ -198,7 +225,7 @@ class Checked:
             "data-search-exclude><p><strong>How this page is checked."
             f"</strong> {text(counts)}{tail}. "
             f'<a href="{html.escape(index)}">Every check of the site</a>.</p>'
-            f"{sources}</aside>\n"
+            f"{_LISTED * listed}</aside>\n"
         )
 
 
@@ -225,8 +252,8 @@ _KINDS = {
 
 
 def sources_list(sources: list[Source], sealed: str = "") -> str:
-    """The collapsible list, at a page's foot, of where its printed numbers come
-    from, one item per function (or constant) and the values of the page object it
+    """The list, at a page's foot (written in its evidence file), of where its
+    printed numbers come from, one item per function (or constant) and the values of the page object it
     computed (``data-f``, which a number's popover reads); CPU seconds as ``make
     bench`` sealed them at commit ``sealed``.
 
@@ -237,6 +264,7 @@ def sources_list(sources: list[Source], sealed: str = "") -> str:
     rows = [Source(("rows", "n"), "mha.pages.cost._sweep", "function", "u#L3",
                    [Study("mha.pages.cost._sweep", "0a1b2c3d4e5f", 0.22)])]
     html = sources_list(rows, "a032fe2")
+    assert html.startswith('<ul><li data-f="rows n"><code>page.rows</code>')
     assert ('<li data-f="rows n"><code>page.rows</code>, <code>page.n</code>: '
             '<span>computed by <a href="u#L3">') in html
     assert "entry <code>0a1b2c3d4e</code>, 0.22 CPU-s" in html and "a032fe2" in html
@@ -270,11 +298,7 @@ def sources_list(sources: list[Source], sealed: str = "") -> str:
         if timed and sealed
         else ""
     )
-    return (
-        '<details class="mha-sources"><summary>Where '
-        "this page's numbers come "
-        f"from</summary><ul>{''.join(items)}</ul>{seal}</details>"
-    )
+    return f"<ul>{''.join(items)}</ul>{seal}"
 
 
 EXECUTED = re.compile(r"^\s*(`{3,}|~{3,})\s*\{?\.?python\b[^\n]*\bexec=.on.", re.M)

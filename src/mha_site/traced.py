@@ -7,10 +7,14 @@ value. A filter (``| dec``) formats the value and keeps its path (``tracing``). 
 a traced value that prints a number leaves a ``{{ }}``, ``Sources.mark`` wraps it in
 private-use characters carrying a short key, which Markdown, KaTeX's delimiters and
 the table of contents' slugs all leave alone or drop. After the Markdown is HTML,
-``Sources.place`` turns each into ``<m-n p="…">0.768</m-n>`` (a custom element: the
-shortest markup, as a page may print hundreds) where the number
-sits in text (a paragraph, a list, a table cell, a heading), and drops the marks where
-it cannot hold an element (math, code, an attribute, a script, a drawing): those
+``Sources.place`` turns each into ``<m-n>0.768</m-n>`` (a custom element: the
+shortest markup, as a page may print hundreds) where the number sits in text (a
+paragraph, a list, a table cell, a heading). Its path is an entry of
+``Sources.placed``, the paths the page's evidence file lists
+(``docs/_glue/numbers.py``), each once, in the order the page first prints them: a
+number printed from a path for the first time is the next entry, and carries no key;
+one printing a path again carries its entry's index (``<m-n p=0>``). It drops the
+marks where it cannot hold an element (math, code, an attribute, a script, a drawing): those
 numbers keep their source in the page's list of sources at its foot.
 
 ```python
@@ -23,15 +27,16 @@ sources = Sources()
 value = Traced(Head(), "head").weights[0]
 text = sources.mark(tracing(lambda x: f"{x:.3f}")(value))
 html = sources.place(f"<p>It gets {text}, <code>{text}</code>.</p>")
-assert html == '<p>It gets <m-n p="head.weights[0]">0.768</m-n>, <code>0.768</code>.</p>'
+assert html == '<p>It gets <m-n>0.768</m-n>, <code>0.768</code>.</p>'
 assert strip(f"$d = {text}$") == "$d = 0.768$" and sources.paths == ["head.weights[0]"]
+assert sources.place(f"<p>{text}</p>") == "<p><m-n p=0>0.768</m-n></p>"
+assert sources.placed == ["head.weights[0]"]
 ```
 """
 
 from __future__ import annotations
 
 import functools
-import html
 import operator
 import re
 from collections.abc import Callable
@@ -223,26 +228,7 @@ _VOID = {
     "meta",
     "link",
 }
-_ROW = re.compile(r"<tr>(.*?)</tr>", re.S)
-_IN_ROW = re.compile(r'<m-n p="([^"]*)">')
 _MATH = re.compile(r"""class=["'][^"']*\barithmatex\b""")
-
-
-def _shared(row: re.Match) -> str:
-    """A table row whose numbers' paths share a beginning (``parts[16]``), with it
-    once on the row (``<tr p="parts[16]">``) and the rest on each number
-    (``<m-n p=".ffn_m">``): a table of hundreds of numbers weighs less."""
-    paths = _IN_ROW.findall(row[1])
-    first = min(paths, key=len) if len(paths) > 1 else ""
-    cut = next(
-        (i for i, c in enumerate(first) if any(p[i] != c for p in paths)), len(first)
-    )
-    while cut and not all(len(p) > cut and p[cut] in ".[" for p in paths):
-        cut -= 1
-    if cut < 3:
-        return row[0]
-    cells = _IN_ROW.sub(lambda m: f'<m-n p="{m[1][cut:]}">', row[1])
-    return f'<tr p="{paths[0][:cut]}">{cells}</tr>'
 
 
 class Sources:
@@ -251,7 +237,8 @@ class Sources:
     def __init__(self) -> None:
         self.paths: list[str] = []
         self._keys: dict[str, int] = {}
-        self.placed: list[str] = []  # the paths of the numbers marked in text
+        self.placed: list[str] = []  # the paths of the numbers marked in text, once
+        self._placed: dict[str, int] = {}
 
     def mark(self, value: Any) -> Any:
         """What ``{{ }}`` prints for ``value``: a traced value whose text holds a
@@ -269,13 +256,16 @@ class Sources:
 
     def _element(self, match: re.Match) -> str:
         path = self.paths[_index(match[1])]
-        self.placed.append(path)
-        quoted = html.escape(path, quote=False).replace('"', "&quot;")
-        return f'<m-n p="{quoted}">{match[2]}</m-n>'
+        key = self._placed.setdefault(path, len(self.placed))
+        if key == len(self.placed):  # the next entry: no key
+            self.placed.append(path)
+            return f"<m-n>{match[2]}</m-n>"
+        return f"<m-n p={key}>{match[2]}</m-n>"
 
     def place(self, page_html: str) -> str:
-        """``page_html`` with each marked number in text as an ``<m-n p>`` naming
-        its path (in a table row, the part its row's numbers share on the row), and the marks of every other number dropped."""
+        """``page_html`` with each marked number in text as an ``<m-n>``, its path
+        the next entry of ``placed`` or, printed again, keyed by its entry's index
+        (``p``); the marks of every other number dropped."""
         out, bare, at = [], [], 0  # bare: the elements open inside one it cannot go in
         for tag in _TAG.finditer(page_html):
             text = page_html[at : tag.start()]
@@ -294,4 +284,4 @@ class Sources:
             at = tag.end()
         tail = page_html[at:]
         out.append(strip(tail) if bare else MARKED.sub(self._element, tail))
-        return _ROW.sub(_shared, "".join(out))
+        return "".join(out)

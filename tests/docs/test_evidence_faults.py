@@ -12,12 +12,15 @@ refused by the build's checks or visible in the sentence's popover.
 
 The page is rendered in-process as the build renders it (the macros' ``fact`` with
 its marker, ``mha_site.evidence.marker``), keeping its blocks, then read by the
-same checks the build runs (``mha_site.facts``).
+same checks the build runs (``mha_site.facts``). What the reader's popover holds
+(``mha_site.evidence.popover``, in the page's evidence file) is set after the
+marker here, as evidence.js shows it.
 """
 
 from __future__ import annotations
 
 import copy
+import html
 import importlib
 import re
 from pathlib import Path
@@ -25,7 +28,7 @@ from pathlib import Path
 import jinja2
 
 from mha.support.page import Fact, Page
-from mha_site.evidence import marker
+from mha_site.evidence import marker, popover
 from mha_site.facts import PageFacts, mislabelled, unguarded, unshown
 from tests.docs.rendering import FILTERS
 
@@ -36,16 +39,15 @@ def page_of(name: str) -> Page:
     return importlib.import_module(f"mha.pages.{name.replace('-', '_')}").page()
 
 
-def render(markdown: str, page: Page) -> str:
+def render(markdown: str, page: Page, popovers: bool = True) -> str:
     """``markdown`` rendered for ``page``, each stated sentence followed by its
-    marker and popover, blocks kept."""
+    marker and, if ``popovers``, what its popover shows, blocks kept."""
     facts = PageFacts(page, "docs/x.md", markdown)
 
     def fact(name: str, caller) -> str:
         chooses = name in facts.choosing
-        return facts.state(name, caller()) + marker(
-            name, page.facts[name], "u", "", chooses
-        )
+        shown = popover(page.facts[name], "u", name, "", chooses) * popovers
+        return facts.state(name, caller()) + marker(name) + shown
 
     env = jinja2.Environment()
     env.filters.update(FILTERS)
@@ -54,10 +56,10 @@ def render(markdown: str, page: Page) -> str:
 
 
 def popover_after(rendered: str, words: str) -> str:
-    """The text of the popover that follows ``words`` (its ``says``)."""
+    """The text of the popover that follows ``words`` (its ``says``), as read."""
     at = rendered.index(words)
     says = re.search(r'<span class="mha-says">(.*?)</span>', rendered[at:], re.S)
-    return says[1]
+    return html.unescape(says[1])
 
 
 def test_two_facts_swapped_between_two_sentences_show_the_wrong_check():
@@ -71,12 +73,11 @@ def test_two_facts_swapped_between_two_sentences_show_the_wrong_check():
     assert swapped != text
     honest, planted = render(text, page), render(swapped, page)
     sentence = "breaks the tie"
-    said = page.facts["a_commits"].says.replace("'", "&#39;")
-    assert said in popover_after(honest, sentence).replace("'", "&#39;")
+    assert page.facts["a_commits"].says in popover_after(honest, sentence)
     shown = popover_after(planted, sentence)
     # the reader sees, beside "Head A … breaks the tie", head B's check
     assert "head B" in shown and "head A" not in shown
-    assert unshown(honest, page.facts) == []
+    assert unshown(render(text, page, popovers=False), page.facts) == []
 
 
 def _beyond_weights(rendered: str) -> tuple[float, str, float]:
@@ -112,7 +113,7 @@ def test_each_wording_of_a_holds_branch_is_checked_true_and_turned_false():
     assert not _wording_holds(shown)
     # and the reader sees it: "less than" beside a check that says "larger: true"
     said = popover_after(shown, "less than the")
-    assert fact.says in said.replace("&#39;", "'") and ": true, and the words" in said
+    assert fact.says in said and ": true, and the words" in said
 
 
 # Values printed by position beside a named token, still on these pages: each is

@@ -5,28 +5,100 @@
 // it open, and a second click, Escape or a click elsewhere closes it. One is open at
 // a time; aria-expanded follows. The popovers are "manual" (the script dismisses
 // them), so that a tap on the marker of an open one is not first a dismissal and
-// then a reopening. Delegated from the document, so pages loaded by instant
-// navigation work too. Without JavaScript, aria-describedby still reads a popover's
-// text to a screen reader.
+// then a reopening. Delegated from the document.
 //
-// A printed number (<m-n p>, mha_site.traced) opens one shared popover on hover or
+// A printed number (<m-n>, mha_site.traced) opens one shared popover on hover or
 // tap: the attribute it was read from and its value's item of the foot's list of
 // sources. Not a tab stop (a page prints hundreds): that list serves the keyboard.
+//
+// What the popovers and the list hold is in the page's evidence file, written
+// beside it at build (docs/_glue/numbers.py): fetched once, on the first marker,
+// number or list opened. A popover waits for it a moment, then says it is loading;
+// if it cannot be read, the popover says so.
 (() => {
   const MARK = "button.mha-mark";
-  const NUMBER = "m-n[p]";
+  const NUMBER = "m-n";
   const HOVERS = window.matchMedia("(hover: hover) and (pointer: fine)");
   const openedBy = new WeakMap();
   let returning = null; // the marker Escape gives focus back to: it stays closed
   let number = null; // the number whose popover is open, or was last
+  let loading = null; // the promise of the evidence file, once asked for
+  let data = null; // the evidence file, once read
+  let failed = null; // why it could not be read
 
-  const popoverOf = (mark) => document.getElementById(mark.getAttribute("aria-controls"));
+  const FILE = "evidence.json";
+  const load = () =>
+    (loading ??= fetch(new URL(FILE, location.href))
+      .then((response) => {
+        if (!response.ok) throw new Error(`HTTP ${response.status}`);
+        return response.json();
+      })
+      .then(
+        (read) => (data = read),
+        (error) => (failed = error),
+      )
+      .then(refresh));
+  // The file, or a moment's wait for it: a popover opens whole when it is quick.
+  const ready = () => Promise.race([load(), new Promise((done) => setTimeout(done, 300))]);
+
+  // What a popover shows while the file is loading, or when it could not be read.
+  function status() {
+    const said = document.createElement("span");
+    said.className = "mha-says";
+    if (!failed) said.textContent = "Loading the evidence…";
+    else {
+      const link = document.createElement("a");
+      link.href = FILE;
+      link.textContent = FILE;
+      said.append(`Could not load this page's evidence (${failed.message}): `, link, ".");
+    }
+    return said;
+  }
+
+  const popoverOf = (mark) => document.getElementById(`mha-ev-${mark.dataset.f}`);
   const markOf = (popover) =>
     popover.id === "mha-ev-number"
       ? number
-      : document.querySelector(`${MARK}[aria-controls="${popover.id}"]`);
+      : document.querySelector(`${MARK}[data-f="${CSS.escape(popover.id.slice(7))}"]`);
   const isOpen = (popover) => popover.matches(":popover-open");
   const opened = () => [...document.querySelectorAll(".mha-evidence:popover-open")];
+
+  function newPopover(id, label) {
+    const popover = document.createElement("span");
+    Object.assign(popover, { id, className: "mha-evidence", popover: "manual" });
+    popover.setAttribute("role", "dialog");
+    popover.setAttribute("aria-label", label);
+    popover.dataset.searchExclude = "";
+    return popover;
+  }
+
+  // A marker's popover, made the first time, right after its marker (Tab goes on
+  // into it), filled from the file.
+  function markPopover(mark) {
+    let popover = popoverOf(mark);
+    if (!popover) {
+      popover = newPopover(`mha-ev-${mark.dataset.f}`, "How this sentence is checked");
+      popover.dataset.fact = mark.dataset.f;
+      mark.after(popover);
+      mark.setAttribute("aria-controls", popover.id);
+      mark.setAttribute("aria-describedby", popover.id);
+    }
+    const held = data?.f?.[mark.dataset.f];
+    if (held !== undefined) popover.innerHTML = held;
+    else if (data) popover.textContent = "This sentence is not in the page's evidence file.";
+    else popover.replaceChildren(status());
+    return popover;
+  }
+
+  // The foot's list of where the numbers come from, from the file.
+  function fillList() {
+    for (const list of document.querySelectorAll("details.mha-sources")) {
+      const summary = list.querySelector(":scope > summary");
+      if (data) list.innerHTML = data.s;
+      else list.replaceChildren(status());
+      list.prepend(summary);
+    }
+  }
 
   // Beside its marker: below it when there is room, else above, inside the screen.
   function place(popover) {
@@ -41,6 +113,15 @@
     Object.assign(popover.style, { margin: "0", inset: "auto", left: `${left}px`, top: `${top}px` });
   }
 
+  // Once the file is read (or not): what is made of it so far, filled again.
+  function refresh() {
+    for (const mark of document.querySelectorAll(MARK)) if (popoverOf(mark)) markPopover(mark);
+    const shared = document.getElementById("mha-ev-number");
+    if (shared && number) numberPopover(number);
+    fillList();
+    opened().forEach(place);
+  }
+
   // aria-expanded is set here, with the popover: the toggle event comes a task later.
   function expanded(popover, open) {
     if (popover.id !== "mha-ev-number") markOf(popover)?.setAttribute("aria-expanded", String(open));
@@ -52,9 +133,14 @@
     expanded(popover, false);
   }
 
-  function show(mark, how) {
-    const popover = popoverOf(mark);
-    if (!popover || isOpen(popover)) return;
+  // Whether what asked for a popover still does, once the file is read.
+  const still = (at, how) =>
+    how === "click" || (how === "hover" ? at.matches(":hover") : at === document.activeElement);
+
+  async function show(mark, how) {
+    await ready();
+    const popover = markPopover(mark);
+    if (isOpen(popover) || !still(mark, how)) return;
     for (const other of opened()) hide(other);
     popover.showPopover();
     expanded(popover, true);
@@ -62,19 +148,25 @@
     openedBy.set(popover, how);
   }
 
-  // The number's popover, filled from its item in the page's foot list.
+  // A number's entry in the file: its key, or, without one, the next entry (the
+  // numbers without a key are the file's entries in order).
+  function key(at) {
+    if (at.hasAttribute("p")) return Number(at.getAttribute("p"));
+    return [...document.querySelectorAll(`${NUMBER}:not([p])`)].indexOf(at);
+  }
+
+  // The number's popover, filled from the file and its item in the foot's list.
   function numberPopover(at) {
     let popover = document.getElementById("mha-ev-number");
-    if (!popover) {
-      popover = document.createElement("span");
-      Object.assign(popover, { id: "mha-ev-number", className: "mha-evidence", popover: "manual" });
-      popover.setAttribute("role", "dialog");
-      popover.setAttribute("aria-label", "Where this number comes from");
-      popover.dataset.searchExclude = "";
+    if (!popover) popover = newPopover("mha-ev-number", "Where this number comes from");
+    if (popover.parentElement !== (at.closest(".md-typeset") || document.body)) {
+      (at.closest(".md-typeset") || document.body).append(popover);
     }
-    (at.closest(".md-typeset") || document.body).append(popover);
-    let path = at.getAttribute("p"); // in a table row, the part all its numbers share is the row's
-    if (/^[.[]/.test(path)) path = (at.closest("tr[p]")?.getAttribute("p") ?? "") + path;
+    const path = data?.n?.[key(at)];
+    if (path === undefined) {
+      popover.replaceChildren(data ? "This number is not in the page's evidence file." : status());
+      return popover;
+    }
     const field = path.match(/^[^.[(]+/)[0];
     const item = document.querySelector(`.mha-sources li[data-f~="${CSS.escape(field)}"]`);
     const read = document.createElement("span");
@@ -94,7 +186,9 @@
     return popover;
   }
 
-  function showNumber(at, how) {
+  async function showNumber(at, how) {
+    await ready();
+    if (!still(at, how)) return;
     const popover = numberPopover(at);
     for (const other of opened()) hide(other);
     number = at;
@@ -130,7 +224,7 @@
       return;
     }
     const popover = popoverOf(mark);
-    if (!isOpen(popover)) {
+    if (!popover || !isOpen(popover)) {
       show(mark, "click");
     } else if (openedBy.get(popover) === "click") {
       hide(popover);
@@ -175,6 +269,17 @@
     returning = null;
     if (mark && !back && mark.matches(":focus-visible")) show(mark, "focus");
   });
+  // The foot's list, opened: read from the file (toggle does not bubble).
+  document.addEventListener(
+    "toggle",
+    (event) => {
+      if (event.target.matches?.("details.mha-sources") && event.target.open && !data) {
+        fillList();
+        load();
+      }
+    },
+    true,
+  );
   const replace = () => opened().forEach(place);
   addEventListener("scroll", replace, { passive: true });
   addEventListener("resize", replace, { passive: true });
