@@ -122,10 +122,24 @@ def _whole(url: str) -> str:
     return _until(lambda: (t := _fetch(url)) and "mha-waiting" not in t and t, 180)
 
 
-def test_a_page_waits_for_its_study_while_served_then_shows(
+def test_a_page_waits_for_its_study_while_served_then_shows_and_an_edit_of_it_too(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    config = _site(tmp_path)
+    """Served from a copy of the code: the cost page waits for its study, then shows.
+    Its module edited to ask for a study never timed, that raises: the study is
+    computed for the edited code (the page waited for ever when only the first build
+    started the processes computing studies), and its error is shown in the page; the
+    edit undone, the page is whole again."""
+    tree = tmp_path / "tree"
+    for part in ("src/mha", "src/mha_site", "docs/_glue"):
+        shutil.copytree(ROOT / part, tree / part)  # compiled files too: still valid
+    config = _site(tree, root=tree)
+    module = tree / "src" / "mha" / "pages" / "cost.py"
+    text = module.read_text()
+    assert text.count("cached(_sweep)") == 1
+    planted = text.replace("cached(_sweep)", "cached(_planted)") + (
+        '\n\ndef _planted():\n    raise ValueError("planted in the study")\n'
+    )
     lock = _held(tmp_path, monkeypatch)
     lock.acquire()
     server, base = _serve(config, tmp_path)
@@ -137,34 +151,7 @@ def test_a_page_waits_for_its_study_while_served_then_shows(
         assert "It reloads itself when the study is ready" in waiting
         lock.release()  # the study is computed: the page is built again, whole
         assert "Figure 1." in _whole(base + "cost/")
-    finally:
-        if lock.is_locked:
-            lock.release()
-        _stop(server)
 
-
-def test_an_edit_of_a_study_while_served_is_computed_and_its_error_shown(
-    tmp_path: Path,
-) -> None:
-    """An edit of the cost page's module, in a copy of the code, that asks for a
-    study never timed: the page waits, the study is computed for the edited code (the
-    page waited for ever when only the first build started the processes computing
-    studies), and its error is shown in the page; the edit undone, the page is whole
-    again."""
-    tree = tmp_path / "tree"
-    for part in ("src/mha", "src/mha_site", "docs/_glue"):
-        shutil.copytree(ROOT / part, tree / part)  # compiled files too: still valid
-    config = _site(tree, root=tree)
-    module = tree / "src" / "mha" / "pages" / "cost.py"
-    text = module.read_text()
-    assert text.count("cached(_sweep)") == 1
-    planted = text.replace("cached(_sweep)", "cached(_planted)") + (
-        '\n\ndef _planted():\n    raise ValueError("planted in the study")\n'
-    )
-    server, base = _serve(config, tmp_path)
-    try:
-        assert "Figure 1." in _whole(base + "cost/")
-        time.sleep(1)  # a modification time the server tells from its first build's
         module.write_text(planted)
         shown = _until(
             lambda: (t := _fetch(base + "cost/")) and "planted in the study" in t and t,
@@ -177,6 +164,8 @@ def test_an_edit_of_a_study_while_served_is_computed_and_its_error_shown(
         )
         assert "Figure 1." in whole and "mha-build-error" not in whole
     finally:
+        if lock.is_locked:
+            lock.release()
         _stop(server)
 
 
