@@ -139,7 +139,7 @@ class Served:
         detected after they were written (it starts a moment later, after them) has
         ended, and once the server has looked at both folders since, none is due
         (files under docs/ and src/ may start a build each)."""
-        self.until(self._idle, "no end to the rebuilds before the edit")
+        self.until(lambda: not self._due(), "no end to the rebuilds before the edit")
         detected = self._count(DETECTED)
         for path, text in files.items():
             (self.tree / path).write_text(text)
