@@ -107,6 +107,7 @@ class Served:
         )
 
     def _count(self, *lines: str) -> int:
+        """How many lines of the log hold one of ``lines``."""
         text = self.log.read_text()
         return sum(text.count(line) for line in lines)
 
@@ -115,8 +116,9 @@ class Served:
         return self._count(SERVING, REBUILT, FAILED)
 
     def _due(self) -> int:
-        """How many rebuilds are due or running: detected, not ended."""
-        return self._count(DETECTED) - self._count(REBUILT, FAILED)
+        """How many rebuilds are due or running: detected, not ended (one read)."""
+        text = self.log.read_text()
+        return text.count(DETECTED) - text.count(REBUILT) - text.count(FAILED)
 
     def until(self, done: Callable[[], bool], what: str, timeout: float = 90.0) -> None:
         """Return once ``done()``; fail, with the log, if the server stops first or
