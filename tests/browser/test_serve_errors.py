@@ -20,14 +20,15 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 import yaml
-from playwright.sync_api import Browser
+from playwright.sync_api import Browser, Page
 
 from tests.conftest import ROOT, local_build_env
+from tests.docs.glue import glue
 from tests.test_contributing import FALSE_FACT, PAGE_MODULE, recipe_tree
 
 WELL = "# {title}\n\nA page that is well.\n"
@@ -77,6 +78,17 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+# How the server's log says a build ended: the first, each rebuild, a rebuild that failed.
+SERVING, REBUILT, FAILED = "Serving on", "Reloading browsers", "will appear stuck"
+DETECTED = "Detected file changes"  # a rebuild is due
+# The server looks at each watched folder (docs/, src/) apart, every POLL_SECONDS: a
+# file written is seen by the next look at its folder. Two looks, and a margin.
+SEEN_WITHIN = 2 * glue("serve").POLL_SECONDS + 0.1
+# Once a rebuild has ended, the server starts the next one due (logging DETECTED)
+# at once: a moment later, no rebuild due means none.
+SETTLED = 0.05
+
+
 class Served:
     """`mkdocs serve --dirty` of ``tree`` on ``url``, its log in ``log``."""
 
@@ -94,28 +106,48 @@ class Served:
             start_new_session=True,  # mkdocs and its children, stopped together
         )
 
+    def _count(self, *lines: str) -> int:
+        """How many lines of the log hold one of ``lines``."""
+        text = self.log.read_text()
+        return sum(text.count(line) for line in lines)
+
     def builds(self) -> int:
         """How many builds have ended: the first, then each rebuild (or failed)."""
-        text = self.log.read_text()
-        ended = ("Serving on", "Reloading browsers", "will appear stuck")
-        return sum(text.count(end) for end in ended)
+        return self._count(SERVING, REBUILT, FAILED)
 
-    def wait_for(self, builds: int, timeout: float = 90.0) -> None:
+    def _due(self) -> int:
+        """How many rebuilds are due or running: detected, not ended (one read)."""
+        text = self.log.read_text()
+        return text.count(DETECTED) - text.count(REBUILT) - text.count(FAILED)
+
+    def until(self, done: Callable[[], bool], what: str, timeout: float = 90.0) -> None:
+        """Return once ``done()``; fail, with the log, if the server stops first or
+        ``timeout`` seconds pass."""
         deadline = time.monotonic() + timeout
-        while self.builds() < builds:
+        while not done():
             if self.process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"mkdocs serve: no build {builds}:\n{self.log.read_text()}")
-            time.sleep(0.1)
+                pytest.fail(f"mkdocs serve: {what}:\n{self.log.read_text()}")
+            time.sleep(0.02)
+
+    def _idle(self) -> bool:
+        """No rebuild due, twice ``SETTLED`` seconds apart."""
+        if self._due():
+            return False
+        time.sleep(SETTLED)
+        return not self._due()
 
     def write(self, files: dict[str, str]) -> None:
-        """Write ``files`` (path under the tree: text) and wait for their rebuild:
-        one, or more when the first began before the last file was written."""
-        before = self.builds()
+        """Write ``files`` (path under the tree: text) and wait for their rebuild: one
+        detected after they were written (it starts a moment later, after them) has
+        ended, and once the server has looked at both folders since, none is due
+        (files under docs/ and src/ may start a build each)."""
+        self.until(lambda: not self._due(), "no end to the rebuilds before the edit")
+        detected = self._count(DETECTED)
         for path, text in files.items():
             (self.tree / path).write_text(text)
-        self.wait_for(before + 1)
-        time.sleep(0.5)  # a second build, if one was started, has begun
-        self.wait_for(self.log.read_text().count("Building documentation"))
+        seen = time.monotonic() + SEEN_WITHIN
+        self.until(lambda: self._count(REBUILT, FAILED) > detected, "no rebuild")
+        self.until(lambda: time.monotonic() > seen and self._idle(), "no end")
 
     def html(self, page: str) -> str:
         with urllib.request.urlopen(self.url + page, timeout=30) as response:
@@ -130,8 +162,8 @@ class Served:
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """The tiny project, served, every page well."""
     tree = recipe_tree(ROOT, tmp_path_factory.mktemp("served"))
-    for glue in GLUE:
-        shutil.copy(ROOT / "docs" / "_glue" / glue, tree / "docs" / "_glue" / glue)
+    for name in GLUE:
+        shutil.copy(ROOT / "docs" / "_glue" / name, tree / "docs" / "_glue" / name)
     config = yaml.safe_load((tree / "mkdocs.yml").read_text())
     config["hooks"] = [f"docs/_glue/{name}" for name in ("errors.py", *GLUE)]
     config["watch"] = ["src"]
@@ -145,30 +177,42 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         (tree / "docs" / page).write_text(WELL.format(title=title) + "\n")
     server = Served(tree, tree / "serve.log")
     try:
-        server.wait_for(1)
+        server.until(lambda: server.builds() == 1, "no first build")
         yield server
     finally:
         server.stop()
 
 
-def _banners(browser: Browser, url: str, pages: list[str]) -> dict[str, list]:
-    """(title, lines) of each build-error banner each of ``pages`` shows, read by
-    Chromium in one tab."""
+@pytest.fixture(scope="module")
+def tab(browser: Browser) -> Iterator[Page]:
+    """One Chromium tab for the module's tests."""
     tab = browser.new_page()
+    yield tab
+    tab.close()
+
+
+# (title, lines) of each visible build-error banner of the page, read in one call.
+# Visible as Playwright's is_visible() says: a box of some size, not hidden.
+BANNERS = """() => [...document.querySelectorAll(".mha-build-error")]
+  .filter((banner) => {
+    const box = banner.getBoundingClientRect();
+    const style = getComputedStyle(banner);
+    return box.width > 0 && box.height > 0 && style.visibility !== "hidden";
+  })
+  .map((banner) => [
+    banner.querySelector(".admonition-title").innerText,
+    [...banner.querySelectorAll("li")].map((line) => line.innerText),
+  ])"""
+
+
+def _banners(tab: Page, url: str, pages: list[str]) -> dict[str, list]:
+    """(title, lines) of each build-error banner each of ``pages`` shows, read by
+    Chromium."""
     shown = {}
-    try:
-        for page in pages:
-            tab.goto(url + page.removesuffix(".md") + "/")
-            shown[page] = [
-                (
-                    banner.locator(".admonition-title").inner_text(),
-                    banner.locator("li").all_inner_texts(),
-                )
-                for banner in tab.locator(".mha-build-error").all()
-                if banner.is_visible()
-            ]
-    finally:
-        tab.close()
+    for page in pages:
+        tab.goto(url + page.removesuffix(".md") + "/")
+        shown[page] = [tuple(banner) for banner in tab.evaluate(BANNERS)]
+    tab.goto("about:blank")  # a page left open would reload at each rebuild
     return shown
 
 
@@ -178,7 +222,7 @@ def _well(served: Served, pages: list[str]) -> list[str]:
 
 
 def test_each_error_is_shown_in_its_page_and_the_fix_in_one_rebuild(
-    served: Served, browser: Browser
+    served: Served, tab: Page
 ):
     pages = [*BROKEN, "temperature.md", "other.md"]
     assert _well(served, pages) == pages
@@ -191,7 +235,7 @@ def test_each_error_is_shown_in_its_page_and_the_fix_in_one_rebuild(
         for page, (_, edit, *_) in BROKEN.items()
     }
     served.write(broken | {PAGE_MODULE: module.replace(*FALSE_FACT)})
-    shown = _banners(browser, served.url, pages)
+    shown = _banners(tab, served.url, [*BROKEN, "temperature.md"])
     for page, (_, _, title, line) in BROKEN.items():
         assert len(shown[page]) == 1, shown[page]
         assert shown[page][0][0].startswith(title), shown[page]
@@ -202,7 +246,7 @@ def test_each_error_is_shown_in_its_page_and_the_fix_in_one_rebuild(
     ]
     lines = shown["temperature.md"][0][1]
     assert re.match(r"docs/temperature\.md:7: 'a higher temperature", lines[0])
-    assert shown["other.md"] == []  # still served, still well
+    assert _well(served, ["other.md"]) == ["other.md"]  # still served, no banner
 
     builds = served.builds()
     served.write(well | {PAGE_MODULE: module})
@@ -212,7 +256,7 @@ def test_each_error_is_shown_in_its_page_and_the_fix_in_one_rebuild(
 
 
 def test_a_page_module_saved_before_its_markdown_is_shown_then_recovers(
-    served: Served, browser: Browser
+    served: Served, tab: Page
 ):
     """CONTRIBUTING's order: the module declares a new fact, then the Markdown
     states it. Between the two saves the page says which fact is not stated, where
@@ -228,7 +272,7 @@ def test_a_page_module_saved_before_its_markdown_is_shown_then_recovers(
     )
     assert declared != module
     served.write({PAGE_MODULE: declared})
-    shown = _banners(browser, served.url, ["temperature.md"])["temperature.md"]
+    shown = _banners(tab, served.url, ["temperature.md"])["temperature.md"]
     assert len(shown) == 1, shown
     assert shown[0][0].startswith("A fact is declared but never stated"), shown
     assert shown[0][1][0].startswith(f"{PAGE_MODULE}:"), shown
@@ -247,7 +291,7 @@ def test_a_docstring_edit_in_the_library_keeps_the_reference_linked(served: Serv
     mha.heads, which another page documents. A docstring edit in the first renders
     its page again: rendered alone, its link showed as literal brackets
     (mkdocs-autorefs resolves only among the pages of one build); the whole
-    reference renders with it."""
+    reference renders with it. The edit stays: no other test reads that docstring."""
     module = served.tree / "src" / "mha" / "support" / "formatting.py"
     text = module.read_text()
     docstring = '    """``x`` rounded to ``places`` decimals'
@@ -262,4 +306,3 @@ def test_a_docstring_edit_in_the_library_keeps_the_reference_linked(served: Serv
     assert "][mha.heads.split_heads]" not in html
     assert 'href="../reference-heads/#mha.heads.split_heads"' in html
     assert "Could not find cross-reference" not in served.log.read_text()[start:]
-    served.write({"src/mha/support/formatting.py": text})
