@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
@@ -171,6 +172,21 @@ def studies_from_the_build(
     each worker; a run that builds nothing does not wait."""
     if reads_studies(request.node):
         site_builds.site.studies_computed()
+
+
+# NumPy's print options as a fresh process has them (the build's, when it renders a
+# page), read before any test runs.
+_PRINT_OPTIONS = np.get_printoptions()
+
+
+@pytest.fixture(autouse=True)
+def numpy_print_options() -> Iterator[None]:
+    """Each test starts with NumPy's print options as the build has them, and leaves
+    them so: a page's code block run by pytest-markdown-docs sets ``precision=3``
+    for the rest of its process, and a fact's values printed from an array then read
+    otherwise in the test than in the page."""
+    with np.printoptions(**_PRINT_OPTIONS):
+        yield
 
 
 @pytest.fixture(scope="session")
