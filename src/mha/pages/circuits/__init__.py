@@ -243,7 +243,11 @@ def _controls(
 
 @functools.cache
 def _studies() -> _Studies:
-    """Every study of the page, from the cache (the depth page's scan picks the heads)."""
+    """Every study of the page, from the cache (the depth page's scan picks the heads).
+    Those that do not read the scan first: a cold build's second process, reaching
+    this page while the first computes the scan, computes them meanwhile."""
+    texts = tuple(cached(_streaming, _markdown_ids(t), _BAND, _SINKS) for t in _TEXTS)
+    variants = cached(_variants, _markdown_ids(), _BAND, _SINKS)
     scan = repeated_tokens.scan()
     top = tuple(strongest(scan.induction, N_ABLATED))
     previous = tuple(strongest(scan.previous, 1)[0])
@@ -255,7 +259,6 @@ def _studies() -> _Studies:
     weights = cached(_weights, top + randoms)
     senders = _candidates(weights.composition[1], top, previous)
     controls = _controls(top, senders, n_heads)
-    texts = tuple(cached(_streaming, _markdown_ids(t), _BAND, _SINKS) for t in _TEXTS)
     return _Studies(
         scan=scan,
         top=top,
@@ -265,7 +268,7 @@ def _studies() -> _Studies:
         weights=weights,
         sequences=cached(_sequences, top, senders, controls),
         streaming=texts[0],
-        variants=cached(_variants, _markdown_ids(), _BAND, _SINKS),
+        variants=variants,
         texts=texts,
     )
 
