@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -207,3 +208,17 @@ def test_a_result_the_run_wrote_is_not_an_uncommitted_change(tmp_path, monkeypat
     with (clone / "src" / "mha" / "attention.py").open("a") as code:
         code.write("# an edit\n")
     assert bench.provenance("layer")["uncommitted_changes"] is True
+
+
+def test_a_bench_command_that_fails_says_why(tmp_path):
+    """A cold build that failed beside another said only "failed (1)": its errors went
+    to /dev/null."""
+    from tests.bench import site
+
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    failing = [sys.executable, "-c", "import sys; sys.exit('planted: why it failed')"]
+    with pytest.raises(
+        RuntimeError, match="failed \\(1\\); its last lines:\\nplanted: why"
+    ):
+        site._finish(site._start(failing, clone), time.perf_counter())

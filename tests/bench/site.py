@@ -91,29 +91,40 @@ def _env(clone: Path) -> dict[str, str]:
 
 
 _STARTED: set[int] = set()  # the commands this process runs, never reaped as orphans
+_ERRORS: dict[int, Path] = {}  # where each command started writes its errors
 
 
 def _start(command: list[str], clone: Path) -> subprocess.Popen:
-    process = subprocess.Popen(
-        command,
-        cwd=clone,
-        env=_env(clone),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    """``command`` started in ``clone``; its errors written beside the clone, in the
+    bench's temporary folder, so that a failure says why (``_finish``)."""
+    errors = clone.parent / f"{clone.name}-{len(_ERRORS)}.stderr"
+    with errors.open("w") as stderr:
+        process = subprocess.Popen(
+            command,
+            cwd=clone,
+            env=_env(clone),
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
     _STARTED.add(process.pid)
+    _ERRORS[process.pid] = errors
     return process
 
 
 def _finish(process: subprocess.Popen, started: float) -> tuple[float, float]:
     """Wall and CPU seconds (user + sys: the command, all it waited for and the
-    orphans it left, see ``become_subreaper``)."""
+    orphans it left, see ``become_subreaper``); a command that failed raises with the
+    last lines it wrote to its standard error."""
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - started
     _STARTED.discard(process.pid)
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode:
-        raise RuntimeError(f"{process.args} failed ({process.returncode})")
+        said = _ERRORS[process.pid].read_text(errors="replace").splitlines()[-20:]
+        raise RuntimeError(
+            f"{process.args} failed ({process.returncode}); its last lines:\n"
+            + "\n".join(said)
+        )
     return wall, usage.ru_utime + usage.ru_stime + reap_orphans(keep=_STARTED)
 
 
