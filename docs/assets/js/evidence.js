@@ -59,7 +59,7 @@
   const markOf = (popover) =>
     popover.id === "mha-ev-number"
       ? number
-      : document.querySelector(`${MARK}[data-f="${CSS.escape(popover.id.slice(7))}"]`);
+      : document.querySelector(`${MARK}[data-f="${CSS.escape(popover.dataset.fact)}"]`);
   const isOpen = (popover) => popover.matches(":popover-open");
   const opened = () => [...document.querySelectorAll(".mha-evidence:popover-open")];
 
