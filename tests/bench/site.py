@@ -20,16 +20,14 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 from tests.cpu_time import become_subreaper, reap_orphans
+from tests.serving import fetch, free_port, stop
 
 ROOT = Path(__file__).resolve().parents[2]
 BUDGETS = {
@@ -133,23 +131,9 @@ def _timed(command: list[str], clone: Path) -> tuple[float, float]:
     return _finish(_start(command, clone), started)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _fetch(url: str) -> str:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return response.read().decode()
-    except OSError:
-        return ""
-
-
 def _serving(clone: Path, port: int) -> subprocess.Popen:
     """`make serve` in ``clone`` on ``port``: mkdocs and the processes it starts in a
-    group of their own, stopped together (``_stop``)."""
+    group of their own, stopped together (``tests.serving.stop``)."""
     return subprocess.Popen(
         [*SERVE, "-a", f"127.0.0.1:{port}"],
         cwd=clone,
@@ -160,36 +144,31 @@ def _serving(clone: Path, port: int) -> subprocess.Popen:
     )
 
 
-def _stop(server: subprocess.Popen) -> None:
-    os.killpg(server.pid, signal.SIGKILL)  # mkdocs and the studies it computes
-    server.wait(timeout=30)
-
-
 def first_page(clone: Path, timeout: float = 900.0) -> float:
     """Seconds from starting `make serve` in a fresh ``clone`` to its home page
     served whole (its studies may still compute: their pages say so)."""
-    port = _free_port()
+    port = free_port()
     started = time.perf_counter()
     server = _serving(clone, port)
     try:
-        while "</html>" not in _fetch(f"http://127.0.0.1:{port}/"):
+        while "</html>" not in fetch(f"http://127.0.0.1:{port}/"):
             if time.perf_counter() - started > timeout:
                 raise TimeoutError("make serve served no page")
             time.sleep(0.1)
         return round(time.perf_counter() - started, 1)
     finally:
-        _stop(server)
+        stop(server)
 
 
 def _serve_edits(clone: Path, timeout: float = 300.0) -> dict[str, float]:
     """Seconds from saving each edit to the page served by `make serve` showing it."""
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}/"
     server = _serving(clone, port)
     seconds = {}
     try:
         deadline = time.monotonic() + timeout
-        while "</html>" not in _fetch(base + "cricket/"):
+        while "</html>" not in fetch(base + "cricket/"):
             if time.monotonic() > deadline:
                 raise TimeoutError("mkdocs serve did not come up")
             time.sleep(0.5)
@@ -204,14 +183,14 @@ def _serve_edits(clone: Path, timeout: float = 300.0) -> dict[str, float]:
                 edited = text.replace(old, f"{old} {marker}", 1)
             start = time.perf_counter()
             file.write_text(edited)
-            while marker not in _fetch(base + page):
+            while marker not in fetch(base + page):
                 if time.perf_counter() - start > timeout:
                     raise TimeoutError(f"the {name} never reached {page}")
                 time.sleep(0.05)
             seconds[name] = round(time.perf_counter() - start, 2)
             time.sleep(2.0)
     finally:
-        _stop(server)
+        stop(server)
     return seconds
 
 

@@ -15,7 +15,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -29,6 +28,7 @@ from playwright.sync_api import Browser, Page
 
 from tests.conftest import ROOT, local_build_env
 from tests.docs.glue import glue
+from tests.serving import free_port
 from tests.test_contributing import FALSE_FACT, PAGE_MODULE, recipe_tree
 
 WELL = "# {title}\n\nA page that is well.\n"
@@ -72,12 +72,6 @@ SERVE = [
 ]  # beside macros.py and errors.py (recipe_tree)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 # How the server's log says a build ended: the first, each rebuild, a rebuild that failed.
 SERVING, REBUILT, FAILED = "Serving on", "Reloading browsers", "will appear stuck"
 DETECTED = "Detected file changes"  # a rebuild is due
@@ -94,7 +88,7 @@ class Served:
 
     def __init__(self, tree: Path, log: Path) -> None:
         self.tree, self.log = tree, log
-        port = _free_port()
+        port = free_port()
         self.url = f"http://127.0.0.1:{port}/"
         env = local_build_env(PYTHONPATH=str(tree / "src"))
         self.process = subprocess.Popen(

@@ -9,12 +9,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -26,6 +23,7 @@ from mha.pages import cost
 from mha.support import cache
 from mha_site import prefetch, waiting
 from tests.docs.glue import glue
+from tests.serving import fetch, free_port, stop
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,14 +75,6 @@ def _held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FileLock:
     return FileLock(entry)
 
 
-def _fetch(url: str) -> str:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return response.read().decode()
-    except OSError:
-        return ""
-
-
 def _until(found, timeout: float) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -97,9 +87,7 @@ def _until(found, timeout: float) -> str:
 
 def _serve(config: Path, tmp_path: Path) -> tuple[subprocess.Popen, str]:
     """`make serve`'s `mkdocs serve` of ``config``, and its address."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     serve = ["serve", "--dirty", "--no-strict", "-a", f"127.0.0.1:{port}"]
     server = subprocess.Popen(
         [sys.executable, "-m", "mkdocs", *serve, "-f", str(config)],
@@ -112,14 +100,9 @@ def _serve(config: Path, tmp_path: Path) -> tuple[subprocess.Popen, str]:
     return server, f"http://127.0.0.1:{port}/"
 
 
-def _stop(server: subprocess.Popen) -> None:
-    os.killpg(server.pid, signal.SIGKILL)
-    server.wait(30)
-
-
 def _whole(url: str) -> str:
     """The page at ``url`` once it no longer waits (within three minutes)."""
-    return _until(lambda: (t := _fetch(url)) and "mha-waiting" not in t and t, 180)
+    return _until(lambda: (t := fetch(url)) and "mha-waiting" not in t and t, 180)
 
 
 def test_a_page_waits_for_its_study_while_served_then_shows_and_an_edit_of_it_too(
@@ -144,9 +127,9 @@ def test_a_page_waits_for_its_study_while_served_then_shows_and_an_edit_of_it_to
     lock.acquire()
     server, base = _serve(config, tmp_path)
     try:
-        first = _until(lambda: _fetch(base + "about/"), 180)
+        first = _until(lambda: fetch(base + "about/"), 180)
         assert "Nothing computed here" in first
-        waiting = _fetch(base + "cost/")
+        waiting = fetch(base + "cost/")
         assert "mha-waiting" in waiting and "mha.pages.cost._sweep" in waiting
         assert "It reloads itself when the study is ready" in waiting
         lock.release()  # the study is computed: the page is built again, whole
@@ -154,19 +137,19 @@ def test_a_page_waits_for_its_study_while_served_then_shows_and_an_edit_of_it_to
 
         module.write_text(planted)
         shown = _until(
-            lambda: (t := _fetch(base + "cost/")) and "planted in the study" in t and t,
+            lambda: (t := fetch(base + "cost/")) and "planted in the study" in t and t,
             120,
         )
         assert "mha-build-error" in shown and "src/mha/pages/cost.py:" in shown
         module.write_text(text)
         whole = _until(
-            lambda: (t := _fetch(base + "cost/")) and "planted" not in t and t, 120
+            lambda: (t := fetch(base + "cost/")) and "planted" not in t and t, 120
         )
         assert "Figure 1." in whole and "mha-build-error" not in whole
     finally:
         if lock.is_locked:
             lock.release()
-        _stop(server)
+        stop(server)
 
 
 def test_a_strict_build_waits_for_the_study_and_never_publishes_a_waiting_page(
